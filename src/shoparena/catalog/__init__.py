@@ -1,0 +1,21 @@
+"""Catalog I/O (upstream ``documents.jsonl[.gz]``), validation with quarantine, and the synthetic generator."""
+
+from shoparena.catalog.io import (
+    CatalogLoadError,
+    CatalogWriter,
+    LoadSummary,
+    QuarantinedLine,
+    iter_products,
+    open_text,
+    read_catalog,
+)
+
+__all__ = [
+    "CatalogLoadError",
+    "CatalogWriter",
+    "LoadSummary",
+    "QuarantinedLine",
+    "iter_products",
+    "open_text",
+    "read_catalog",
+]

@@ -1,0 +1,68 @@
+"""The ``shoparena`` command: collects every command module of :mod:`shoparena.cli`.
+
+Each module exposes ``register(app: typer.Typer) -> None`` and stays a thin wrapper over a library function,
+so the logic is importable and testable without the CLI.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import pkgutil
+
+import typer
+
+import shoparena
+
+app = typer.Typer(
+    name="shoparena",
+    help="ShoppingBench/ORO-compatible arena: catalog, search, environment, arena, corpus, training, eval.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_show_locals=False,
+)
+
+
+def _version_callback(value: bool) -> None:
+    if value:
+        typer.echo(f"shoparena {shoparena.__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(False, "--version", callback=_version_callback, is_eager=True),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="Debug logging."),
+) -> None:
+    """shoparena command line."""
+    from rich.logging import RichHandler
+
+    logging.basicConfig(
+        level=logging.DEBUG if verbose else logging.INFO,
+        format="%(message)s",
+        handlers=[RichHandler(show_path=False, rich_tracebacks=True)],
+        force=True,
+    )
+
+
+def _register_all() -> None:
+    import shoparena.cli as cli_pkg
+
+    for info in sorted(pkgutil.iter_modules(cli_pkg.__path__), key=lambda m: m.name):
+        if info.name in {"main"} or info.name.startswith("_"):
+            continue
+        module = importlib.import_module(f"shoparena.cli.{info.name}")
+        register = getattr(module, "register", None)
+        if register is not None:
+            register(app)
+
+
+_register_all()
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()
