@@ -1,7 +1,7 @@
 """Stream-read and stream-write catalogs in the upstream index-line format.
 
-Records are split on ``\\n`` only (never ``str.splitlines``: upstream files hold raw U+0085), files may be gzip
-compressed (by suffix ``.gz``), and the whole file is never held in memory. Every line ends up kept or
+Records are split on ``\\n`` only (never ``str.splitlines``: upstream files hold raw U+0085), files may be
+gzip compressed (by suffix ``.gz``), and the whole file is never held in memory. Every line ends up kept or
 quarantined with its line number and the reason, and :class:`LoadSummary` counts add up.
 """
 
@@ -54,12 +54,28 @@ class LoadSummary:
         }
 
 
+class _OwningGzipWriter(gzip.GzipFile):
+    """A gzip writer with a fixed header (mtime 0, no name) that closes the file it opened."""
+
+    def __init__(self, path: Path) -> None:
+        self._raw = open(path, "wb")  # noqa: SIM115 - closed in close()
+        super().__init__(filename="", mode="wb", fileobj=self._raw, compresslevel=3, mtime=0)
+
+    def close(self) -> None:
+        try:
+            super().close()
+        finally:
+            self._raw.close()
+
+
 def open_binary(path: str | Path, mode: str = "rb") -> IO[bytes]:
     path = Path(path)
     if path.suffix == ".gz":
-        # A low compression level keeps writing multi-GB catalogs fast; readers do not care.
-        return gzip.open(path, mode, compresslevel=3) if "w" in mode else gzip.open(path, mode)
-    return open(path, mode)  # noqa: SIM115 - caller owns the handle
+        if "w" in mode:
+            # Low level: writing multi-GB catalogs stays fast. mtime=0 and no name: reproducible bytes.
+            return _OwningGzipWriter(path)
+        return gzip.open(path, mode)
+    return open(path, mode)
 
 
 def open_text(path: str | Path, mode: str = "r") -> IO[str]:

@@ -17,3 +17,27 @@ __all__ = [
     "ProductView",
     "build_contents",
 ]
+
+# Problems and verdicts (scoring).
+from shoparena.records.problem import (
+    Intent,
+    Problem,
+    ProblemSource,
+    RewardItem,
+    Voucher,
+    problem_id_for_query,
+)
+from shoparena.records.verdict import Check, SlotVerdict, Verdict, VerdictStatus
+
+__all__ += [
+    "Check",
+    "Intent",
+    "Problem",
+    "ProblemSource",
+    "RewardItem",
+    "SlotVerdict",
+    "Verdict",
+    "VerdictStatus",
+    "Voucher",
+    "problem_id_for_query",
+]

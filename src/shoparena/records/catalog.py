@@ -12,7 +12,9 @@ SERVICES: tuple[str, ...] = ("official", "freeShipping", "COD", "flashsale")
 Service = Literal["official", "freeShipping", "COD", "flashsale"]
 
 #: Brand values upstream blanks out (compared case-insensitively).
-JUNK_BRANDS = frozenset({"nobrand", "no brand", "n/a", "na", "null", "none", "other", "others", "unknown", "new"})
+JUNK_BRANDS = frozenset(
+    {"nobrand", "no brand", "n/a", "na", "null", "none", "other", "others", "unknown", "new"}
+)
 
 MAX_TITLE_CHARS = 2000
 DigitString = Annotated[str, Field(pattern=r"^[0-9]+$")]

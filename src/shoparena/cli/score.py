@@ -1,0 +1,123 @@
+"""``shoparena score``: score a run's trajectories against a suite under a profile."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+if TYPE_CHECKING:
+    from shoparena.scoring.lookup import ProductLookup
+
+console = Console()
+
+
+def _open_lookup(index: Path) -> ProductLookup:
+    """A search index directory, or (for small fixtures) a catalog JSONL file read into memory."""
+    if index.is_dir():
+        from shoparena.search import SearchIndex
+
+        return SearchIndex.open(index)
+    from shoparena.catalog.io import iter_products
+    from shoparena.scoring.lookup import DictLookup
+
+    return DictLookup(line.product for line in iter_products(index))
+
+
+def score(
+    suite: Path = typer.Option(
+        ..., "--suite", exists=True, dir_okay=False, help="Suite file (SB JSONL or ORO)."
+    ),
+    trajectories: Path = typer.Option(
+        ...,
+        "--trajectories",
+        exists=True,
+        dir_okay=False,
+        help="ORO output.jsonl envelopes or SB rollout lines.",
+    ),
+    index: Path = typer.Option(
+        ..., "--index", exists=True, help="Search index directory (or a catalog JSONL)."
+    ),
+    profile: str = typer.Option("strict", help="strict (alias production-strict) or shoppingbench."),
+    similarity: str = typer.Option("lexical", help="Title backend: exact, lexical or embedding."),
+    embedding_model: Path | None = typer.Option(None, help="Local sentence-transformers folder (embedding)."),
+    threshold: float | None = typer.Option(None, help="Override the title threshold of the backend/profile."),
+    no_think: bool | None = typer.Option(
+        None,
+        "--no-think/--think",
+        help="Format roles without think (default: SB file name has ablation_react).",
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print the aggregate report as JSON."),
+    out: Path | None = typer.Option(None, "--out", help="Write per-problem verdicts (JSONL)."),
+) -> None:
+    """Score trajectories against a suite; prints per-category n, ASR, GT rate, format and field matching."""
+    from shoparena.formats.io import read_trajectories
+    from shoparena.scoring.profiles import NO_THINK_ROLES, OUTPUT_ROLES, get_profile
+    from shoparena.scoring.scorer import score_run
+    from shoparena.scoring.similarity import get_similarity
+    from shoparena.suites.loaders import load_suite
+
+    try:
+        prof = get_profile(profile)
+        backend = get_similarity(similarity, model_path=embedding_model)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+    problems, summary = load_suite(suite)
+    if summary.quarantined:
+        console.print(
+            f"[yellow]warning:[/yellow] {summary.quarantined} suite record(s) quarantined (suite validate)"
+        )
+    if no_think is None:
+        no_think = prof.name == "shoppingbench" and "ablation_react" in trajectories.name
+    result = score_run(
+        problems,
+        read_trajectories(trajectories),
+        _open_lookup(index),
+        profile=prof,
+        similarity=backend,
+        title_threshold=threshold,
+        format_roles=NO_THINK_ROLES if no_think else OUTPUT_ROLES,
+    )
+    if out is not None:
+        with open(out, "w", encoding="utf-8") as fh:
+            for verdict in result.verdicts:
+                fh.write(verdict.model_dump_json() + "\n")
+    agg = result.aggregate
+    if as_json:
+        payload = agg.model_dump(mode="json")
+        payload["unmatched_trajectories"] = len(result.unmatched)
+        payload["duplicate_trajectories"] = result.duplicates
+        typer.echo(json.dumps(payload))
+        return
+    table = Table(title=f"profile {agg.profile}  title {agg.title_backend} >= {agg.title_threshold}")
+    for col in ("category", "n", "scored", "ASR", "gt rate", "format", "field matching"):
+        table.add_column(col, justify="right" if col != "category" else "left")
+    rows = [*agg.per_category.items(), ("all", agg)]
+    for name, rep in rows:
+        table.add_row(
+            name,
+            str(rep.total_problems),
+            str(rep.scored_problems),
+            f"{rep.success_rate:.3f}",
+            f"{rep.ground_truth_rate:.3f}",
+            f"{rep.format_score:.3f}",
+            f"{rep.field_matching:.3f}",
+        )
+    console.print(table)
+    console.print(
+        f"denominator {agg.denominator}; missing trajectories {result.missing} of {agg.total_problems}; "
+        f"failed runs {agg.failed_runs}; timed out {agg.timed_out_runs}; "
+        f"unmatched trajectories {len(result.unmatched)}; duplicates replaced {result.duplicates}"
+    )
+    if not agg.title_comparable:
+        console.print(
+            f"[yellow]title backend {agg.title_backend} is not the reference model: non-comparable[/yellow]"
+        )
+
+
+def register(app: typer.Typer) -> None:
+    app.command("score")(score)

@@ -1,0 +1,115 @@
+"""A run directory with resumable stages.
+
+Layout: ``config.yaml`` (resolved config), ``manifest.json`` (versions, git sha, stages with their config
+hashes and outputs), stage outputs, ``summary.json``. A stage whose config hash matches a completed record is
+skipped on re-run, so running the same command twice resumes instead of redoing work.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import platform
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field
+
+import shoparena
+
+
+def _git_sha() -> str | None:
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            cwd=Path(__file__).resolve().parent,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None
+
+
+def config_hash(payload: Any) -> str:
+    """Stable hash of a JSON-serialisable stage configuration."""
+    blob = json.dumps(payload, sort_keys=True, default=str).encode()
+    return hashlib.sha256(blob).hexdigest()[:16]
+
+
+class StageRecord(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    config_hash: str
+    completed_at: float
+    seconds: float
+    outputs: dict[str, Any] = Field(default_factory=dict)
+
+
+class Manifest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    schema_version: int = 1
+    kind: str
+    shoparena_version: str = shoparena.__version__
+    git_sha: str | None = None
+    python: str = platform.python_version()
+    created_at: float = Field(default_factory=time.time)
+    stages: dict[str, StageRecord] = Field(default_factory=dict)
+
+
+class RunDir:
+    """A resumable run directory."""
+
+    def __init__(self, path: str | Path, *, kind: str, config: BaseModel) -> None:
+        self.path = Path(path)
+        self.path.mkdir(parents=True, exist_ok=True)
+        self.config = config
+        (self.path / "config.yaml").write_text(
+            yaml.safe_dump(config.model_dump(mode="json"), sort_keys=False), encoding="utf-8"
+        )
+        manifest_path = self.path / "manifest.json"
+        if manifest_path.exists():
+            self.manifest = Manifest.model_validate_json(manifest_path.read_text(encoding="utf-8"))
+        else:
+            self.manifest = Manifest(kind=kind, git_sha=_git_sha())
+        self._save_manifest()
+
+    def _save_manifest(self) -> None:
+        tmp = self.path / "manifest.json.tmp"
+        tmp.write_text(self.manifest.model_dump_json(indent=2), encoding="utf-8")
+        tmp.replace(self.path / "manifest.json")
+
+    def done(self, stage: str, stage_config: Any) -> StageRecord | None:
+        """The completed record of ``stage`` if its config is unchanged, else None (the stage must run)."""
+        record = self.manifest.stages.get(stage)
+        if record is not None and record.config_hash == config_hash(stage_config):
+            return record
+        return None
+
+    def complete(self, stage: str, stage_config: Any, started: float, outputs: dict[str, Any]) -> StageRecord:
+        record = StageRecord(
+            name=stage,
+            config_hash=config_hash(stage_config),
+            completed_at=time.time(),
+            seconds=round(time.time() - started, 3),
+            outputs=outputs,
+        )
+        self.manifest.stages[stage] = record
+        # Later stages depend on this one: a redone stage invalidates everything recorded after it.
+        names = list(self.manifest.stages)
+        for later in names[names.index(stage) + 1 :]:
+            del self.manifest.stages[later]
+        self._save_manifest()
+        return record
+
+    def write_summary(self, summary: dict[str, Any]) -> Path:
+        path = self.path / "summary.json"
+        path.write_text(json.dumps(summary, indent=2, default=str), encoding="utf-8")
+        return path

@@ -1,0 +1,167 @@
+"""Format and length rewards (environment spec §8.6).
+
+``format_reward`` checks the tagged-output grammar of one step's text. The text is the step re-rendered from
+its parsed roles (ShoppingBench serialisation, via
+:func:`shoparena.formats.tagged.render_step_content`); in the strict profile the rendered tool-call list
+includes each call's result, so tags inside tool results count.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from shoparena.scoring.profiles import OUTPUT_ROLES, ScoringProfile
+
+if TYPE_CHECKING:
+    from shoparena.records.trajectory import Step, Trajectory
+
+
+def _positions(text: str, tag: str) -> list[int]:
+    out, start = [], text.find(tag)
+    while start != -1:
+        out.append(start)
+        start = text.find(tag, start + 1)
+    return out
+
+
+def _valid_call_list(body: str) -> bool:
+    try:
+        calls = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return False
+    if not isinstance(calls, list):
+        return False
+    return all(
+        isinstance(call, dict)
+        and isinstance(call.get("name"), str)
+        and isinstance(call.get("parameters"), dict)
+        for call in calls
+    )
+
+
+def format_reward(text: str, roles: Sequence[str] = OUTPUT_ROLES) -> float:
+    """1.0 iff ``text`` follows the tagged grammar for ``roles``, else 0.0.
+
+    Rules: think present (when in ``roles``); tool_call or response present (a role is present when its
+    open or close tag occurs); each present role has exactly one open and one close tag, open first; the
+    tool_call body is a JSON list of objects with a string ``name`` and an object ``parameters``; no
+    role's tag lies strictly inside another present role's span.
+
+    >>> format_reward('<think>a</think>\\n<tool_call>[{"name": "terminate", "parameters": {}}]</tool_call>')
+    1.0
+    >>> format_reward('<tool_call>[]</tool_call>')
+    0.0
+    >>> format_reward('<tool_call>[]</tool_call>', ["tool_call"])
+    1.0
+    """
+    spans: dict[str, tuple[list[int], list[int]]] = {}
+    for role in roles:
+        opens, closes = _positions(text, f"<{role}>"), _positions(text, f"</{role}>")
+        if opens or closes:
+            spans[role] = (opens, closes)
+    if "think" in roles and "think" not in spans:
+        return 0.0
+    if "tool_call" not in spans and "response" not in spans:
+        return 0.0
+    for opens, closes in spans.values():
+        if len(opens) != 1 or len(closes) != 1 or opens[0] >= closes[0]:
+            return 0.0
+    if "tool_call" in spans:
+        (open_at,), (close_at,) = spans["tool_call"]
+        if not _valid_call_list(text[open_at + len("<tool_call>") : close_at]):
+            return 0.0
+    for role, ((open_i,), (close_i,)) in spans.items():
+        for other, ((open_j,), (close_j,)) in spans.items():
+            if other != role and (open_i < open_j < close_i or open_i < close_j < close_i):
+                return 0.0
+    return 1.0
+
+
+def _ujson_dumps(obj: Any) -> str:
+    # ujson defaults: compact, ASCII-escaped, "/" escaped (only strings can hold "/" in JSON).
+    return json.dumps(obj, ensure_ascii=True, separators=(",", ":")).replace("/", "\\/")
+
+
+def _render_fallback(step: Step, *, include_results: bool) -> str:
+    """Used only while :mod:`shoparena.formats.tagged` is unavailable; same serialisation rules."""
+    parts = []
+    if step.think:
+        parts.append(f"<think>{step.think}</think>")
+    if step.tool_calls:
+        calls = []
+        for call in step.tool_calls:
+            entry: dict[str, Any] = {"name": call.name, "parameters": call.parameters}
+            if call.tool_call_id:
+                entry["tool_call_id"] = call.tool_call_id
+            if include_results and call.has_result:
+                entry["result"] = call.result
+            calls.append(entry)
+        parts.append(f"<tool_call>{_ujson_dumps(calls)}</tool_call>")
+    if step.response:
+        parts.append(f"<response>{step.response}</response>")
+    return "\n".join(parts)
+
+
+_renderer: Callable[..., str] | None = None
+
+
+def render_step(step: Step, *, include_results: bool) -> str:
+    """The step re-rendered from its parsed roles (what the format grammar is checked on)."""
+    global _renderer
+    if _renderer is None:  # resolved once; imported lazily so scoring works without formats
+        try:
+            from shoparena.formats.tagged import render_step_content as _renderer
+        except ImportError:
+            return _render_fallback(step, include_results=include_results)
+    return _renderer(step, include_results=include_results)
+
+
+def has_valid_timestamp(step: Step) -> bool:
+    """ORO: ``extra_info.timestamp`` must be a positive int or float."""
+    ts = step.timestamp
+    return isinstance(ts, int | float) and ts > 0
+
+
+def step_format(
+    step: Step, profile: ScoringProfile, *, roles: Sequence[str] = OUTPUT_ROLES, raw_content: bool = False
+) -> float:
+    """Format score of one step under a profile (strict: ×penalty without a valid timestamp).
+
+    Args:
+        step: The step.
+        profile: The scoring profile.
+        roles: Roles the grammar checks (no-think runs: ``["tool_call"]``).
+        raw_content: Check the raw completion content instead of the re-rendered roles (SB web evaluation).
+    """
+    text = step.content if raw_content else render_step(step, include_results=profile.format_includes_results)
+    score = format_reward(text, roles)
+    if profile.timestamp_penalty != 1.0 and not has_valid_timestamp(step):
+        score *= profile.timestamp_penalty
+    return score
+
+
+def trajectory_format(
+    trajectory: Trajectory,
+    profile: ScoringProfile,
+    *,
+    roles: Sequence[str] = OUTPUT_ROLES,
+    raw_content: bool = False,
+) -> float:
+    """Mean step format score; 0 for a trajectory without steps."""
+    if not trajectory.steps:
+        return 0.0
+    total = sum(step_format(s, profile, roles=roles, raw_content=raw_content) for s in trajectory.steps)
+    return total / len(trajectory.steps)
+
+
+def length_reward(trajectory: Trajectory) -> float:
+    """1/len(steps) when the last step calls ``terminate``, else 0 (reported, never used for success)."""
+    if not trajectory.steps:
+        return 0.0
+    if any(call.name == "terminate" for call in trajectory.steps[-1].tool_calls):
+        return 1.0 / len(trajectory.steps)
+    return 0.0

@@ -1,0 +1,200 @@
+"""Rule score of one product against one reward item (environment spec §8.2), with per-constraint checks."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from shoparena.records.catalog import Product
+from shoparena.records.problem import KNOWN_PRICE_OPS, RewardItem
+from shoparena.records.verdict import FIELDS, Check, SlotVerdict
+from shoparena.scoring.profiles import ScoringProfile
+
+
+def make_check(**fields: object) -> Check:
+    return Check(**fields)  # type: ignore[arg-type]
+
+
+def _price_hit(op: str, bounds: object, price: float) -> bool:
+    if op not in KNOWN_PRICE_OPS or not isinstance(bounds, list) or len(bounds) != 2:
+        return False  # unknown ops are units that never hit
+    lo, hi = bounds
+    if op == "less than":
+        return price <= hi
+    if op == "greater than":
+        return price >= lo
+    return lo <= price <= hi
+
+
+def sku_attr_pairs(item: RewardItem) -> list[tuple[str, str]]:
+    """L: every (k, v) of every SKU dict, then (k, v) for every value of every attribute dict."""
+    pairs = [(k, v) for opts in item.sku_options for k, v in opts.items()]
+    pairs.extend((k, v) for attr in item.attributes for k, vals in attr.items() for v in vals)
+    return pairs
+
+
+def best_variant(product: Product, required: Sequence[tuple[str, str]]) -> tuple[str | None, int, list[bool]]:
+    """The variant (or none) meeting most required pairs with the attribute pool: (key, hits, flags)."""
+    pool = {(k, v) for k, vals in product.attributes.items() for v in vals}
+    best_key: str | None = None
+    best = [pair in pool for pair in required]
+    best_hits = sum(best)
+    for key, opts in product.sku_options.items():
+        variant = set(opts.items())
+        flags = [pair in variant or pair in pool for pair in required]
+        hits = sum(flags)
+        if hits > best_hits:  # first maximum wins, like upstream's max over the variant list
+            best_key, best_hits, best = key, hits, flags
+    return best_key, best_hits, best
+
+
+def score_slot(
+    product: Product,
+    item: RewardItem,
+    *,
+    slot: int,
+    recommended_id: str,
+    profile: ScoringProfile,
+    title_sims: Sequence[float] | None,
+    threshold: float,
+) -> tuple[SlotVerdict, list[Check]]:
+    """Score one found product against one reward item under a profile.
+
+    Args:
+        product: The catalog product recommended for this slot.
+        item: The slot's constraints.
+        slot: 0-based slot index (for the checks).
+        recommended_id: The id as the agent wrote it (after profile parsing).
+        profile: The scoring profile.
+        title_sims: Similarity of ``product.title`` to each ``item.title`` (None when the GT id matched).
+        threshold: Title hit threshold.
+
+    Returns:
+        The slot verdict and its checks.
+    """
+    gt = product.product_id == item.product_id
+    checks = [
+        make_check(
+            name="gt_id",
+            field="product_id",
+            slot=slot,
+            expected=item.product_id,
+            actual=product.product_id,
+            passed=gt,
+            required=False,
+            detail="ground-truth product" if gt else "not the ground-truth product",
+        )
+    ]
+    base = {
+        "slot": slot,
+        "gt_product_id": item.product_id,
+        "recommended_id": recommended_id,
+        "found": True,
+        "gt": float(gt),
+        "price": product.price,
+        "shop_id": product.shop_id,
+    }
+    if gt and profile.gt_short_circuit:
+        checks[0].detail += ": rule 1 immediately, constraints not counted"
+        return SlotVerdict(
+            **base,
+            counts_as_hit=True,
+            rule=1.0,
+            units={},
+            hits={},
+            field_scores=dict.fromkeys(FIELDS, profile.absent_field_score),
+        ), checks
+
+    units = dict.fromkeys(FIELDS, 0)
+    hits = dict.fromkeys(FIELDS, 0)
+    for k, title in enumerate(item.title):
+        if gt:
+            sim, hit, detail = 1.0, True, "GT id: hit without embedding"
+        else:
+            sim = title_sims[k] if title_sims is not None else 0.0
+            hit = sim >= threshold
+            detail = f"similarity {sim:.3f} {'>=' if hit else '<'} {threshold}"
+        units["title"] += 1
+        hits["title"] += hit
+        checks.append(
+            make_check(
+                name="title",
+                field="title",
+                slot=slot,
+                expected=title,
+                actual=product.title,
+                passed=hit,
+                units=1,
+                hits=int(hit),
+                detail=detail,
+            )
+        )
+    for entry in item.price:
+        for op, bounds in entry.items():
+            hit = _price_hit(op, bounds, product.price)
+            units["price"] += 1
+            hits["price"] += hit
+            detail = f"{product.price} {op} {bounds}" if op in KNOWN_PRICE_OPS else f"unknown price op {op!r}"
+            checks.append(
+                make_check(
+                    name="price",
+                    field=f"price.{op}",
+                    slot=slot,
+                    expected=bounds,
+                    actual=product.price,
+                    passed=hit,
+                    units=1,
+                    hits=int(hit),
+                    detail=detail,
+                )
+            )
+    for service in item.service:
+        hit = service in product.service
+        units["service"] += 1
+        hits["service"] += hit
+        checks.append(
+            make_check(
+                name="service",
+                field="service",
+                slot=slot,
+                expected=service,
+                actual=product.service,
+                passed=hit,
+                units=1,
+                hits=int(hit),
+                detail=f"{service} {'offered' if hit else 'not offered'}",
+            )
+        )
+    required = sku_attr_pairs(item)
+    if required:
+        key, n_hit, flags = best_variant(product, required)
+        units["sku_attrs"] = len(required)
+        hits["sku_attrs"] = n_hit
+        missing = [f"{k}={v}" for (k, v), ok in zip(required, flags, strict=True) if not ok]
+        where = f"variant {key} + attributes" if key else "attributes only"
+        checks.append(
+            make_check(
+                name="sku_attrs",
+                field="sku_options+attributes",
+                slot=slot,
+                expected=[f"{k}={v}" for k, v in required],
+                actual={"best_variant": key, "missing": missing},
+                passed=n_hit == len(required),
+                units=len(required),
+                hits=n_hit,
+                detail=f"{n_hit}/{len(required)} via {where}"
+                + (f"; missing {', '.join(missing)}" if missing else ""),
+            )
+        )
+
+    total_units, total_hits = sum(units.values()), sum(hits.values())
+    if gt:
+        rule = 1.0  # strict: GT forces rule 1; counters still reflect the real matches
+    elif total_units == 0:
+        rule = profile.zero_units_rule
+    else:
+        rule = total_hits / total_units
+    field_scores = {f: hits[f] / units[f] if units[f] else profile.absent_field_score for f in FIELDS}
+    counts = rule > 0 if profile.hit_requires_rule else True
+    return SlotVerdict(
+        **base, counts_as_hit=counts, rule=rule, units=units, hits=hits, field_scores=field_scores
+    ), checks
