@@ -1,0 +1,208 @@
+"""ORO's pinned u16 weight vector (v1.0.79 ``weight_distribution``/``weight_setter`` semantics).
+
+Pure and deterministic: the same race, hotkey map and configuration give a byte-identical vector, which Yuma
+consensus (kappa 0.5) needs. Steps: finishers -> ORO ranking -> K = floor(N/2) taper for ranks 2..K ->
+pinned top/burn pair -> map hotkeys to UIDs, dropping deregistered ones and recomputing the pinned pair from
+the surviving tail (K stays based on the full N).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import orjson
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from shoparena.arena.race import Race, RaceStatus
+
+U16_MAX = 65535
+
+
+class WeightConfig(BaseModel):
+    """Weight-setting knobs. Defaults are ORO production values."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    t_top: float = Field(default=0.25, ge=0, description="Share of the vector pinned to the top miner.")
+    t_burn: float = Field(
+        default=0.75, ge=0, description="Share pinned to the burn UID (the tail comes out of it)."
+    )
+    burn_uid: int = Field(default=0, ge=0)
+    rank_by: Literal["race_score", "race_rank"] = Field(
+        default="race_score",
+        description="race_score: ORO validator order (score desc, agent_version_id asc). race_rank: honour "
+        "the race's published ranks (e.g. incumbent protection from shoparena.arena.race), ties as ORO.",
+    )
+
+    @model_validator(mode="after")
+    def _shares_sum_to_one(self) -> WeightConfig:
+        if abs(self.t_top + self.t_burn - 1.0) > 1e-9:
+            raise ValueError("WeightConfig.t_top + WeightConfig.t_burn must equal 1 (within 1e-9)")
+        return self
+
+
+@dataclass(frozen=True, slots=True)
+class Finisher:
+    """A ranked race finisher."""
+
+    hotkey: str
+    agent_version_id: str
+    race_score: float
+    race_rank: int | None = None
+
+
+class WeightVector(BaseModel):
+    """Dense weights over UIDs ``0..n-1``.
+
+    An entry can exceed 65535 only when the top miner sits on the burn UID (the two are added, as ORO does);
+    the chain normalises by the maximum on submission.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    race_id: str | None = None
+    uids: list[int]
+    weights: list[int]
+    top_hotkey: str | None = None
+    top: int = 0
+    burn: int = 0
+    tail_sum: int = Field(default=0, description="Sum of tail weights that reached a registered UID.")
+
+    def to_bytes(self) -> bytes:
+        """Canonical serialisation of (uids, weights) for cross-validator byte comparison."""
+        return orjson.dumps({"uids": self.uids, "weights": self.weights}, option=orjson.OPT_SORT_KEYS)
+
+
+def finishers(race: Race) -> list[Finisher]:
+    """Qualifiers with a hotkey and a non-null race score (0.0 counts)."""
+    return [Finisher(q.hotkey, q.agent_version_id, q.race_score, q.race_rank)
+            for q in race.qualifiers if q.hotkey and q.race_score is not None]
+
+
+def rank_finishers(items: Sequence[Finisher], rank_by: str = "race_score") -> list[Finisher]:
+    """ORO order: race_score descending, then agent_version_id ascending (string comparison).
+
+    With ``rank_by="race_rank"`` published ranks come first (missing ranks last), then the ORO order.
+    """
+    if rank_by == "race_rank":
+        return sorted(items, key=lambda f: (f.race_rank is None, f.race_rank or 0, -f.race_score,
+                                            f.agent_version_id))
+    return sorted(items, key=lambda f: (-f.race_score, f.agent_version_id))
+
+
+def tail_weights(n_finishers: int) -> list[int]:
+    """u16 weights for ranks 2..K with K = floor(N/2): K-1 down to 1 (empty when K < 2)."""
+    k = n_finishers // 2
+    return [k + 1 - rank for rank in range(2, k + 1)]
+
+
+def pinned_weights(tail_sum: int, t_top: float = 0.25, t_burn: float = 0.75) -> tuple[int, int]:
+    """The pinned ``(top, burn)`` u16 pair for a tail sum T.
+
+    If t_burn >= t_top: burn = 65535, top = round(t_top * (65535 + T) / t_burn).
+    Otherwise: top = 65535, burn = round(t_burn * 65535 / t_top) - T (negative is an error).
+
+    >>> pinned_weights(0), pinned_weights(3), pinned_weights(1225)
+    ((21845, 65535), (21846, 65535), (22253, 65535))
+    """
+    if tail_sum < 0:
+        raise ValueError("pinned_weights: tail_sum must be >= 0")
+    if t_top < 0 or t_burn < 0 or abs(t_top + t_burn - 1.0) > 1e-9:
+        raise ValueError("pinned_weights: t_top and t_burn must be >= 0 and sum to 1")
+    if t_burn >= t_top:
+        total = (U16_MAX + tail_sum) / t_burn
+        return round(t_top * total), U16_MAX
+    total = U16_MAX / t_top
+    burn = round(t_burn * total) - tail_sum
+    if burn < 0:
+        raise ValueError(f"pinned_weights: tail sum {tail_sum} exceeds the burn budget (t_burn={t_burn})")
+    return U16_MAX, burn
+
+
+def compute_weights(
+    race: Race,
+    hotkey_to_uid: Mapping[str, int],
+    *,
+    n_uids: int | None = None,
+    config: WeightConfig | None = None,
+) -> WeightVector:
+    """The weight vector for one completed race.
+
+    Args:
+        race: A RACE_COMPLETE race.
+        hotkey_to_uid: Registered hotkeys (the metagraph); finishers missing here are deregistered.
+        n_uids: Vector length; defaults to one past the largest UID (burn UID included).
+        config: Shares, burn UID and ranking mode.
+
+    Raises:
+        ValueError: The race is not RACE_COMPLETE, or a UID is outside ``n_uids``.
+    """
+    cfg = config or WeightConfig()
+    if race.status is not RaceStatus.RACE_COMPLETE:
+        raise ValueError(f"Race.status is {race.status.value}; weights come only from RACE_COMPLETE races")
+    size = n_uids if n_uids is not None else max([cfg.burn_uid, *hotkey_to_uid.values()]) + 1
+    if size <= cfg.burn_uid or any(uid < 0 or uid >= size for uid in hotkey_to_uid.values()):
+        raise ValueError(f"compute_weights: n_uids={size} does not cover every UID and the burn UID")
+    weights = [0] * size
+    ranked = rank_finishers(finishers(race), cfg.rank_by)
+    k = len(ranked) // 2
+    if k == 0:
+        weights[cfg.burn_uid] = U16_MAX
+        return WeightVector(race_id=race.race_id, uids=list(range(size)), weights=weights, burn=U16_MAX)
+    # Tail: ranks 2..K keep their full-N taper even when others deregistered.
+    tail_sum = 0
+    for finisher, weight in zip(ranked[1:k], tail_weights(len(ranked)), strict=True):
+        uid = hotkey_to_uid.get(finisher.hotkey)
+        if uid is not None:
+            weights[uid] += weight
+            tail_sum += weight
+    top, burn = pinned_weights(tail_sum, cfg.t_top, cfg.t_burn)
+    weights[cfg.burn_uid] += burn
+    top_uid = hotkey_to_uid.get(ranked[0].hotkey)
+    if top_uid is not None:
+        weights[top_uid] += top  # added, not overwritten, when the top sits on the burn UID
+    return WeightVector(
+        race_id=race.race_id,
+        uids=list(range(size)),
+        weights=weights,
+        top_hotkey=ranked[0].hotkey if top_uid is not None else None,
+        top=top if top_uid is not None else 0,
+        burn=burn,
+        tail_sum=tail_sum,
+    )
+
+
+def latest_complete_race(history: Sequence[Race]) -> Race | None:
+    """The first RACE_COMPLETE race of a newest-first history, or None."""
+    return next((race for race in history if race.status is RaceStatus.RACE_COMPLETE), None)
+
+
+def weights_for_tick(
+    history: Sequence[Race],
+    hotkey_to_uid: Mapping[str, int],
+    *,
+    n_uids: int | None = None,
+    config: WeightConfig | None = None,
+) -> WeightVector | None:
+    """One weight-setting tick: None (skip) when no completed race exists."""
+    race = latest_complete_race(history)
+    if race is None:
+        return None
+    return compute_weights(race, hotkey_to_uid, n_uids=n_uids, config=config)
+
+
+__all__ = [
+    "U16_MAX",
+    "Finisher",
+    "WeightConfig",
+    "WeightVector",
+    "compute_weights",
+    "finishers",
+    "latest_complete_race",
+    "pinned_weights",
+    "rank_finishers",
+    "tail_weights",
+    "weights_for_tick",
+]

@@ -1,0 +1,201 @@
+"""LLM reasoning judge with ORO's retry, rotation, blacklist and circuit-breaker behaviour.
+
+Differences from ORO, on purpose: every outcome has an explicit status (``ok``, ``parse_error``,
+``unavailable``, ``skipped_breaker``) and only ``ok`` carries a score, so an outage never reads as a 0.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from typing import Protocol
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from shoparena.judge.parse import parse_judge_reply
+from shoparena.judge.prompt import judge_messages
+from shoparena.judge.records import JudgeAttempt, JudgeInput, JudgeStatus, JudgeVerdict
+from shoparena.llm.types import (
+    AuthError,
+    BackendError,
+    ChatBackend,
+    ChatRequest,
+    InvalidResponse,
+    Unavailable,
+)
+
+
+class Judge(Protocol):
+    """Anything that grades one judge input."""
+
+    name: str
+
+    def judge(self, judge_input: JudgeInput, *, problem_id: str | None = None) -> JudgeVerdict:
+        """Grade one trajectory."""
+        ...
+
+
+class LLMJudgeConfig(BaseModel):
+    """Knobs of :class:`LLMJudge` (defaults are ORO v1.0.79's)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    temperature: float = 0.0
+    max_tokens: int = Field(default=3072, ge=1)
+    timeout_s: float = Field(default=90.0, gt=0)
+    max_attempts: int = Field(default=8, ge=1, description="Model calls per trajectory, over all rotations.")
+    backoff_base_s: float = Field(
+        default=5.0, ge=0, description="Sleep min(base * 2**attempt, cap) after 429/5xx/other statuses."
+    )
+    backoff_cap_s: float = Field(default=10.0, ge=0)
+    breaker_threshold: int = Field(
+        default=3, ge=1, description="Consecutive fully failed problems after which later ones are skipped."
+    )
+
+
+class JudgeRunStats(BaseModel):
+    """Per-run counters (one LLMJudge instance judges one run)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    judge_total: int = 0
+    judge_failed: int = 0
+    consecutive_failed: int = 0
+    breaker_open: bool = False
+    blacklisted: list[str] = Field(default_factory=list)
+
+
+def run_failed(judge_total: int, judge_failed: int) -> bool:
+    """ORO's rule: a run fails (so another validator retries it) when >= 3 judged and over half failed."""
+    return judge_total >= 3 and judge_failed > judge_total / 2
+
+
+class LLMJudge:
+    """Grade trajectories with a pool of judge models, rotating through them on failure.
+
+    Args:
+        backends: ``(model_name, backend)`` pairs in preference order; ``model_name`` is sent as the
+            request's model (several names may share one backend, e.g. one proxy serving many models).
+        config: Retry and sampling knobs.
+        sleep: Sleep function (tests inject a recorder).
+        name: Judge name stamped on verdicts.
+    """
+
+    def __init__(
+        self,
+        backends: Sequence[tuple[str, ChatBackend]],
+        config: LLMJudgeConfig | None = None,
+        *,
+        sleep: Callable[[float], None] = time.sleep,
+        name: str = "llm",
+    ) -> None:
+        if not backends:
+            raise ValueError("LLMJudge.backends must name at least one (model, backend) pair")
+        self.backends = list(backends)
+        self.config = config or LLMJudgeConfig()
+        self.name = name
+        self._sleep = sleep
+        self.stats = JudgeRunStats()
+
+    def new_run(self) -> None:
+        """Forget blacklist, breaker and counters before judging another run."""
+        self.stats = JudgeRunStats()
+
+    @property
+    def run_failed(self) -> bool:
+        """Whether the current run must be marked failed (see :func:`run_failed`)."""
+        return run_failed(self.stats.judge_total, self.stats.judge_failed)
+
+    def _pick(self, cursor: int) -> int | None:
+        """Index of the first non-blacklisted model at or after ``cursor`` (cyclically)."""
+        n = len(self.backends)
+        for offset in range(n):
+            index = (cursor + offset) % n
+            if self.backends[index][0] not in self.stats.blacklisted:
+                return index
+        return None
+
+    def _record(self, verdict: JudgeVerdict) -> JudgeVerdict:
+        self.stats.judge_total += 1
+        if verdict.status is JudgeStatus.OK:
+            self.stats.consecutive_failed = 0
+        else:
+            # Skipped problems count as failed: the judge could not grade them.
+            self.stats.judge_failed += 1
+            if verdict.status is not JudgeStatus.SKIPPED_BREAKER:
+                self.stats.consecutive_failed += 1
+                if self.stats.consecutive_failed >= self.config.breaker_threshold:
+                    self.stats.breaker_open = True
+        return verdict
+
+    def judge(self, judge_input: JudgeInput, *, problem_id: str | None = None) -> JudgeVerdict:
+        """Grade one trajectory; never raises for model failures (the verdict's status says what happened).
+
+        Raises:
+            Only errors that are not :class:`BackendError` (bugs, a ScriptedBackend running dry in tests).
+        """
+        if self.stats.breaker_open:
+            return self._record(JudgeVerdict(
+                problem_id=problem_id, judge=self.name, status=JudgeStatus.SKIPPED_BREAKER,
+                explanation=f"circuit breaker open after {self.config.breaker_threshold} consecutive "
+                "problems whose judge calls all failed",
+            ))
+        cfg = self.config
+        messages = judge_messages(judge_input.render())
+        attempts: list[JudgeAttempt] = []
+
+        def give_up(status: JudgeStatus, why: str) -> JudgeVerdict:
+            return self._record(JudgeVerdict(problem_id=problem_id, judge=self.name, status=status,
+                                             explanation=why, attempts=attempts))
+
+        cursor = 0  # every problem starts with the most preferred model still allowed
+        for attempt in range(cfg.max_attempts):
+            index = self._pick(cursor)
+            if index is None:
+                return give_up(JudgeStatus.PARSE_ERROR, "every judge model returned unparseable replies")
+            model, backend = self.backends[index]
+            cursor = index + 1  # any failure below moves on to the next model
+            request = ChatRequest(model=model, messages=messages, temperature=cfg.temperature,
+                                  max_tokens=cfg.max_tokens, timeout_s=cfg.timeout_s)
+            try:
+                response = backend.complete(request)
+            except AuthError as error:
+                attempts.append(JudgeAttempt(model=model, outcome="auth", status_code=error.status_code,
+                                             detail=str(error)[:300]))
+                return give_up(JudgeStatus.UNAVAILABLE, "judge credentials rejected; aborted")
+            except InvalidResponse as error:
+                self.stats.blacklisted.append(model)
+                attempts.append(JudgeAttempt(model=model, outcome="invalid_response", status_code=200,
+                                             detail=str(error)[:300]))
+                continue
+            except Unavailable as error:
+                if error.reason in ("timeout", "connection"):
+                    attempts.append(JudgeAttempt(model=model, outcome=error.reason, detail=str(error)[:300]))
+                    continue
+                attempts.append(self._back_off(model, "server", error, attempt))
+                continue
+            except BackendError as error:
+                outcome = "rate_limited" if error.status_code == 429 else "http_error"
+                attempts.append(self._back_off(model, outcome, error, attempt))
+                continue
+            text = response.content if response.content.strip() else response.reasoning_content
+            parsed = parse_judge_reply(text)
+            if parsed is None:
+                self.stats.blacklisted.append(model)
+                attempts.append(JudgeAttempt(model=model, outcome="unparseable", status_code=200,
+                                             detail=text[:300]))
+                continue
+            attempts.append(JudgeAttempt(model=model, outcome="ok", status_code=200))
+            return self._record(JudgeVerdict(
+                problem_id=problem_id, judge=self.name, status=JudgeStatus.OK, score=parsed.score,
+                explanation=parsed.explanation, model=model, parse_stage=parsed.stage, attempts=attempts,
+            ))
+        if self._pick(0) is None:
+            return give_up(JudgeStatus.PARSE_ERROR, "every judge model returned unparseable replies")
+        return give_up(JudgeStatus.UNAVAILABLE, f"no usable judge reply in {cfg.max_attempts} attempts")
+
+    def _back_off(self, model: str, outcome: str, error: BackendError, attempt: int) -> JudgeAttempt:
+        delay = min(self.config.backoff_base_s * 2**attempt, self.config.backoff_cap_s)
+        self._sleep(delay)
+        return JudgeAttempt(model=model, outcome=outcome, status_code=error.status_code,
+                            detail=str(error)[:300], slept_s=delay)
