@@ -6,7 +6,8 @@ STAMP := $(VENV)/.installed
 
 .PHONY: run test lint bench clean install
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml scripts/install_system_deps.sh
+	bash scripts/install_system_deps.sh || echo "WARNING: bubblewrap unavailable: arena sandbox isolation will degrade" >&2
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e ".[dev,serve]"

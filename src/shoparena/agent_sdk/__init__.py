@@ -1,0 +1,45 @@
+"""Agent-side helpers for arena miner files (ORO ``agent_interface`` + ``proxy_client`` compatible).
+
+A miner file is one Python file defining ``agent_main(problem: dict) -> list[step]``. ORO miner files run
+unchanged apart from their import line::
+
+    from shoparena.agent_sdk import Tool, ProxyClient, execute_tool_call, create_dialogue_step
+
+This package is **stdlib only**: inside the sandbox it is mounted on its own (without the rest of shoparena
+and without third-party packages), so it must not import pydantic, httpx or any other shoparena module
+except optionally :mod:`shoparena.formats.tagged` for the shared ``tool_call_id``.
+"""
+
+from __future__ import annotations
+
+from shoparena.agent_sdk.client import DEFAULT_PROXY_URL, ProxyClient, parse_nonces
+from shoparena.agent_sdk.tools import (
+    AgentOutput,
+    Tool,
+    ToolCallResult,
+    create_dialogue_step,
+    execute_tool_call,
+    format_content,
+    generate_tool_call_id,
+    get_tool,
+    list_tools,
+    register_tool,
+    tool_call_id,
+)
+
+__all__ = [
+    "DEFAULT_PROXY_URL",
+    "AgentOutput",
+    "ProxyClient",
+    "Tool",
+    "ToolCallResult",
+    "create_dialogue_step",
+    "execute_tool_call",
+    "format_content",
+    "generate_tool_call_id",
+    "get_tool",
+    "list_tools",
+    "parse_nonces",
+    "register_tool",
+    "tool_call_id",
+]

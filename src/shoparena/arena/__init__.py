@@ -1,0 +1,6 @@
+"""The ORO-compatible arena runtime: sandbox runner, trusted proxy, run directories, races and weights.
+
+Import-free on purpose (several modules need FastAPI or bubblewrap); import the submodules you need:
+:mod:`shoparena.arena.sandbox`, :mod:`shoparena.arena.proxy`, :mod:`shoparena.arena.nonce`,
+:mod:`shoparena.arena.runner`, :mod:`shoparena.arena.envelope`, :mod:`shoparena.arena.run`.
+"""

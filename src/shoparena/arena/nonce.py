@@ -1,0 +1,222 @@
+"""HMAC tool-call nonces (arena spec §4): mint on inference responses, verify on catalogue dispatches.
+
+A nonce is ``base64url(payload) + "." + base64url(HMAC-SHA256(key, payload))`` where the payload is the
+compact JSON object ``{"e": run, "c": call_id, "t": tool, "a": sha256(raw arguments), "x": expiry}`` in that
+fixed key order. The proxy mints one per catalogue tool call it sees in a model response; an agent that
+dispatches the call sends the nonce, the call id and the raw arguments back, byte for byte.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import hmac
+import json
+import re
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+#: Tools whose dispatches are "catalogue dispatches" (distillation spec §2).
+CATALOGUE_TOOLS = frozenset(
+    {
+        "find_product",
+        "view_product_information",
+        "check_product_match",
+        "find_products_in_same_shop",
+        "calculate_voucher",
+    }
+)
+DEFAULT_TTL_S = 60.0
+#: How long a claimed nonce is remembered (twice the TTL, as upstream).
+DEFAULT_REPLAY_WINDOW_S = 120.0
+
+_TOOL_CALL_BLOCK = re.compile(r"<tool_call>(.*?)</tool_call>", re.DOTALL)
+
+
+class NonceStatus(StrEnum):
+    """Verification outcome, logged as ``nonce_status``; only ``valid`` earns credit."""
+
+    VALID = "valid"
+    MISSING = "missing"
+    MISMATCH = "mismatch"
+    EXPIRED = "expired"
+    REPLAYED = "replayed"
+    MALFORMED = "malformed"
+
+
+@dataclass(slots=True)
+class ParsedToolCall:
+    """A tool call found in a model response.
+
+    Attributes:
+        call_id: Native ``tool_calls[].id``, or ``xml_<choice>_<block>`` (``_<k>`` appended per item when a
+            block holds a JSON list).
+        name: Tool name.
+        arguments: The raw arguments string whose SHA-256 is signed (native: verbatim; XML: ``json.dumps``
+            of the call's ``parameters``/``arguments`` object, published in ``parsed_tool_calls``).
+    """
+
+    call_id: str
+    name: str
+    arguments: str
+
+
+def _b64e(raw: bytes) -> str:
+    return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
+
+
+def _b64d(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def args_hash(raw: bytes | str) -> str:
+    """Hex SHA-256 of the raw argument bytes."""
+    return hashlib.sha256(raw.encode() if isinstance(raw, str) else raw).hexdigest()
+
+
+def _xml_calls(content: str, choice: int) -> list[ParsedToolCall]:
+    calls: list[ParsedToolCall] = []
+    for block_no, match in enumerate(_TOOL_CALL_BLOCK.finditer(content)):
+        try:
+            parsed = json.loads(match.group(1).strip())
+        except ValueError:
+            continue  # unparseable blocks are skipped, as the richness metric does
+        items = parsed if isinstance(parsed, list) else [parsed]
+        for k, item in enumerate(items):
+            if not isinstance(item, dict):
+                continue
+            name = item.get("name") or item.get("tool") or item.get("function")
+            if not isinstance(name, str):
+                continue
+            args = item.get("parameters", item.get("arguments", {}))
+            raw = args if isinstance(args, str) else json.dumps(args)
+            call_id = (
+                f"xml_{choice}_{block_no}" if not isinstance(parsed, list) else f"xml_{choice}_{block_no}_{k}"
+            )
+            calls.append(ParsedToolCall(call_id=call_id, name=name, arguments=raw))
+    return calls
+
+
+def parse_response_tool_calls(response: dict[str, Any]) -> list[ParsedToolCall]:
+    """Every tool call of a chat-completion response: per choice, native calls first, then XML blocks."""
+    calls: list[ParsedToolCall] = []
+    for choice_no, choice in enumerate(response.get("choices") or []):
+        message = choice.get("message") if isinstance(choice, dict) else None
+        if not isinstance(message, dict):
+            continue
+        for native in message.get("tool_calls") or []:
+            function = native.get("function") if isinstance(native, dict) else None
+            if not isinstance(function, dict) or not isinstance(function.get("name"), str):
+                continue
+            raw = function.get("arguments", "")
+            raw = raw if isinstance(raw, str) else json.dumps(raw)
+            calls.append(
+                ParsedToolCall(call_id=str(native.get("id", "")), name=function["name"], arguments=raw)
+            )
+        content = message.get("content")
+        if isinstance(content, str):
+            calls.extend(_xml_calls(content, choice_no))
+    return calls
+
+
+class NonceAuthority:
+    """Mints and verifies nonces with one HMAC key; remembers claimed nonces to detect replays.
+
+    Args:
+        key: HMAC key bytes (keep it out of every sandbox).
+        ttl_s: Lifetime of a nonce.
+        replay_window_s: How long a claimed nonce stays remembered.
+        clock: Time source in seconds (injectable for tests).
+    """
+
+    def __init__(
+        self,
+        key: bytes,
+        *,
+        ttl_s: float = DEFAULT_TTL_S,
+        replay_window_s: float = DEFAULT_REPLAY_WINDOW_S,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        if not key:
+            raise ValueError("NonceAuthority.key must be non-empty")
+        self._key = key
+        self.ttl_s = ttl_s
+        self.replay_window_s = replay_window_s
+        self._clock = clock
+        self._claimed: dict[str, float] = {}
+        self._lock = threading.Lock()
+
+    def mint(self, run: str, call_id: str, tool: str, raw_arguments: bytes | str) -> str:
+        """Sign one tool call for ``run``."""
+        payload = {
+            "e": run,
+            "c": call_id,
+            "t": tool,
+            "a": args_hash(raw_arguments),
+            "x": int(self._clock() + self.ttl_s),
+        }
+        body = json.dumps(payload, separators=(",", ":")).encode()
+        signature = hmac.new(self._key, body, hashlib.sha256).digest()
+        return f"{_b64e(body)}.{_b64e(signature)}"
+
+    def enrich(self, run: str, response: dict[str, Any]) -> dict[str, Any]:
+        """Add ``oro_metadata.tool_nonces`` and ``parsed_tool_calls`` to a response (in place; returned).
+
+        Only catalogue tools get nonces; every parsed call is listed in ``parsed_tool_calls``.
+        """
+        calls = parse_response_tool_calls(response)
+        nonces = {
+            c.call_id: self.mint(run, c.call_id, c.name, c.arguments)
+            for c in calls
+            if c.name in CATALOGUE_TOOLS
+        }
+        meta = response.setdefault("oro_metadata", {})
+        meta["tool_nonces"] = nonces
+        meta["parsed_tool_calls"] = [
+            {"id": c.call_id, "name": c.name, "arguments": c.arguments} for c in calls
+        ]
+        return response
+
+    def verify(
+        self, nonce: str | None, *, run: str, tool: str, body: bytes, call_id: str | None = None
+    ) -> NonceStatus:
+        """Check a dispatch and claim its nonce on success.
+
+        Order: missing → malformed → signature/run/tool/call id/body hash (mismatch) → expiry → replay.
+        """
+        if not nonce:
+            return NonceStatus.MISSING
+        try:
+            encoded_body, encoded_sig = nonce.split(".")
+            payload_bytes = _b64d(encoded_body)
+            signature = _b64d(encoded_sig)
+            payload = json.loads(payload_bytes)
+            if not isinstance(payload, dict):
+                return NonceStatus.MALFORMED
+            expiry = float(payload["x"])
+        except (ValueError, KeyError, TypeError, binascii.Error):
+            return NonceStatus.MALFORMED
+        expected = hmac.new(self._key, payload_bytes, hashlib.sha256).digest()
+        if not hmac.compare_digest(expected, signature):
+            return NonceStatus.MISMATCH
+        if payload.get("e") != run or payload.get("t") != tool or payload.get("a") != args_hash(body):
+            return NonceStatus.MISMATCH
+        if call_id is not None and payload.get("c") != call_id:
+            return NonceStatus.MISMATCH
+        now = self._clock()
+        if now > expiry:
+            return NonceStatus.EXPIRED
+        with self._lock:
+            for old, seen in list(self._claimed.items()):
+                if now - seen > self.replay_window_s:
+                    del self._claimed[old]
+            key = f"{run}\x00{nonce}"
+            if key in self._claimed:
+                return NonceStatus.REPLAYED
+            self._claimed[key] = now
+        return NonceStatus.VALID

@@ -1,0 +1,436 @@
+"""The trusted arena proxy: the sandbox's only peer (arena spec §4, §5.3).
+
+Routes:
+- ``/search/find_product``, ``/search/view_product_information`` → the search engine, in process;
+- ``/search/get_product_raw`` → 403 (scoring only);
+- ``POST /inference/chat/completions`` → the configured :class:`~shoparena.llm.types.ChatBackend`, after
+  ORO's checks (400 empty/non-JSON body, missing ``model``, ``stream: true``; 403 not allowlisted);
+- anything else → 403 JSON.
+
+Every request is attributed to one problem through the per-problem token the runner minted (sent as
+``Authorization: Bearer`` or ``X-Arena-Token``) and written by the **proxy** to that problem's trusted log
+(one §5.3 ``summary`` entry per call), a file outside every sandbox. Inference responses get HMAC tool-call
+nonces (:mod:`shoparena.arena.nonce`); catalogue dispatches carrying ``X-Tool-Nonce`` are verified and the
+status logged (strict mode answers 403 to anything but ``valid``).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import secrets
+import tempfile
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote
+
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict, Field
+from starlette.concurrency import run_in_threadpool
+
+from shoparena.arena.nonce import CATALOGUE_TOOLS, NonceAuthority, NonceStatus, parse_response_tool_calls
+
+logger = logging.getLogger(__name__)
+
+#: Serialised responses longer than this are summarised instead of stored (§5.3).
+RESPONSE_LOG_LIMIT = 2000
+SEARCH_TOOLS = ("find_product", "view_product_information")
+_CHAT_FIELDS = ("model", "messages", "tools", "temperature", "max_tokens", "stop")
+
+
+class ProxyConfig(BaseModel):
+    """Proxy settings.
+
+    Attributes:
+        allowed_models: Inference model allowlist; None accepts any model (local runs with a scripted
+            backend). A configured list is enforced with 403 + ``allowed_models``.
+        rate_per_s: Token-bucket refill rate per client (per problem token).
+        burst: Token-bucket capacity.
+        strict_nonces: Answer 403 to catalogue dispatches whose nonce is not ``valid``.
+        require_nonces: With ``strict_nonces``, also reject dispatches without any nonce (``missing``).
+        nonce_ttl_s: Nonce lifetime.
+        max_body_bytes: Request body cap (413 above).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    allowed_models: list[str] | None = None
+    rate_per_s: float = Field(default=30.0, gt=0)
+    burst: int = Field(default=50, ge=1)
+    strict_nonces: bool = False
+    require_nonces: bool = False
+    nonce_ttl_s: float = Field(default=60.0, gt=0)
+    max_body_bytes: int = Field(default=10 * 1024 * 1024, ge=1)
+
+
+@dataclass(slots=True)
+class ClientIdentity:
+    """Who a token belongs to: set by the runner before the problem starts, removed after it ends."""
+
+    token: str
+    run: str
+    agent: str
+    problem_id: str
+    log_path: Path
+    counts: dict[str, int] = field(default_factory=lambda: {"inference_total": 0, "inference_failed": 0})
+
+
+class TokenBucket:
+    """Classic token bucket; ``take()`` is False when the caller must be rejected with 429."""
+
+    def __init__(self, rate: float, burst: int, clock: Callable[[], float] = time.monotonic) -> None:
+        self.rate, self.burst, self._clock = rate, float(burst), clock
+        self.tokens, self.stamp = float(burst), clock()
+
+    def take(self) -> bool:
+        now = self._clock()
+        self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
+        self.stamp = now
+        if self.tokens >= 1.0:
+            self.tokens -= 1.0
+            return True
+        return False
+
+
+class ProxyState:
+    """Mutable proxy state shared by the app and the runner: identities, buckets, nonces, log writes.
+
+    Args:
+        config: Proxy settings.
+        hmac_key: Nonce key (random per proxy when None).
+        unattributed_log: File receiving requests with no valid token (for audits); None drops them.
+    """
+
+    def __init__(
+        self, config: ProxyConfig, *, hmac_key: bytes | None = None, unattributed_log: Path | None = None
+    ) -> None:
+        self.config = config
+        self.nonces = NonceAuthority(hmac_key or secrets.token_bytes(32), ttl_s=config.nonce_ttl_s)
+        self.unattributed_log = unattributed_log
+        self._identities: dict[str, ClientIdentity] = {}
+        self._buckets: dict[str, TokenBucket] = {}
+        self._lock = threading.Lock()
+
+    def register(self, run: str, agent: str, problem_id: str, log_path: Path) -> ClientIdentity:
+        """Mint a token for one problem and start (truncate) its trusted log."""
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        log_path.write_bytes(b"")  # a resumed problem starts a fresh log
+        ident = ClientIdentity(secrets.token_urlsafe(24), run, agent, problem_id, log_path)
+        with self._lock:
+            self._identities[ident.token] = ident
+            self._buckets[ident.token] = TokenBucket(self.config.rate_per_s, self.config.burst)
+        return ident
+
+    def unregister(self, token: str) -> ClientIdentity | None:
+        """Revoke a token; later calls with it get 401."""
+        with self._lock:
+            self._buckets.pop(token, None)
+            return self._identities.pop(token, None)
+
+    def lookup(self, token: str | None) -> ClientIdentity | None:
+        with self._lock:
+            return self._identities.get(token) if token else None
+
+    def allow(self, token: str) -> bool:
+        with self._lock:
+            bucket = self._buckets.get(token)
+            return bucket.take() if bucket else False
+
+    def write(self, ident: ClientIdentity | None, entry: dict[str, Any]) -> None:
+        path = ident.log_path if ident else self.unattributed_log
+        if path is None:
+            return
+        line = json.dumps(entry, ensure_ascii=False, default=str) + "\n"
+        with self._lock, open(path, "a", encoding="utf-8") as fh:
+            fh.write(line)
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    return value
+
+
+def _raw_params(query_string: bytes) -> dict[str, Any]:
+    # Keep '+' as sent (upstream logs q already '+'-encoded); percent escapes are decoded.
+    params: dict[str, Any] = {}
+    for pair in query_string.decode("latin-1").split("&"):
+        if not pair:
+            continue
+        key, _, value = pair.partition("=")
+        text = unquote(value)
+        params[unquote(key)] = int(text) if key == "page" and text.isdigit() else text
+    return params
+
+
+def summarise_response(path: str, response: Any, entry: dict[str, Any]) -> None:
+    """Put ``response`` (≤ 2000 chars) or the truncation fields into a §5.3 summary entry."""
+    text = json.dumps(response, ensure_ascii=False, default=str)
+    if len(text) <= RESPONSE_LOG_LIMIT:
+        entry["response"] = response
+        return
+    entry["response_truncated"] = True
+    entry["response_length"] = len(text)
+    if path.endswith("/find_product") and isinstance(response, list):
+        entry["result_product_ids"] = [
+            str(item["product_id"]) for item in response if isinstance(item, dict) and "product_id" in item
+        ]
+
+
+def chat_response_dict(resp: Any, model: str) -> dict[str, Any]:
+    """An OpenAI ``chat.completion`` object from a :class:`ChatResponse`."""
+    message: dict[str, Any] = {"role": "assistant", "content": resp.content}
+    if resp.tool_calls:
+        message["tool_calls"] = resp.tool_calls
+    if resp.reasoning_content:
+        message["reasoning_content"] = resp.reasoning_content
+    prompt, completion = resp.usage.prompt_tokens, resp.usage.completion_tokens
+    return {
+        "id": f"chatcmpl-{uuid.uuid4().hex[:12]}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": resp.model or model,
+        "choices": [{"index": 0, "message": message, "finish_reason": resp.finish_reason or "stop"}],
+        "usage": {
+            "prompt_tokens": prompt,
+            "completion_tokens": completion,
+            "total_tokens": prompt + completion,
+        },
+    }
+
+
+def create_proxy_app(search: Any, backend: Any, state: ProxyState) -> FastAPI:
+    """Build the FastAPI app.
+
+    Args:
+        search: A :class:`shoparena.search.SearchEngine` (``find_product``, ``view_product_information``).
+        backend: A :class:`shoparena.llm.types.ChatBackend`, or None (inference answers 503).
+        state: Shared :class:`ProxyState`.
+
+    Returns:
+        The ASGI application.
+    """
+    app = FastAPI(title="shoparena proxy", docs_url=None, redoc_url=None, openapi_url=None)
+
+    def token_of(request: Request) -> str | None:
+        auth = request.headers.get("authorization", "")
+        if auth.lower().startswith("bearer "):
+            return auth[7:].strip()
+        return request.headers.get("x-arena-token")
+
+    async def search_call(
+        tool: str, request: Request, body: bytes, entry: dict[str, Any], ident: ClientIdentity
+    ) -> tuple[int, Any, dict[str, str]]:
+        headers: dict[str, str] = {}
+        status = state.nonces.verify(
+            request.headers.get("x-tool-nonce"),
+            run=ident.run,
+            tool=tool,
+            body=body,
+            call_id=request.headers.get("x-tool-call-id"),
+        )
+        entry["nonce_status"] = status.value
+        headers["X-Nonce-Status"] = status.value
+        if (
+            state.config.strict_nonces
+            and status is not NonceStatus.VALID
+            and (status is not NonceStatus.MISSING or state.config.require_nonces)
+        ):
+            return 403, {"error": f"tool nonce {status.value}", "nonce_status": status.value}, headers
+        if request.method == "GET":
+            params = dict(request.query_params)
+            entry["params"] = _raw_params(request.scope.get("query_string", b""))
+        else:
+            try:
+                parsed = json.loads(body) if body.strip() else {}
+            except ValueError:
+                return 400, {"error": "search body must be a JSON object"}, headers
+            if not isinstance(parsed, dict):
+                return 400, {"error": "search body must be a JSON object"}, headers
+            entry["json_data"] = parsed
+            params = parsed
+        try:
+            if tool == "find_product":
+                q = params.get("q", params.get("query"))
+                if q is None:
+                    return 400, {"error": "find_product needs q"}, headers
+                result = await run_in_threadpool(
+                    search.find_product,
+                    str(q),
+                    params.get("page", 1),
+                    params.get("shop_id"),
+                    params.get("price"),
+                    params.get("sort"),
+                    params.get("service"),
+                )
+            else:
+                ids = params.get("product_ids", params.get("product_id"))
+                if ids is None:
+                    return 400, {"error": "view_product_information needs product_ids"}, headers
+                ids = ",".join(map(str, ids)) if isinstance(ids, list) else str(ids)
+                result = await run_in_threadpool(search.view_product_information, ids)
+        except Exception as err:  # engine failures are the server's, reported like upstream's 500
+            logger.exception("search %s failed", tool)
+            return 500, {"error": f"{type(err).__name__}: {err}"}, headers
+        return 200, _jsonable(result), headers
+
+    async def inference_call(
+        request: Request, body: bytes, entry: dict[str, Any], ident: ClientIdentity
+    ) -> tuple[int, Any]:
+        if not body.strip():
+            return 400, {"error": "empty request body"}
+        try:
+            payload = json.loads(body)
+        except ValueError:
+            return 400, {"error": "request body is not JSON"}
+        if not isinstance(payload, dict) or not payload.get("model"):
+            return 400, {"error": "missing 'model'"}
+        entry["json_data"] = {k: v for k, v in payload.items() if k != "messages"}
+        entry["model"] = payload["model"]
+        if payload.get("stream") is True:
+            return 400, {"error": "streaming is not supported"}
+        allowed = state.config.allowed_models
+        if allowed is not None and payload["model"] not in allowed:
+            return 403, {"error": f"model {payload['model']!r} is not allowed", "allowed_models": allowed}
+        if backend is None:
+            return 503, {"error": "no inference backend configured"}
+        from shoparena.llm.types import BackendError, ChatRequest
+
+        known = {k: payload[k] for k in _CHAT_FIELDS if k in payload}
+        extra = {k: v for k, v in payload.items() if k not in _CHAT_FIELDS and k != "stream"}
+        try:
+            chat = ChatRequest(**known, extra_body=extra)
+        except Exception as err:
+            return 400, {"error": f"invalid chat request: {err}"}
+        try:
+            resp = await run_in_threadpool(backend.complete, chat)
+        except BackendError as err:
+            code = err.status_code if err.status_code and err.status_code >= 400 else 502
+            return code, {"error": {"type": type(err).__name__, "message": str(err)}}
+        except Exception as err:
+            logger.exception("inference backend failed")
+            return 502, {"error": {"type": type(err).__name__, "message": str(err)}}
+        out = chat_response_dict(resp, payload["model"])
+        try:
+            state.nonces.enrich(ident.run, out)
+        except Exception:  # enrichment fails open, as upstream: the reply still goes out
+            logger.exception("nonce enrichment failed")
+        entry["usage"] = out["usage"]
+        entry["parsed_tool_names"] = [c.name for c in parse_response_tool_calls(out)]
+        return 200, out
+
+    @app.api_route("/{path:path}", methods=["GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS"])
+    async def handle(path: str, request: Request) -> JSONResponse:
+        started = time.monotonic()
+        route = "/" + path
+        ident = state.lookup(token_of(request))
+        entry: dict[str, Any] = {"kind": "summary", "method": request.method, "path": route}
+        headers: dict[str, str] = {}
+        body = b""
+        if ident is None:
+            status, payload = 401, {"error": "missing or unknown arena token"}
+        elif not state.allow(ident.token):
+            status, payload = 429, {"error": "rate limit exceeded"}
+        else:
+            body = await request.body()
+            if len(body) > state.config.max_body_bytes:
+                status, payload = 413, {"error": "request body too large"}
+            elif route.startswith("/search/"):
+                tool = route[len("/search/") :]
+                if tool in SEARCH_TOOLS and request.method in ("GET", "POST"):
+                    status, payload, headers = await search_call(tool, request, body, entry, ident)
+                elif tool in CATALOGUE_TOOLS and request.method in ("GET", "POST"):
+                    status, payload = 403, {"error": f"/search/{tool} is not served by this proxy"}
+                else:
+                    status, payload = 403, {"error": f"{route} is forbidden"}
+            elif route == "/inference/chat/completions" and request.method == "POST":
+                status, payload = await inference_call(request, body, entry, ident)
+                ident.counts["inference_total"] += 1
+                if status != 200:
+                    ident.counts["inference_failed"] += 1
+            elif route.startswith("/inference/"):
+                status, payload = 403, {"error": "only POST /inference/chat/completions is served"}
+            else:
+                status, payload = 403, {"error": f"{route} is forbidden"}
+        entry["timestamp"] = int(time.time() * 1000)
+        entry["duration_ms"] = round((time.monotonic() - started) * 1000, 1)
+        entry["status_code"] = status
+        if ident is not None:
+            entry["problem_id"] = ident.problem_id
+        if status == 200:
+            summarise_response(route, payload, entry)
+        else:
+            entry["error"] = payload
+        state.write(ident, entry)
+        return JSONResponse(payload, status_code=status, headers=headers)
+
+    return app
+
+
+class ProxyServer:
+    """Serves the proxy app on a Unix socket from a background thread (uvicorn).
+
+    The socket lives in a fresh private directory (mode 0711, socket 0666) so unprivileged sandboxes can
+    connect to it by path but not list or replace anything beside it.
+
+    Args:
+        app: The ASGI app (see :func:`create_proxy_app`).
+        socket_dir: Directory for the socket; a new temp dir when None.
+    """
+
+    def __init__(self, app: Any, socket_dir: Path | None = None) -> None:
+        self.app = app
+        self._own_dir = socket_dir is None
+        self.socket_dir = Path(socket_dir or tempfile.mkdtemp(prefix="shoparena-proxy-"))
+        self.socket_path = self.socket_dir / "proxy.sock"
+        self._server: Any = None
+        self._thread: threading.Thread | None = None
+
+    def start(self, timeout: float = 15.0) -> ProxyServer:
+        import uvicorn
+
+        self.socket_dir.mkdir(parents=True, exist_ok=True)
+        os.chmod(self.socket_dir, 0o711)
+        config = uvicorn.Config(
+            self.app,
+            uds=str(self.socket_path),
+            log_level="warning",
+            access_log=False,
+            lifespan="off",
+            timeout_keep_alive=30,
+        )
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(target=self._server.run, name="arena-proxy", daemon=True)
+        self._thread.start()
+        deadline = time.monotonic() + timeout
+        while not self._server.started:
+            if time.monotonic() > deadline or not self._thread.is_alive():
+                raise RuntimeError(f"proxy did not start on {self.socket_path}")
+            time.sleep(0.01)
+        os.chmod(self.socket_path, 0o666)
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.should_exit = True
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+        if self._own_dir:
+            import shutil
+
+            shutil.rmtree(self.socket_dir, ignore_errors=True)
+
+    def __enter__(self) -> ProxyServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

@@ -1,0 +1,283 @@
+"""Run one agent file over a list of problems: N workers, one sandbox per problem, resumable envelopes."""
+
+from __future__ import annotations
+
+import json
+import logging
+import queue
+import re
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from shoparena.arena.envelope import EnvelopeLog, apply_executor_defaults, make_envelope
+from shoparena.arena.proxy import ProxyState
+from shoparena.arena.sandbox import Sandbox, SandboxResult
+
+logger = logging.getLogger(__name__)
+
+GROUND_TRUTH_KEYS = ("reward", "voucher", "reward_title_embeddings")
+STDERR_TAIL = 500
+
+
+@dataclass(slots=True)
+class ArenaProblem:
+    """A problem as the runner hands it out: its id and the public dict the agent sees."""
+
+    problem_id: str
+    public: dict[str, Any]
+
+    @property
+    def query(self) -> str:
+        return str(self.public.get("query", ""))
+
+
+def public_problem(record: dict[str, Any], problem_id: str) -> ArenaProblem:
+    """Strip ground truth from an ORO suite record and stamp its id."""
+    public = {k: v for k, v in record.items() if k not in GROUND_TRUTH_KEYS}
+    public["problem_id"] = problem_id
+    return ArenaProblem(problem_id=problem_id, public=public)
+
+
+def safe_name(text: str) -> str:
+    """A file-name-safe version of an id or agent name."""
+    return re.sub(r"[^A-Za-z0-9._-]", "_", text)[:120] or "_"
+
+
+def read_trusted_log(path: Path) -> list[dict[str, Any]]:
+    """The proxy's summary entries for one problem (missing file → [])."""
+    if not path.exists():
+        return []
+    entries = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(entry, dict) and entry.get("kind") == "summary":
+            entries.append(entry)
+    return entries
+
+
+def envelope_from_result(
+    problem: ArenaProblem,
+    outcome: SandboxResult,
+    *,
+    timeout_s: float,
+    calls: list[dict[str, Any]],
+    inference_total: int,
+    inference_failed: int,
+) -> dict[str, Any]:
+    """Decide status and error from what the sandbox produced (the agent cannot influence these fields)."""
+    common = {"inference_total": inference_total, "inference_failure_count": inference_failed}
+    pid, elapsed = problem.problem_id, outcome.execution_time
+    result = outcome.result
+    if outcome.timed_out:
+        return make_envelope(
+            pid,
+            "TIMED_OUT",
+            elapsed,
+            error={"type": "TimeoutError", "message": f"Execution exceeded timeout of {timeout_s:g}s"},
+            **common,
+        )
+    if result is None:
+        message = (
+            outcome.result_error or f"Process exited with code {outcome.exit_code} but produced no result"
+        )
+        return make_envelope(pid, "FAILED", elapsed, error={"type": "NoResult", "message": message}, **common)
+    kind = result.get("kind")
+    if kind == "return" and isinstance(result.get("dialogue"), list):
+        dialogue = apply_executor_defaults(
+            result["dialogue"],
+            query=problem.query,
+            problem_id=pid,
+            execution_time=elapsed,
+            trusted_calls=calls,
+        )
+        return make_envelope(pid, "SUCCESS", elapsed, dialogue=dialogue, **common)
+    if kind == "invalid_return":
+        return make_envelope(
+            pid,
+            "FAILED",
+            elapsed,
+            error={
+                "type": "InvalidReturnType",
+                "message": f"agent_main returned {result.get('type')}, expected a list of steps",
+            },
+            **common,
+        )
+    error = result.get("error") if isinstance(result.get("error"), dict) else {}
+    return make_envelope(
+        pid,
+        "FAILED",
+        elapsed,
+        error={"type": str(error.get("type", "AgentError")), "message": str(error.get("message", ""))},
+        **common,
+    )
+
+
+class AgentRunner:
+    """Runs one agent over problems, appending envelopes to ``out_dir/output.jsonl`` as each completes.
+
+    Args:
+        agent_name: Name used for directories and the nonce run identity.
+        agent_file: The miner file.
+        out_dir: ``agents/<name>`` (``output.jsonl``, ``sandbox.jsonl``, ``logs/``).
+        sandbox: The launcher.
+        proxy_state: Proxy state to register per-problem tokens in; None runs without a proxy.
+        proxy_socket: The proxy's Unix socket.
+        proxy_log_dir: Where the proxy writes ``<problem>.jsonl`` trusted logs for this agent.
+        run_id: Evaluation run id (part of each problem's nonce identity).
+        workers: Parallel sandboxes.
+        timeout_s: Per-problem limit.
+        run_timeout_s: Limit for the whole agent run; problems not started in time become TIMED_OUT.
+        on_envelope: Callback after each envelope is written (progress display).
+    """
+
+    def __init__(
+        self,
+        agent_name: str,
+        agent_file: Path,
+        out_dir: Path,
+        sandbox: Sandbox,
+        *,
+        proxy_state: ProxyState | None = None,
+        proxy_socket: Path | None = None,
+        proxy_log_dir: Path | None = None,
+        run_id: str = "local",
+        workers: int = 3,
+        timeout_s: float = 300.0,
+        run_timeout_s: float | None = 1800.0,
+        on_envelope: Callable[[dict[str, Any]], None] | None = None,
+    ) -> None:
+        if workers < 1:
+            raise ValueError("AgentRunner.workers must be >= 1")
+        self.agent_name, self.agent_file, self.out_dir = agent_name, agent_file, out_dir
+        self.sandbox, self.proxy_state, self.proxy_socket = sandbox, proxy_state, proxy_socket
+        self.proxy_log_dir = proxy_log_dir or out_dir / "proxy"
+        self.run_id, self.workers, self.timeout_s, self.run_timeout_s = (
+            run_id,
+            workers,
+            timeout_s,
+            run_timeout_s,
+        )
+        self.on_envelope = on_envelope
+        self.log = EnvelopeLog(out_dir / "output.jsonl")
+        (out_dir / "logs").mkdir(parents=True, exist_ok=True)
+
+    def run(self, problems: list[ArenaProblem]) -> list[dict[str, Any]]:
+        """Run every problem not yet in ``output.jsonl``; returns all envelopes in file order."""
+        done = self.log.done()
+        todo = [p for p in problems if p.problem_id not in done]
+        if len(todo) < len(problems):
+            logger.info(
+                "%s: resuming, %d of %d problems already recorded",
+                self.agent_name,
+                len(problems) - len(todo),
+                len(problems),
+            )
+        deadline = time.monotonic() + self.run_timeout_s if self.run_timeout_s else None
+        slots: queue.Queue[int] = queue.Queue()
+        for slot in range(self.workers):
+            slots.put(slot)
+
+        def work(problem: ArenaProblem) -> None:
+            slot = slots.get()
+            try:
+                envelope = self._one(problem, slot, deadline)
+            except Exception as exc:  # infrastructure failure: still exactly one envelope per problem
+                logger.exception("%s/%s: runner error", self.agent_name, problem.problem_id)
+                envelope = make_envelope(
+                    problem.problem_id,
+                    "FAILED",
+                    0.0,
+                    error={"type": "RunnerError", "message": f"{type(exc).__name__}: {exc}"},
+                )
+            finally:
+                slots.put(slot)
+            if self.log.append(envelope) and self.on_envelope:
+                self.on_envelope(envelope)
+
+        with ThreadPoolExecutor(
+            max_workers=self.workers, thread_name_prefix=f"arena-{self.agent_name}"
+        ) as pool:
+            list(pool.map(work, todo))
+        return self.log.read()
+
+    def _one(self, problem: ArenaProblem, slot: int, deadline: float | None) -> dict[str, Any]:
+        timeout = self.timeout_s
+        if deadline is not None:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return make_envelope(
+                    problem.problem_id,
+                    "TIMED_OUT",
+                    0.0,
+                    error={
+                        "type": "TimeoutError",
+                        "message": f"Run exceeded its limit of {self.run_timeout_s:g}s "
+                        "before this problem started",
+                    },
+                )
+            timeout = min(timeout, remaining)
+        name = safe_name(problem.problem_id)
+        log_path = self.proxy_log_dir / f"{name}.jsonl"
+        ident = None
+        env = {
+            "INFERENCE_STATS_FILE": "/tmp/inference_stats.jsonl",
+            "REQUEST_LOG_FILE": "/tmp/request_log.jsonl",
+            "SANDBOX_OUTPUT_FILE": "/tmp/output.jsonl",
+        }
+        if self.proxy_state is not None:
+            ident = self.proxy_state.register(
+                f"{self.run_id}/{self.agent_name}/{problem.problem_id}",
+                self.agent_name,
+                problem.problem_id,
+                log_path,
+            )
+            env["CHUTES_ACCESS_TOKEN"] = ident.token
+        try:
+            outcome = self.sandbox.run_agent(
+                self.agent_file,
+                problem.public,
+                slot=slot,
+                timeout_s=timeout,
+                env=env,
+                proxy_socket=self.proxy_socket if ident else None,
+            )
+        finally:
+            if ident is not None and self.proxy_state is not None:
+                self.proxy_state.unregister(ident.token)
+        calls = read_trusted_log(log_path)
+        counts = ident.counts if ident else {"inference_total": 0, "inference_failed": 0}
+        envelope = envelope_from_result(
+            problem,
+            outcome,
+            timeout_s=timeout,
+            calls=calls,
+            inference_total=counts["inference_total"],
+            inference_failed=counts["inference_failed"],
+        )
+        self._side_files(problem, name, outcome)
+        return envelope
+
+    def _side_files(self, problem: ArenaProblem, name: str, outcome: SandboxResult) -> None:
+        logs = self.out_dir / "logs"
+        (logs / f"{name}.stdout").write_bytes(outcome.stdout)
+        (logs / f"{name}.stderr").write_bytes(outcome.stderr)
+        meta = {
+            "problem_id": problem.problem_id,
+            "exit_code": outcome.exit_code,
+            "timed_out": outcome.timed_out,
+            "execution_time": round(outcome.execution_time, 3),
+            "stdout_bytes_dropped": outcome.stdout_dropped,
+            "stderr_bytes_dropped": outcome.stderr_dropped,
+            "stderr_tail": outcome.stderr.decode("utf-8", "replace")[-STDERR_TAIL:],
+            "result_error": outcome.result_error,
+            "traceback": (outcome.result or {}).get("traceback"),
+        }
+        with open(self.out_dir / "sandbox.jsonl", "a", encoding="utf-8") as fh:
+            fh.write(json.dumps(meta) + "\n")

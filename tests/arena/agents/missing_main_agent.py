@@ -1,0 +1,3 @@
+"""Defines no agent_main."""
+
+VALUE = 1

@@ -1,0 +1,134 @@
+"""Helpers for the arena tests: a fake search engine, proxy and sandbox factories, an agent runner."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from shoparena.arena.proxy import ProxyConfig, ProxyServer, ProxyState, create_proxy_app
+from shoparena.arena.runner import AgentRunner, ArenaProblem
+from shoparena.arena.sandbox import Sandbox, SandboxConfig
+from shoparena.records.catalog import ProductHit, ProductView
+
+AGENTS = Path(__file__).parent / "agents"
+
+
+class FakeSearch:
+    """Deterministic stand-in for SearchIndex: ``n_hits`` hits per query, ids derived from the page."""
+
+    def __init__(self, n_hits: int = 3) -> None:
+        self.n_hits = n_hits
+        self.calls: list[tuple[str, Any]] = []
+
+    def find_product(self, q, page=1, shop_id=None, price=None, sort=None, service=None) -> list[ProductHit]:
+        self.calls.append(("find_product", (q, page, shop_id, price, sort, service)))
+        return [
+            ProductHit(
+                product_id=f"{int(page) * 100 + i}",
+                shop_id="7",
+                title=f"{q} item {i} " + "x" * 40,
+                price=10.0 + i,
+                service=["COD"],
+                sold_count=i,
+            )
+            for i in range(self.n_hits)
+        ]
+
+    def view_product_information(self, product_ids: str) -> list[ProductView]:
+        self.calls.append(("view_product_information", product_ids))
+        return [
+            ProductView(product_id=pid, short_description="", description="d", sku_options={}, attributes={})
+            for pid in product_ids.split(",")
+        ]
+
+
+def bwrap_usable() -> bool:
+    if shutil.which("bwrap") is None:
+        return False
+    return Sandbox(SandboxConfig(timeout_s=10)).report.backend == "bwrap"
+
+
+needs_bwrap = pytest.mark.skipif(not bwrap_usable(), reason="bubblewrap sandbox unavailable on this machine")
+
+
+@pytest.fixture(scope="session")
+def sandbox() -> Iterator[Sandbox]:
+    box = Sandbox(
+        SandboxConfig(
+            timeout_s=5,
+            grace_s=1,
+            memory_bytes=768 * 1024**2,
+            nproc=48,
+            output_cap_bytes=64 * 1024,
+            tmp_bytes=16 * 1024**2,
+        )
+    )
+    yield box
+    box.close()
+
+
+class ProxyHarness:
+    def __init__(self, state: ProxyState, server: ProxyServer, search: FakeSearch) -> None:
+        self.state, self.server, self.search = state, server, search
+
+
+@pytest.fixture
+def make_proxy(tmp_path: Path) -> Iterator[Any]:
+    servers: list[ProxyServer] = []
+
+    def make(backend: Any = None, config: ProxyConfig | None = None, search: FakeSearch | None = None):
+        search = search or FakeSearch()
+        state = ProxyState(config or ProxyConfig(), unattributed_log=tmp_path / "unattributed.jsonl")
+        server = ProxyServer(create_proxy_app(search, backend, state)).start()  # own dir: world-traversable
+        servers.append(server)
+        return ProxyHarness(state, server, search)
+
+    yield make
+    for server in servers:
+        server.stop()
+
+
+def run_agent(
+    agent: str,
+    problems: list[dict[str, Any]],
+    out: Path,
+    sandbox: Sandbox,
+    proxy: Any = None,
+    workers: int = 2,
+    timeout_s: float = 5.0,
+) -> dict[str, dict[str, Any]]:
+    """Run a miner file from tests/arena/agents on problems; envelopes keyed by problem id."""
+    runner = AgentRunner(
+        Path(agent).stem,
+        AGENTS / agent,
+        out / "agents" / Path(agent).stem,
+        sandbox,
+        proxy_state=proxy.state if proxy else None,
+        proxy_socket=proxy.server.socket_path if proxy else None,
+        proxy_log_dir=out / "proxy",
+        workers=workers,
+        timeout_s=timeout_s,
+    )
+    arena_problems = [ArenaProblem(p["problem_id"], p) for p in problems]
+    return {e["problem_id"]: e for e in runner.run(arena_problems)}
+
+
+class ScoringSearch(FakeSearch):
+    """FakeSearch that also resolves ids to full products (a ProductLookup) titled by ``titles``."""
+
+    def __init__(self, titles: dict[str, str]) -> None:
+        super().__init__(n_hits=1)
+        self.titles = titles
+
+    def get_product(self, product_id: str):
+        from shoparena.records.catalog import Product
+
+        title = self.titles.get(product_id)
+        if title is None:
+            return None
+        return Product(product_id=product_id, shop_id="7", category="A > B", title=title, price=10.0,
+                       sold_count=1)
