@@ -41,3 +41,23 @@ __all__ += [
     "Voucher",
     "problem_id_for_query",
 ]
+
+# Trajectories and chat-side records (formats).
+from shoparena.records.message import ChatRow, ToolSchema  # noqa: E402
+from shoparena.records.trajectory import (  # noqa: E402
+    EpisodeStatus,
+    Step,
+    ToolCall,
+    Trajectory,
+    TrajectoryError,
+)
+
+__all__ += [
+    "ChatRow",
+    "EpisodeStatus",
+    "Step",
+    "ToolCall",
+    "ToolSchema",
+    "Trajectory",
+    "TrajectoryError",
+]
