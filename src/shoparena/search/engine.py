@@ -1,0 +1,555 @@
+"""Query an index built by :func:`shoparena.search.index.build_index` with upstream semantics (spec §3).
+
+Everything is memory-mapped, so opening a 2.5 M-product index costs little resident memory. Retrieval
+sums the precomputed per-posting BM25 scores of the query terms into a per-thread float32 accumulator
+(so concurrent callers never share one), then ranks by score descending with ties broken by document
+index ascending (Lucene's index order).
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import math
+import re
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import orjson
+
+from shoparena.records.catalog import SERVICES, Product, ProductHit, ProductView
+from shoparena.search.analysis import LuceneEnglishAnalyzer, sanitize_query
+from shoparena.search.index import SERVICE_BITS
+
+#: Survivors kept after filtering (5 pages of 10).
+WINDOW = 50
+PAGE_SIZE = 10
+MAX_PAGE = 5
+#: ORO's retrieval depth; ShoppingBench uses 100 000.
+DEFAULT_RETRIEVE_K = 10_000
+SORTS = ("order", "priceasc", "pricedesc")
+HIT_FIELDS = ("product_id", "shop_id", "title", "price", "service", "sold_count")
+VIEW_FIELDS = ("product_id", "short_description", "description", "sku_options", "attributes")
+_PAGE_RE = re.compile(r"[0-9]+")
+
+
+def parse_page(page: int | str | None) -> int | None:
+    """Upstream page rule: a digit string (or int) of value 1-5, else ``None`` (the caller returns [])."""
+    if isinstance(page, bool) or page is None:
+        return None
+    if isinstance(page, int):
+        value = page
+    elif isinstance(page, str) and _PAGE_RE.fullmatch(page):
+        value = int(page)
+    else:
+        return None
+    return value if 1 <= value <= MAX_PAGE else None
+
+
+def parse_price(price: str | None) -> tuple[float | None, float | None] | None:
+    """Upstream price rule: ``lo-hi`` with exactly one ``-``; an empty/unparsable side is open.
+
+    Returns:
+        ``(lo, hi)`` with ``None`` for an open side, or ``None`` for "no filter".
+    """
+    if not price:
+        return None
+    parts = price.split("-")
+    if len(parts) != 2:
+        return None
+
+    def bound(text: str) -> float | None:
+        try:
+            value = float(text)
+        except ValueError:
+            return None
+        # NaN compares false with everything, so upstream's "drop if price < lo" never drops: no bound.
+        return None if math.isnan(value) else value
+
+    lo, hi = bound(parts[0]), bound(parts[1])
+    return None if lo is None and hi is None else (lo, hi)
+
+
+def parse_service(service: str | None) -> int:
+    """Upstream service rule: comma list of exact tokens, unknown ones ignored; returns the AND bitmask."""
+    if not service:
+        return 0
+    mask = 0
+    for token in service.split(","):
+        mask |= SERVICE_BITS.get(token, 0)
+    return mask
+
+
+def _merge_unique(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Sorted union of two sorted arrays of distinct values."""
+    docs = np.concatenate([a, b])
+    docs.sort(kind="stable")  # timsort merges the two sorted runs in linear time
+    keep = np.empty(len(docs), dtype=bool)
+    keep[:1] = True
+    np.not_equal(docs[1:], docs[:-1], out=keep[1:])
+    return docs[keep]
+
+
+class _Terms:
+    """Sorted terms stored as one UTF-8 blob; a sequence ``bisect`` can search without a dict."""
+
+    def __init__(self, blob: bytes | np.memmap, offsets: np.ndarray) -> None:
+        self._blob = blob
+        self._off = offsets
+
+    def __len__(self) -> int:
+        return len(self._off) - 1
+
+    def __getitem__(self, i: int) -> bytes:
+        return bytes(self._blob[int(self._off[i]) : int(self._off[i + 1])])
+
+    def lookup(self, term: str) -> int | None:
+        key = term.encode()
+        i = bisect.bisect_left(self, key)
+        return i if i < len(self) and self[i] == key else None
+
+
+class SearchIndex:
+    """A memory-mapped BM25 index with ShoppingBench/ORO ``find_product`` semantics.
+
+    Use :meth:`open`; the instance is safe to share between threads.
+    """
+
+    def __init__(self, index_dir: Path, retrieve_k: int, exact: bool = False) -> None:
+        if retrieve_k < 1:
+            raise ValueError(f"SearchIndex.retrieve_k must be >= 1, got {retrieve_k}")
+        d = Path(index_dir)
+        self.index_dir = d
+        self.retrieve_k = retrieve_k
+        self.manifest: dict[str, Any] = json.loads((d / "manifest.json").read_text())
+        self.params: dict[str, Any] = json.loads((d / "params.index.json").read_text())
+
+        def load(name: str) -> np.ndarray:
+            # A plain ndarray view of the map: slicing np.memmap objects costs microseconds each.
+            return np.load(d / name, mmap_mode="r").view(np.ndarray)
+
+        self._data = load("data.csc.index.npy")
+        self._indices = load("indices.csc.index.npy")
+        self._indptr = load("indptr.csc.index.npy")
+        self._offsets = load("offsets.npy")
+        self.price = load("price.npy")
+        self.sold_count = load("sold_count.npy")
+        self.service = load("service.npy")
+        self.shop = load("shop.npy")
+        self._ids_sorted = load("ids_sorted.npy")
+        self._ids_perm = load("ids_perm.npy")
+        self._n = len(self._offsets) - 1
+        self._exact = exact
+        term_max = d / "term_max.npy"
+        if term_max.exists():
+            self._term_max = load("term_max.npy")
+        elif len(self._data):
+            # Older index without the per-term maxima: derive them once (reads the whole score array).
+            self._term_max = np.maximum.reduceat(np.asarray(self._data), np.asarray(self._indptr[:-1]))
+        else:
+            self._term_max = np.zeros(len(self._indptr) - 1, dtype=np.float32)
+        term_blob = d / "terms.bin"
+        blob: bytes | np.memmap = (
+            np.memmap(term_blob, dtype=np.uint8, mode="r").view(np.ndarray)
+            if term_blob.stat().st_size
+            else b""
+        )
+        self._terms = _Terms(blob, load("terms_off.npy"))
+        self._docs = (
+            np.memmap(d / "products.jsonl", dtype=np.uint8, mode="r").view(np.ndarray)
+            if self._n
+            else np.zeros(0, np.uint8)
+        )
+        self._shop_codes: dict[str, int] = {
+            s: i for i, s in enumerate(orjson.loads((d / "shops.json").read_bytes()))
+        }
+        self._analyzer = LuceneEnglishAnalyzer(cache_size=200_000)
+        self._local = threading.local()
+        self._term_cache: dict[str, int | None] = {}
+
+    @classmethod
+    def open(
+        cls, index_dir: str | Path, *, retrieve_k: int = DEFAULT_RETRIEVE_K, exact: bool = False
+    ) -> SearchIndex:
+        """Open an index directory.
+
+        Args:
+            index_dir: A directory written by :func:`~shoparena.search.index.build_index`.
+            retrieve_k: BM25 hits considered before filtering (ORO 10 000, ShoppingBench 100 000).
+            exact: Score every candidate instead of pruning (same results, slower; for checking).
+        """
+        return cls(Path(index_dir), retrieve_k, exact)
+
+    # --- documents --------------------------------------------------------------------------------
+    def __len__(self) -> int:
+        return self._n
+
+    def _raw_doc(self, i: int) -> dict[str, Any]:
+        return orjson.loads(self._docs[int(self._offsets[i]) : int(self._offsets[i + 1])].tobytes())
+
+    def doc_index(self, product_id: str) -> int | None:
+        """Document index of ``product_id`` (exact string match), or ``None``."""
+        try:
+            key = product_id.encode("ascii")
+        except (UnicodeEncodeError, AttributeError):
+            return None
+        if not key or len(key) > self._ids_sorted.dtype.itemsize:
+            return None
+        pos = int(np.searchsorted(self._ids_sorted, key))
+        if pos < len(self._ids_sorted) and self._ids_sorted[pos] == key:
+            return int(self._ids_perm[pos])
+        return None
+
+    def product_dict(self, i: int) -> dict[str, Any]:
+        """The stored product JSON of document ``i`` as a dict (upstream key order)."""
+        return self._raw_doc(i)
+
+    def get_product(self, product_id: str) -> Product | None:
+        """The full product, or ``None`` for an unknown id."""
+        i = self.doc_index(product_id)
+        return None if i is None else Product.model_validate(self._raw_doc(i))
+
+    def iter_products(self) -> Iterator[Product]:
+        """Every indexed product in index order."""
+        for i in range(self._n):
+            yield Product.model_validate(self._raw_doc(i))
+
+    def _ids_in_request(self, product_ids: str) -> list[int]:
+        # Upstream splits on "," without stripping: "a, b" asks for "a" and " b".
+        out = []
+        for pid in product_ids.split(","):
+            i = self.doc_index(pid)
+            if i is not None:
+                out.append(i)
+        return out
+
+    def view_dicts(self, product_ids: str) -> list[dict[str, Any]]:
+        """``view_product_information`` items as dicts in §2.3 field order."""
+        out = []
+        for i in self._ids_in_request(product_ids):
+            doc = self._raw_doc(i)
+            out.append({k: doc.get(k) for k in VIEW_FIELDS})
+        return out
+
+    def raw_dicts(self, product_ids: str) -> list[dict[str, Any]]:
+        """``get_product_raw`` items: full product dicts."""
+        return [self._raw_doc(i) for i in self._ids_in_request(product_ids)]
+
+    def view_product_information(self, product_ids: str) -> list[ProductView]:
+        """Upstream ``view_product_information``: unknown ids skipped, order and duplicates kept."""
+        return [ProductView.model_validate(d) for d in self.view_dicts(product_ids)]
+
+    def get_product_raw(self, product_ids: str) -> list[Product]:
+        """ORO's scorer-only ``get_product_raw``: full products, same id splitting."""
+        return [Product.model_validate(d) for d in self.raw_dicts(product_ids)]
+
+    # --- retrieval --------------------------------------------------------------------------------
+    def _accumulator(self) -> np.ndarray:
+        acc = getattr(self._local, "acc", None)
+        if acc is None:
+            acc = np.zeros(self._n, dtype=np.float32)
+            self._local.acc = acc
+        return acc
+
+    def _term_id(self, term: str) -> int | None:
+        cache = self._term_cache
+        if term in cache:
+            return cache[term]
+        tid = self._terms.lookup(term)
+        if len(cache) > 100_000:
+            cache.clear()
+        cache[term] = tid
+        return tid
+
+    def query_terms(self, q: str) -> list[tuple[int, int]]:
+        """``(term id, count)`` of the analysed query's known terms, in first-seen order.
+
+        Pyserini's bag-of-words query boosts a repeated term by its count, i.e. scores it that often.
+        """
+        counts: dict[int, int] = {}
+        for term in self._analyzer.analyze(q):
+            tid = self._term_id(term)
+            if tid is not None:
+                counts[tid] = counts.get(tid, 0) + 1
+        return list(counts.items())
+
+    def _spans(self, text: str) -> list[tuple[int, int, int, int]]:
+        """``(term id, posting start, posting end, query count)`` per known query term."""
+        indptr = self._indptr
+        return [(t, int(indptr[t]), int(indptr[t + 1]), w) for t, w in self.query_terms(text)]
+
+    def _accumulate(self, spans: list[tuple[int, int, int, int]]) -> np.ndarray:
+        """Sum the query terms' posting scores into this thread's accumulator (in query-term order)."""
+        acc = self._accumulator()
+        indices, data = self._indices, self._data
+        for _, s, e, w in spans:
+            # Postings of one term hold each document once; np.add.at is the fastest exact scatter-add.
+            np.add.at(acc, indices[s:e], data[s:e] if w == 1 else data[s:e] * np.float32(w))
+        return acc
+
+    def _reset(self, acc: np.ndarray, spans: list[tuple[int, int, int, int]]) -> None:
+        total = sum(e - s for _, s, e, _ in spans)
+        if total * 4 > self._n:
+            acc.fill(0.0)
+        else:
+            for _, s, e, _ in spans:
+                acc[self._indices[s:e]] = 0.0
+
+    def _union(self, spans: list[tuple[int, int, int, int]]) -> np.ndarray:
+        """Sorted distinct documents of the given terms' postings."""
+        parts = [self._indices[s:e] for _, s, e, _ in spans]
+        if len(parts) == 1:
+            return np.asarray(parts[0])
+        docs = np.concatenate(parts)
+        docs.sort(kind="stable")  # timsort merges the already sorted runs in linear time
+        keep = np.empty(len(docs), dtype=bool)
+        keep[0] = True
+        np.not_equal(docs[1:], docs[:-1], out=keep[1:])
+        return docs[keep]
+
+    def _score(self, q: str) -> tuple[np.ndarray, np.ndarray]:
+        """All matching documents (ascending index) and their float32 BM25 scores (unpruned)."""
+        spans = self._spans(q)
+        if not spans:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
+        if len(spans) == 1:
+            _, s, e, w = spans[0]
+            scores = np.asarray(self._data[s:e])
+            return np.asarray(self._indices[s:e]), scores if w == 1 else scores * np.float32(w)
+        acc = self._accumulate(spans)
+        try:
+            docs = self._union(spans)
+            return docs, acc[docs]
+        finally:
+            self._reset(acc, spans)
+
+    @staticmethod
+    def _top(docs: np.ndarray, scores: np.ndarray, k: int) -> np.ndarray:
+        """Positions of the best ``k`` by (score desc, doc asc), in ascending position (= doc) order."""
+        n = len(scores)
+        if n <= k:
+            return np.arange(n)
+        kth = np.partition(scores, n - k)[n - k]
+        above = scores > kth
+        need = k - int(np.count_nonzero(above))
+        tied = np.flatnonzero(scores == kth)[:need]  # positions ascend with doc index
+        above[tied] = True
+        return np.flatnonzero(above)
+
+    @staticmethod
+    def _rank(docs: np.ndarray, scores: np.ndarray) -> np.ndarray:
+        """Order positions by score desc, doc index asc."""
+        return np.lexsort((docs, -scores))
+
+    def search(self, q: str, k: int = 10) -> tuple[np.ndarray, np.ndarray]:
+        """Top ``k`` unfiltered BM25 hits of the (sanitised) query: document indices and scores."""
+        docs, scores = self._score(sanitize_query(q))
+        top = self._top(docs, scores, k)
+        docs, scores = docs[top], scores[top]
+        order = self._rank(docs, scores)
+        return docs[order], scores[order]
+
+    def _filter_fn(
+        self, shop_code: int | None, bounds: tuple[float | None, float | None] | None, service_mask: int
+    ) -> Callable[[np.ndarray], np.ndarray] | None:
+        if shop_code is None and bounds is None and not service_mask:
+            return None
+
+        def keep(docs: np.ndarray) -> np.ndarray:
+            ok = np.ones(len(docs), dtype=bool)
+            if shop_code is not None:
+                ok &= self.shop[docs] == shop_code
+            if bounds is not None:
+                lo, hi = bounds
+                prices = self.price[docs]
+                # Written as upstream's "drop if price < lo / price > hi": inclusive, NaN-safe bounds.
+                if lo is not None:
+                    ok &= ~(prices < lo)
+                if hi is not None:
+                    ok &= ~(prices > hi)
+            if service_mask:
+                ok &= (self.service[docs] & service_mask) == service_mask
+            return ok
+
+        return keep
+
+    def _window_exact(
+        self, docs: np.ndarray, scores: np.ndarray, keep: Callable[[np.ndarray], np.ndarray] | None, k: int
+    ) -> np.ndarray:
+        """Reference path over every candidate: cap at retrieve_k, filter, top ``k``, relevance order."""
+        if keep is not None:
+            cap = self._top(docs, scores, self.retrieve_k)
+            docs, scores = docs[cap], scores[cap]
+            ok = keep(docs)
+            docs, scores = docs[ok], scores[ok]
+        top = self._top(docs, scores, k)
+        docs, scores = docs[top], scores[top]
+        return docs[self._rank(docs, scores)]
+
+    def _window_pruned(
+        self, spans: list[tuple[int, int, int, int]], keep: Callable[[np.ndarray], np.ndarray] | None, k: int
+    ) -> np.ndarray:
+        """Exact top ``k`` (filtered) without materialising every candidate (MaxScore-style).
+
+        Terms are taken rarest first; once the k-th best filtered score among documents holding the
+        terms taken so far beats the sum of the remaining terms' maximum scores, no other document can
+        enter the top ``k``. The retrieve_k cap is then checked by counting better-scored documents.
+        """
+        acc = self._accumulate(spans)
+        try:
+            order = sorted(spans, key=lambda sp: sp[2] - sp[1])
+            maxes = [float(self._term_max[t]) * w for t, _, _, w in order]
+            rest = [sum(maxes[j:]) for j in range(len(maxes) + 1)]
+            # Candidates are kept filtered: each term's postings pass the filter once.
+            cand: np.ndarray | None = None
+            for j, (_, s, e, _) in enumerate(order):
+                postings = self._indices[s:e]
+                if keep is not None:
+                    postings = postings[keep(postings)]
+                cand = postings if cand is None else _merge_unique(cand, postings)
+                if j == len(order) - 1:
+                    break
+                if len(cand) >= k:
+                    sc = acc[cand]
+                    theta = float(np.partition(sc, len(sc) - k)[len(sc) - k])
+                    # A small margin absorbs float32 summation rounding.
+                    if rest[j + 1] * (1 + 1e-5) + 1e-6 < theta:
+                        break
+            assert cand is not None
+            docs = cand
+            scores = acc[docs]
+            top = self._top(docs, scores, k)
+            docs, scores = docs[top], scores[top]
+            ranked_pos = self._rank(docs, scores)
+            docs, scores = docs[ranked_pos], scores[ranked_pos]
+            total = sum(e - s for _, s, e, _ in spans)
+            if keep is None or not len(docs) or total <= self.retrieve_k:
+                return docs
+            # Filters apply only to the first retrieve_k hits: check the worst survivor's global rank.
+            last, s_last = int(docs[-1]), scores[-1]
+            rank = int(np.count_nonzero(acc > s_last)) + int(np.count_nonzero(acc[:last] == s_last))
+            if rank < self.retrieve_k:
+                return docs
+            everything = self._union(spans)
+            return self._window_exact(everything, acc[everything], keep, k)
+        finally:
+            self._reset(acc, spans)
+
+    def find_window(
+        self,
+        q: str,
+        shop_id: str | None = None,
+        price: str | None = None,
+        sort: str | None = None,
+        service: str | None = None,
+    ) -> np.ndarray:
+        """Document indices of the whole (at most 50) survivor window, sorted as requested.
+
+        The page rule is not applied here; :meth:`find_doc_indices` slices one page out of this.
+        """
+        empty = np.zeros(0, dtype=np.int64)
+        text = sanitize_query(q or "")
+        if not text:
+            return empty
+        shop_code: int | None = None
+        if shop_id:
+            shop_code = self._shop_codes.get(shop_id)
+            if shop_code is None:
+                return empty
+        keep = self._filter_fn(shop_code, parse_price(price), parse_service(service))
+        spans = self._spans(text)
+        if not spans:
+            return empty
+        k = min(WINDOW, self.retrieve_k)
+        if len(spans) == 1 or self._exact:
+            docs, scores = self._score(text)
+            ranked = self._window_exact(docs, scores, keep, k)
+        else:
+            ranked = self._window_pruned(spans, keep, k)
+        if sort == "order":
+            ranked = ranked[np.argsort(-self.sold_count[ranked], kind="stable")]
+        elif sort == "priceasc":
+            ranked = ranked[np.argsort(self.price[ranked], kind="stable")]
+        elif sort == "pricedesc":
+            ranked = ranked[np.argsort(-self.price[ranked], kind="stable")]
+        return ranked
+
+    def find_doc_indices(
+        self,
+        q: str,
+        page: int | str | None = 1,
+        shop_id: str | None = None,
+        price: str | None = None,
+        sort: str | None = None,
+        service: str | None = None,
+    ) -> list[int]:
+        """Document indices of one ``find_product`` page (see :meth:`find_product`)."""
+        page_no = parse_page(page)
+        if page_no is None:
+            return []
+        ranked = self.find_window(q, shop_id, price, sort, service)
+        start = (page_no - 1) * PAGE_SIZE
+        return [int(i) for i in ranked[start : start + PAGE_SIZE]]
+
+    def find_product_dicts(
+        self,
+        q: str,
+        page: int | str | None = 1,
+        shop_id: str | None = None,
+        price: str | None = None,
+        sort: str | None = None,
+        service: str | None = None,
+    ) -> list[dict[str, Any]]:
+        """``find_product`` items as dicts in §2.3 field order (what the server sends)."""
+        out = []
+        for i in self.find_doc_indices(q, page, shop_id, price, sort, service):
+            doc = self._raw_doc(i)
+            out.append({k: doc[k] for k in HIT_FIELDS})
+        return out
+
+    def find_product(
+        self,
+        q: str,
+        page: int | str | None = 1,
+        shop_id: str | None = None,
+        price: str | None = None,
+        sort: str | None = None,
+        service: str | None = None,
+    ) -> list[ProductHit]:
+        """Upstream ``find_product`` (spec §3.2).
+
+        Args:
+            q: Query text; Lucene special characters become spaces; empty after that gives ``[]``.
+            page: 1-5 as an int or a digit string; anything else gives ``[]`` before searching.
+            shop_id: Exact shop id; empty means no filter.
+            price: ``"lo-hi"`` with open sides allowed (``"100-"``, ``"-500"``); inclusive; any other
+                shape means no filter.
+            sort: ``order`` (sold_count desc), ``priceasc`` or ``pricedesc``, applied stably to the
+                50-survivor window only; anything else keeps relevance order.
+            service: Comma list of ``official, freeShipping, COD, flashsale`` (all required); unknown
+                tokens are ignored.
+
+        Returns:
+            Up to 10 hits of the requested page.
+        """
+        return [
+            ProductHit.model_validate(d)
+            for d in self.find_product_dicts(q, page, shop_id, price, sort, service)
+        ]
+
+
+__all__ = [
+    "DEFAULT_RETRIEVE_K",
+    "HIT_FIELDS",
+    "SERVICES",
+    "SORTS",
+    "VIEW_FIELDS",
+    "WINDOW",
+    "SearchIndex",
+    "parse_page",
+    "parse_price",
+    "parse_service",
+]

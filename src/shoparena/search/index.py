@@ -1,0 +1,414 @@
+"""Build an on-disk BM25 index of a catalog (streaming; bounded memory).
+
+The directory holds:
+
+* bm25s's saved-index layout, so ``bm25s.BM25.load(dir, mmap=True)`` works: ``data.csc.index.npy``
+  (float32 per-posting Lucene BM25 scores), ``indices.csc.index.npy`` (int32 document indices),
+  ``indptr.csc.index.npy`` (int64 column starts), ``vocab.index.json`` and ``params.index.json``.
+  Term ids are the ranks of the terms in sorted (code point) order.
+* ``terms.bin`` + ``terms_off.npy``: the sorted terms as one UTF-8 blob, for lookups without a dict;
+  ``term_max.npy``: each term's highest posting score (lets queries skip hopeless documents).
+* the docstore ``products.jsonl`` (one product JSON per document, upstream key order) and ``offsets.npy``.
+* column arrays ``price.npy`` (float64), ``shop.npy`` (int32 codes into ``shops.json``), ``service.npy``
+  (uint8 bitmask, bit i = ``SERVICES[i]``), ``sold_count.npy`` (int64).
+* ``ids_sorted.npy`` (byte strings) and ``ids_perm.npy`` (document index of each sorted id).
+* ``quarantine.jsonl`` (bad and duplicate lines) and ``manifest.json``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import time
+from array import array
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import orjson
+from pydantic import BaseModel, ConfigDict, Field
+
+import shoparena
+from shoparena.catalog.io import LoadSummary, QuarantinedLine, dump_index_line, iter_products
+from shoparena.records.catalog import SERVICES
+from shoparena.search.analysis import LUCENE_ENGLISH_STOP_WORDS, LuceneEnglishAnalyzer, raw_tokens
+from shoparena.search.bm25 import encode_norm, lossy_length, lucene_idf, term_scores
+
+FORMAT_VERSION = 1
+CHUNK_DOCS = 50_000
+SERVICE_BITS: dict[str, int] = {name: 1 << i for i, name in enumerate(SERVICES)}
+_STOP = -1  # term id of stop words while streaming
+
+
+class IndexStats(BaseModel):
+    """What one build did; also stored in ``manifest.json``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    catalog: str
+    out_dir: str
+    read: int = Field(description="Non-blank catalog lines read.")
+    docs: int = Field(description="Documents indexed (kept lines minus duplicates).")
+    quarantined: int = Field(description="Invalid lines plus duplicate product ids.")
+    duplicates: int
+    reasons: dict[str, int]
+    docs_with_terms: int = Field(description="Lucene's docCount: documents with at least one term (N).")
+    terms: int
+    postings: int
+    total_tokens: int
+    avgdl: float
+    k1: float
+    b: float
+    build_seconds: float
+    index_bytes: int
+
+
+class _Columns:
+    """Per-document values appended while streaming (compact typed arrays, not Python objects)."""
+
+    def __init__(self) -> None:
+        self.price = array("d")
+        self.sold = array("q")
+        self.service = array("B")
+        self.shop = array("i")
+        self.offsets = array("q", [0])
+        self.shop_codes: dict[str, int] = {}
+        self.ids: list[bytes] = []
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while block := fh.read(1 << 22):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _dir_bytes(path: Path) -> int:
+    return sum(p.stat().st_size for p in path.iterdir() if p.is_file())
+
+
+class _ProgressSink:
+    """Rich progress (count of documents) when asked for; a no-op otherwise."""
+
+    def __init__(self, enabled: bool | Callable[[int], None]) -> None:
+        self._callback = enabled if callable(enabled) else None
+        self._progress: Any = None
+        if enabled is True:
+            from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+            self._progress = Progress(
+                SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), transient=True
+            )
+            self._progress.start()
+            self._task = self._progress.add_task("indexing", total=None)
+
+    def update(self, docs: int, stage: str = "indexing") -> None:
+        if self._callback is not None:
+            self._callback(docs)
+        if self._progress is not None:
+            self._progress.update(self._task, description=f"{stage}: {docs:,} products")
+
+    def close(self) -> None:
+        if self._progress is not None:
+            self._progress.stop()
+
+
+class _ChunkSpool:
+    """Postings of finished chunks, spooled to ``.npy`` files so memory stays bounded."""
+
+    def __init__(self, tmp_dir: Path) -> None:
+        self.tmp_dir = tmp_dir
+        self.files: list[tuple[Path, Path, Path]] = []
+
+    def add(self, docs: np.ndarray, terms: np.ndarray, tf: np.ndarray) -> None:
+        i = len(self.files)
+        paths = tuple(self.tmp_dir / f"chunk{i:05d}.{name}.npy" for name in ("docs", "terms", "tf"))
+        for path, arr in zip(paths, (docs, terms, tf), strict=True):
+            np.save(path, arr)
+        self.files.append(paths)  # type: ignore[arg-type]
+
+    def __iter__(self):
+        for paths in self.files:
+            yield tuple(np.load(p) for p in paths)
+
+
+def _flush_chunk(
+    chunk_ids: array, chunk_counts: array, first_doc: int, spool: _ChunkSpool, doc_len: array
+) -> None:
+    """Turn one chunk's token ids into sorted (doc, term, tf) postings and record document lengths."""
+    n_docs = len(chunk_counts)
+    ids = np.frombuffer(chunk_ids, dtype=np.int32)
+    counts = np.frombuffer(chunk_counts, dtype=np.int32)
+    local_doc = np.repeat(np.arange(n_docs, dtype=np.int64), counts)
+    keep = ids != _STOP
+    ids, local_doc = ids[keep], local_doc[keep]
+    doc_len.extend(np.bincount(local_doc, minlength=n_docs).astype(np.int32).tolist())
+    keys = (local_doc << 32) | ids.astype(np.int64)
+    uniq, tf = np.unique(keys, return_counts=True)
+    docs = (uniq >> 32).astype(np.int32) + np.int32(first_doc)
+    terms = (uniq & 0xFFFFFFFF).astype(np.int32)
+    spool.add(docs, terms, tf.astype(np.int32))
+
+
+def build_index(
+    catalog_path: str | Path,
+    out_dir: str | Path,
+    *,
+    k1: float = 0.9,
+    b: float = 0.4,
+    progress: bool | Callable[[int], None] = True,
+) -> IndexStats:
+    """Index a catalog for BM25 search, streaming it once.
+
+    Args:
+        catalog_path: ``documents.jsonl`` or ``.jsonl.gz`` in the upstream index-line format.
+        out_dir: Directory to write (created; files of a previous index there are replaced).
+        k1: BM25 k1 (Pyserini default 0.9).
+        b: BM25 b (Pyserini default 0.4).
+        progress: ``True`` for a Rich progress display, a callable for a callback with the document
+            count, ``False`` for silence.
+
+    Returns:
+        Counts and timings of the build (also written to ``manifest.json``).
+    """
+    started = time.perf_counter()
+    catalog_path = Path(catalog_path)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    tmp_dir = out / "_build_tmp"
+    shutil.rmtree(tmp_dir, ignore_errors=True)
+    tmp_dir.mkdir()
+
+    analyzer = LuceneEnglishAnalyzer()
+    stop_words = LUCENE_ENGLISH_STOP_WORDS
+    # raw token -> provisional term id (or _STOP); stem -> provisional term id.
+    token_ids: dict[str, int] = {}
+    stem_ids: dict[str, int] = {}
+    cols = _Columns()
+    doc_len = array("i")
+    spool = _ChunkSpool(tmp_dir)
+    summary = LoadSummary(path=str(catalog_path))
+    seen: dict[str, int] = {}
+    duplicates = 0
+    chunk_ids = array("i")
+    chunk_counts = array("i")
+    chunk_first = 0
+    sink = _ProgressSink(progress)
+
+    qfh = open(out / "quarantine.jsonl", "wb")  # noqa: SIM115 - closed in finally
+    dfh = open(out / "products.jsonl", "wb")  # noqa: SIM115
+    try:
+
+        def quarantine(item: QuarantinedLine) -> None:
+            qfh.write(item.to_json() + b"\n")
+
+        offset = 0
+        for line in iter_products(catalog_path, summary=summary, quarantine=quarantine):
+            product = line.product
+            pid = product.product_id
+            first = seen.get(pid)
+            if first is not None:
+                # Upstream de-duplicates by docid: the first occurrence wins.
+                duplicates += 1
+                raw = dump_index_line(line).decode()
+                quarantine(
+                    QuarantinedLine(summary.read, f"duplicate product_id: first at record {first}", raw)
+                )
+                continue
+            seen[pid] = summary.read
+
+            tokens = raw_tokens(line.contents)
+            ids = list(map(token_ids.get, tokens))
+            if None in ids:
+                for i, tok in enumerate(tokens):
+                    if ids[i] is None:
+                        if tok in stop_words:
+                            tid = _STOP
+                        else:
+                            stem = analyzer.stem(tok)
+                            tid = stem_ids.setdefault(stem, len(stem_ids))
+                        token_ids[tok] = tid
+                        ids[i] = tid
+            chunk_ids.extend(ids)
+            chunk_counts.append(len(ids))
+
+            blob = product.model_dump_json().encode()
+            dfh.write(blob)
+            dfh.write(b"\n")
+            offset += len(blob) + 1
+            cols.offsets.append(offset)
+            cols.price.append(product.price)
+            cols.sold.append(product.sold_count)
+            mask = 0
+            for name in product.service:
+                mask |= SERVICE_BITS[name]
+            cols.service.append(mask)
+            cols.shop.append(cols.shop_codes.setdefault(product.shop_id, len(cols.shop_codes)))
+            cols.ids.append(pid.encode())
+
+            if len(chunk_counts) >= CHUNK_DOCS:
+                _flush_chunk(chunk_ids, chunk_counts, chunk_first, spool, doc_len)
+                chunk_first += len(chunk_counts)
+                chunk_ids, chunk_counts = array("i"), array("i")
+                sink.update(chunk_first)
+                if len(token_ids) > 4_000_000:
+                    token_ids = {}  # bound memory on catalogs full of one-off tokens
+        if chunk_counts:
+            _flush_chunk(chunk_ids, chunk_counts, chunk_first, spool, doc_len)
+            chunk_first += len(chunk_counts)
+    finally:
+        qfh.close()
+        dfh.close()
+
+    n_docs = chunk_first
+    sink.update(n_docs, "scoring")
+    token_ids = {}
+    seen = {}
+
+    # --- global statistics -------------------------------------------------------------------------
+    vocab_size = len(stem_ids)
+    lengths = np.frombuffer(doc_len, dtype=np.int32).astype(np.int64)
+    docs_with_terms = int(np.count_nonzero(lengths))
+    total_tokens = int(lengths.sum())
+    avgdl = total_tokens / docs_with_terms if docs_with_terms else 0.0
+    df = np.zeros(vocab_size, dtype=np.int64)
+    for _docs, terms, _tf in spool:
+        df += np.bincount(terms, minlength=vocab_size)
+    n_postings = int(df.sum())
+    idf = lucene_idf(df, docs_with_terms)
+    dl_lossy = lossy_length(lengths)
+
+    # Final term ids are sorted-term ranks, so the CSC columns and terms.bin share one order.
+    terms_sorted = sorted(stem_ids)
+    remap = np.empty(vocab_size, dtype=np.int32)
+    remap[np.fromiter((stem_ids[t] for t in terms_sorted), dtype=np.int64, count=vocab_size)] = np.arange(
+        vocab_size, dtype=np.int32
+    )
+    df_sorted = np.empty_like(df)
+    df_sorted[remap] = df
+    idf_sorted = np.empty_like(idf)
+    idf_sorted[remap] = idf
+    indptr = np.zeros(vocab_size + 1, dtype=np.int64)
+    np.cumsum(df_sorted, out=indptr[1:])
+
+    # --- CSC matrix: each chunk's postings are scattered to their final place -----------------------
+    data = np.lib.format.open_memmap(
+        out / "data.csc.index.npy", mode="w+", dtype=np.float32, shape=(n_postings,)
+    )
+    indices = np.lib.format.open_memmap(
+        out / "indices.csc.index.npy", mode="w+", dtype=np.int32, shape=(n_postings,)
+    )
+    cursor = indptr[:-1].copy()  # next free slot of each term
+    term_max = np.zeros(vocab_size, dtype=np.float32)  # per-term best score, for query-time pruning
+    for docs, terms, tf in spool:
+        t_new = remap[terms]
+        scores = term_scores(tf, dl_lossy[docs], idf_sorted[t_new], avgdl, k1, b)
+        order = np.argsort(t_new, kind="stable")  # docs ascend within each term (chunks are doc-sorted)
+        t_ord = t_new[order]
+        counts = np.bincount(t_ord, minlength=vocab_size)
+        starts_in_chunk = np.cumsum(counts) - counts
+        dest = cursor[t_ord] + (np.arange(len(t_ord), dtype=np.int64) - starts_in_chunk[t_ord])
+        data[dest] = scores[order]
+        np.maximum.at(term_max, t_new, scores)
+        indices[dest] = docs[order]
+        cursor += counts
+    data.flush()
+    indices.flush()
+    del data, indices
+    np.save(out / "indptr.csc.index.npy", indptr)
+    np.save(out / "term_max.npy", term_max)
+    shutil.rmtree(tmp_dir, ignore_errors=True)
+
+    # --- vocabulary, bm25s params, docstore offsets, columns, id lookup ----------------------------
+    with open(out / "vocab.index.json", "wb") as fh:
+        fh.write(orjson.dumps({t: i for i, t in enumerate(terms_sorted)}))
+    encoded = [t.encode() for t in terms_sorted]
+    term_off = np.zeros(vocab_size + 1, dtype=np.int64)
+    np.cumsum(np.fromiter((len(e) for e in encoded), dtype=np.int64, count=vocab_size), out=term_off[1:])
+    (out / "terms.bin").write_bytes(b"".join(encoded))
+    np.save(out / "terms_off.npy", term_off)
+    del encoded, terms_sorted, stem_ids
+    params = {
+        "k1": k1,
+        "b": b,
+        "delta": 0.5,
+        "method": "lucene",
+        "idf_method": "lucene",
+        "dtype": "float32",
+        "int_dtype": "int32",
+        "num_docs": n_docs,
+        "version": _bm25s_version(),
+        "backend": "numpy",
+    }
+    (out / "params.index.json").write_text(json.dumps(params, indent=4))
+    np.save(out / "offsets.npy", np.frombuffer(cols.offsets, dtype=np.int64))
+    np.save(out / "price.npy", np.frombuffer(cols.price, dtype=np.float64))
+    np.save(out / "sold_count.npy", np.frombuffer(cols.sold, dtype=np.int64))
+    np.save(out / "service.npy", np.frombuffer(cols.service, dtype=np.uint8))
+    np.save(out / "shop.npy", np.frombuffer(cols.shop, dtype=np.int32))
+    np.save(out / "norms.npy", encode_norm(lengths))
+    (out / "shops.json").write_bytes(orjson.dumps(list(cols.shop_codes)))
+    ids = np.array(cols.ids, dtype=f"S{max((len(i) for i in cols.ids), default=1)}")
+    perm = np.argsort(ids, kind="stable").astype(np.int64)
+    np.save(out / "ids_sorted.npy", ids[perm])
+    np.save(out / "ids_perm.npy", perm)
+
+    stats = IndexStats(
+        catalog=str(catalog_path),
+        out_dir=str(out),
+        read=summary.read,
+        docs=n_docs,
+        quarantined=summary.quarantined + duplicates,
+        duplicates=duplicates,
+        reasons={**summary.reasons, **({"duplicate product_id": duplicates} if duplicates else {})},
+        docs_with_terms=docs_with_terms,
+        terms=vocab_size,
+        postings=n_postings,
+        total_tokens=total_tokens,
+        avgdl=avgdl,
+        k1=k1,
+        b=b,
+        build_seconds=0.0,
+        index_bytes=0,
+    )
+    manifest = {
+        "format": "shoparena-bm25",
+        "format_version": FORMAT_VERSION,
+        "shoparena_version": shoparena.__version__,
+        "bm25s_version": _bm25s_version(),
+        "analyzer": LuceneEnglishAnalyzer.name,
+        "params": {"k1": k1, "b": b, "idf": "lucene", "norms": "lucene-smallfloat-byte4"},
+        "services": list(SERVICES),
+        "catalog": {
+            "path": str(catalog_path.resolve()),
+            "size": catalog_path.stat().st_size,
+            "sha256": _sha256(catalog_path),
+        },
+        "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "stats": None,
+    }
+    stats.build_seconds = round(time.perf_counter() - started, 3)
+    manifest["stats"] = stats.model_dump()
+    (out / "manifest.json").write_text(json.dumps(manifest, indent=2))
+    stats.index_bytes = _dir_bytes(out)
+    manifest["stats"] = stats.model_dump()
+    (out / "manifest.json").write_text(json.dumps(manifest, indent=2))
+    sink.close()
+    return stats
+
+
+def _bm25s_version() -> str:
+    import bm25s
+
+    return str(bm25s.__version__)
+
+
+def read_manifest(index_dir: str | Path) -> dict[str, Any]:
+    """The parsed ``manifest.json`` of an index directory."""
+    return json.loads((Path(index_dir) / "manifest.json").read_text())
+
+
+__all__ = ["SERVICE_BITS", "IndexStats", "build_index", "read_manifest"]
