@@ -1,0 +1,115 @@
+"""``shoparena episodes ...``: run in-process agents over a suite; build template suites from a catalog."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.console import Console
+
+episodes_app = typer.Typer(
+    help="Run in-process agents (e.g. the rule-based planner) over suites.", no_args_is_help=True
+)
+console = Console(stderr=True)
+
+
+@episodes_app.command("run")
+def run(
+    agent: str = typer.Option("planner", "--agent", help="In-process agent name (planner)."),
+    suite: Path = typer.Option(
+        ..., "--suite", exists=True, dir_okay=False, help="SB JSONL or ORO suite JSON."
+    ),
+    index: Path = typer.Option(..., "--index", exists=True, file_okay=False, help="Search index directory."),
+    out: Path | None = typer.Option(None, "--out", dir_okay=False, help="output.jsonl to append to."),
+    run_dir: Path | None = typer.Option(None, "--run-dir", file_okay=False, help="Run directory instead."),
+    workers: int = typer.Option(1, "--workers", min=1, help="Worker threads."),
+    max_steps: int = typer.Option(30, "--max-steps", min=1, help="Step cap per episode."),
+    kb: Path | None = typer.Option(
+        None, "--kb", exists=True, dir_okay=False, help="JSONL {url,title,content}."
+    ),
+    progress: bool = typer.Option(True, "--progress/--no-progress", help="Rich progress bar."),
+) -> None:
+    """Run an agent over a suite, writing ORO envelopes; resumes (skips problems already in the output)."""
+    from shoparena.agents import get_agent
+    from shoparena.env.episodes import run_episodes, run_episodes_dir, suite_hash
+    from shoparena.env.knowledge import KnowledgeBase
+    from shoparena.search import SearchIndex
+    from shoparena.suites.loaders import load_suite
+
+    if (out is None) == (run_dir is None):
+        raise typer.BadParameter("give exactly one of --out and --run-dir")
+    try:
+        the_agent = get_agent(agent)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+    problems, summary = load_suite(suite)
+    if summary.quarantined:
+        console.print(f"[yellow]warning:[/yellow] {summary.quarantined} suite record(s) quarantined")
+    engine = SearchIndex.open(index)
+    if run_dir is not None:
+        config = {
+            "agent": agent,
+            "suite": str(suite),
+            "index": str(index),
+            "workers": workers,
+            "max_steps": max_steps,
+        }
+        result = run_episodes_dir(
+            the_agent,
+            problems,
+            engine,
+            run_dir,
+            config=config,
+            suite_hash=suite_hash(problems),
+            workers=workers,
+            progress=progress,
+            max_steps=max_steps,
+        )
+    else:
+        assert out is not None
+        knowledge = KnowledgeBase.from_jsonl(kb) if kb is not None else None
+        result = run_episodes(
+            the_agent,
+            problems,
+            engine,
+            out,
+            workers=workers,
+            progress=progress,
+            max_steps=max_steps,
+            knowledge=knowledge,
+        )
+    console.print(
+        f"{result.agent}: {result.written} written, {result.skipped} skipped (already done) of "
+        f"{result.problems}; statuses {result.statuses}; mean steps {result.mean_steps}; {result.elapsed_s}s"
+    )
+    typer.echo(result.model_dump_json())
+
+
+@episodes_app.command("make-suite")
+def make_suite(
+    index: Path = typer.Option(..., "--index", exists=True, file_okay=False, help="Search index directory."),
+    out: Path = typer.Option(..., "--out", dir_okay=False, help="ORO suite JSON to write."),
+    per_intent: int = typer.Option(25, "--per-intent", min=0, help="Problems per intent."),
+    seed: int = typer.Option(42, "--seed"),
+    title_mode: str = typer.Option("keywords", "--title-mode", help="keywords or full (title line)."),
+) -> None:
+    """Sample template-written problems of all four intents from an indexed catalog (spec §7 style)."""
+    from shoparena.env.synthetic_suite import build_synthetic_suite
+    from shoparena.search import SearchIndex
+    from shoparena.suites.loaders import write_oro_suite
+
+    if title_mode not in ("keywords", "full"):
+        raise typer.BadParameter("--title-mode must be keywords or full")
+    engine = SearchIndex.open(index)
+    problems = build_synthetic_suite(
+        engine.iter_products(),
+        per_intent=per_intent,
+        seed=seed,
+        title_mode=title_mode,  # type: ignore[arg-type]
+    )
+    n = write_oro_suite(problems, out)
+    console.print(f"wrote {n} problems to {out}")
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(episodes_app, name="episodes")

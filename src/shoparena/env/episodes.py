@@ -1,0 +1,286 @@
+"""Run an in-process agent over a suite and write ORO ``output.jsonl`` envelopes, resumably.
+
+Each finished problem is appended and flushed at once, so an interrupted run loses at most the episodes in
+flight; a rerun skips every ``problem_id`` already in the output (no duplicates). The run-directory form
+adds ``config.yaml``, ``manifest.json`` and ``summary.json`` next to ``output.jsonl``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import subprocess
+import threading
+import time
+import uuid
+from collections import Counter
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field
+
+import shoparena
+from shoparena.env.environment import DEFAULT_MAX_STEPS, ShopEnv, TerminationReason
+from shoparena.env.knowledge import KnowledgeBase
+from shoparena.formats.io import read_trajectories
+from shoparena.formats.oro import dumps_oro_line
+from shoparena.records.catalog import Product
+from shoparena.records.problem import Intent, Problem
+from shoparena.records.trajectory import Trajectory
+from shoparena.search import SearchEngine
+
+logger = logging.getLogger(__name__)
+
+
+class EpisodeRunSummary(BaseModel):
+    """What one :func:`run_episodes` call did."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    run_id: str
+    agent: str
+    out_path: str
+    problems: int = Field(description="Problems in the suite.")
+    skipped: int = Field(description="Problems already in the output (resume).")
+    written: int = Field(description="Envelopes written by this call.")
+    statuses: dict[str, int] = Field(default_factory=dict, description="Envelope status counts (this call).")
+    termination: dict[str, int] = Field(default_factory=dict, description="Termination reasons (this call).")
+    mean_steps: float = 0.0
+    elapsed_s: float = 0.0
+
+
+def done_problem_ids(out_path: str | Path) -> set[str]:
+    """Problem ids already present in an output file (empty when it does not exist)."""
+    path = Path(out_path)
+    if not path.exists() or path.stat().st_size == 0:
+        return set()
+    return {t.problem_id for t in read_trajectories(path) if t.problem_id is not None}
+
+
+def run_episode(
+    agent: Any,
+    problem: Problem,
+    engine: SearchEngine,
+    *,
+    run_id: str = "",
+    max_steps: int = DEFAULT_MAX_STEPS,
+    knowledge: KnowledgeBase | None = None,
+    tools: Sequence[str] | None = None,
+) -> Trajectory:
+    """Play one episode of ``agent`` on ``problem``; an agent exception ends it as FAILED (agent_error)."""
+    env = ShopEnv(
+        engine,
+        tools=tools,
+        knowledge=knowledge,
+        max_steps=max_steps,
+        agent_id=getattr(agent, "name", ""),
+        run_id=run_id,
+    )
+    obs = env.reset(problem)
+    try:
+        while not obs.done:
+            action = agent.act(obs, obs.tools)
+            obs = env.step(action).observation
+    except Exception as exc:  # the agent crashed: record it, keep the run going
+        logger.warning("agent failed on %s: %s", problem.problem_id, exc)
+        env.fail(TerminationReason.AGENT_ERROR, f"{type(exc).__name__}: {exc}")
+    finally:
+        close = getattr(agent, "close", None)
+        if callable(close):
+            close(obs.episode_id)
+    return env.trajectory()
+
+
+def run_episodes(
+    agent: Any,
+    problems: Sequence[Problem],
+    engine: SearchEngine,
+    out_path: str | Path,
+    *,
+    workers: int = 1,
+    run_id: str | None = None,
+    progress: bool = True,
+    max_steps: int = DEFAULT_MAX_STEPS,
+    knowledge: KnowledgeBase | None = None,
+    tools: Sequence[str] | None = None,
+    on_trajectory: Callable[[Trajectory], None] | None = None,
+) -> EpisodeRunSummary:
+    """Run ``agent`` on every problem not yet in ``out_path`` and append one ORO envelope per problem.
+
+    Args:
+        agent: An :class:`~shoparena.agents.base.Agent` (shared by the worker threads).
+        problems: The suite.
+        engine: Search backend (shared).
+        out_path: ``output.jsonl`` to append to (created when missing).
+        workers: Worker threads.
+        run_id: Recorded on trajectories; a random one by default.
+        progress: Show a Rich progress bar.
+        max_steps: Step cap per episode.
+        knowledge: Knowledge base for ``web_search`` (web problems); None = catalog-derived, built lazily
+            when the suite has web problems.
+        tools: Tool names to expose (None = the environment's default per intent).
+        on_trajectory: Called with every finished trajectory (e.g. for scoring on the fly).
+
+    Returns:
+        Counts of what was skipped and written.
+    """
+    if workers < 1:
+        raise ValueError(f"run_episodes.workers must be >= 1, got {workers}")
+    started = time.perf_counter()
+    out = Path(out_path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    run_id = run_id or uuid.uuid4().hex[:12]
+    done = done_problem_ids(out)
+    seen: set[str] = set()
+    todo = []
+    for p in problems:
+        if p.problem_id in done or p.problem_id in seen:
+            continue
+        seen.add(p.problem_id)
+        todo.append(p)
+    if knowledge is None and any(p.intent is Intent.WEB for p in todo):
+        knowledge = _catalog_knowledge(engine)
+    lock = threading.Lock()
+    statuses: Counter[str] = Counter()
+    reasons: Counter[str] = Counter()
+    steps: list[int] = []
+
+    def play(problem: Problem) -> Trajectory:
+        return run_episode(
+            agent, problem, engine, run_id=run_id, max_steps=max_steps, knowledge=knowledge, tools=tools
+        )
+
+    bar = None
+    if progress and todo:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        bar = Progress(TextColumn("episodes"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+        task = bar.add_task("episodes", total=len(todo))
+        bar.start()
+    try:
+        with out.open("a", encoding="utf-8") as fh, ThreadPoolExecutor(max_workers=workers) as pool:
+            futures = [pool.submit(play, p) for p in todo]
+            for future in as_completed(futures):
+                traj = future.result()
+                with lock:
+                    fh.write(dumps_oro_line(traj) + "\n")
+                    fh.flush()
+                    statuses[traj.status.value] += 1
+                    reasons[str(traj.meta.get("termination_reason"))] += 1
+                    steps.append(len(traj.steps))
+                if on_trajectory is not None:
+                    on_trajectory(traj)
+                if bar is not None:
+                    bar.advance(task)
+    finally:
+        if bar is not None:
+            bar.stop()
+    return EpisodeRunSummary(
+        run_id=run_id,
+        agent=str(getattr(agent, "name", type(agent).__name__)),
+        out_path=str(out),
+        problems=len(problems),
+        skipped=len(problems) - len(todo),
+        written=sum(statuses.values()),
+        statuses=dict(statuses),
+        termination=dict(reasons),
+        mean_steps=round(sum(steps) / len(steps), 3) if steps else 0.0,
+        elapsed_s=round(time.perf_counter() - started, 3),
+    )
+
+
+def _catalog_knowledge(engine: SearchEngine) -> KnowledgeBase | None:
+    iter_products = getattr(engine, "iter_products", None)
+    if iter_products is None:
+        return None
+    products: list[Product] = []
+    for i, product in enumerate(iter_products()):
+        if i >= 200_000:  # keep the offline KB bounded on full-size catalogs
+            break
+        products.append(product)
+    return KnowledgeBase.from_catalog(products)
+
+
+def _git_sha() -> str | None:
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            cwd=Path(__file__).resolve().parent,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None
+
+
+def run_episodes_dir(
+    agent: Any,
+    problems: Sequence[Problem],
+    engine: SearchEngine,
+    run_dir: str | Path,
+    *,
+    config: dict[str, Any],
+    suite_hash: str = "",
+    workers: int = 1,
+    progress: bool = True,
+    max_steps: int = DEFAULT_MAX_STEPS,
+) -> EpisodeRunSummary:
+    """The run-directory form of :func:`run_episodes`: ``config.yaml``, ``manifest.json``, ``output.jsonl``,
+    ``summary.json``. Rerunning on the same directory resumes (the run id is kept).
+    """
+    root = Path(run_dir)
+    root.mkdir(parents=True, exist_ok=True)
+    manifest_path = root / "manifest.json"
+    manifest: dict[str, Any] = json.loads(manifest_path.read_text()) if manifest_path.exists() else {}
+    run_id = manifest.get("run_id") or uuid.uuid4().hex[:12]
+    (root / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    manifest.update(
+        {
+            "run_id": run_id,
+            "kind": "episodes",
+            "agent": str(getattr(agent, "name", type(agent).__name__)),
+            "package_version": shoparena.__version__,
+            "git_sha": _git_sha(),
+            "suite_size": len(problems),
+            "suite_hash": suite_hash,
+            "created": manifest.get("created") or time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        }
+    )
+    manifest_path.write_text(json.dumps(manifest, indent=2))
+    summary = run_episodes(
+        agent,
+        problems,
+        engine,
+        root / "output.jsonl",
+        workers=workers,
+        run_id=run_id,
+        progress=progress,
+        max_steps=max_steps,
+    )
+    (root / "summary.json").write_text(summary.model_dump_json(indent=2))
+    return summary
+
+
+def suite_hash(problems: Sequence[Problem]) -> str:
+    """sha256 over the problems' content hashes, in order."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for p in problems:
+        digest.update(p.content_hash.encode())
+    return digest.hexdigest()
+
+
+__all__ = [
+    "EpisodeRunSummary",
+    "done_problem_ids",
+    "run_episode",
+    "run_episodes",
+    "run_episodes_dir",
+    "suite_hash",
+]

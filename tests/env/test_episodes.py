@@ -1,0 +1,119 @@
+"""episodes run: envelopes written per problem, readable by shoparena.formats, resumable; the CLI form."""
+
+from __future__ import annotations
+
+import json
+
+from typer.testing import CliRunner
+
+from shoparena.agents import PlannerAgent, ScriptedAgent, tagged_step
+from shoparena.cli.main import app
+from shoparena.env.episodes import done_problem_ids, run_episodes, run_episodes_dir
+from shoparena.env.synthetic_suite import build_synthetic_suite
+from shoparena.formats.io import read_trajectories
+from shoparena.suites.loaders import load_suite, write_oro_suite
+
+
+def test_run_writes_envelopes_and_resumes(synth, tmp_path) -> None:
+    problems = build_synthetic_suite(synth.index.iter_products(), per_intent=2, seed=3)
+    out = tmp_path / "output.jsonl"
+    first = run_episodes(PlannerAgent(), problems[:5], synth.index, out, workers=2, progress=False)
+    assert first.written == 5 and first.skipped == 0
+    second = run_episodes(PlannerAgent(), problems, synth.index, out, workers=2, progress=False)
+    assert second.skipped == 5 and second.written == len(problems) - 5
+    trajs = list(read_trajectories(out))
+    assert sorted(t.problem_id for t in trajs) == sorted(p.problem_id for p in problems)  # no duplicates
+    assert all(t.steps and t.steps[-1].tool_calls[-1].name == "terminate" for t in trajs)
+    assert done_problem_ids(out) == {p.problem_id for p in problems}
+
+
+def test_agent_crash_is_recorded_as_failed(hand, product_problem, tmp_path) -> None:
+    class Crashing:
+        name = "crash"
+
+        def act(self, observation, tools):
+            raise RuntimeError("model server gone")
+
+    out = tmp_path / "o.jsonl"
+    summary = run_episodes(Crashing(), [product_problem], hand.index, out, progress=False)
+    assert summary.statuses == {"FAILED": 1}
+    (traj,) = read_trajectories(out)
+    assert traj.status.value == "FAILED" and "model server gone" in traj.error.message
+
+
+def test_scripted_agent_replays_steps(hand, product_problem, tmp_path) -> None:
+    agent = ScriptedAgent(
+        [
+            tagged_step("s", [{"name": "find_product", "parameters": {"q": "nike", "page": 1}}]),
+            tagged_step(
+                "r",
+                [
+                    {"name": "recommend_product", "parameters": {"product_ids": "101"}},
+                    {"name": "terminate", "parameters": {"status": "success"}},
+                ],
+            ),
+        ]
+    )
+    out = tmp_path / "o.jsonl"
+    run_episodes(agent, [product_problem], hand.index, out, progress=False)
+    (traj,) = read_trajectories(out)
+    assert [c.name for s in traj.steps for c in s.tool_calls] == [
+        "find_product",
+        "recommend_product",
+        "terminate",
+    ]
+    assert traj.steps[0].tool_calls[0].result[0]["product_id"] == "101"
+    assert [i for _, i in agent.calls] == [1, 2]
+
+
+def test_cli_run_out_and_run_dir(synth, tmp_path) -> None:
+    problems = build_synthetic_suite(synth.index.iter_products(), per_intent=1, seed=5)
+    suite = tmp_path / "suite.json"
+    write_oro_suite(problems, suite)
+    loaded, _ = load_suite(suite)
+    assert [p.problem_id for p in loaded] == [p.problem_id for p in problems]
+    out = tmp_path / "out.jsonl"
+    runner = CliRunner()
+    args = [
+        "episodes",
+        "run",
+        "--agent",
+        "planner",
+        "--suite",
+        str(suite),
+        "--index",
+        str(synth.index.index_dir),
+        "--no-progress",
+    ]
+    res = runner.invoke(app, [*args, "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    assert len(list(read_trajectories(out))) == len(problems)
+    res = runner.invoke(app, [*args, "--out", str(out)])
+    assert res.exit_code == 0 and json.loads(res.stdout.strip().splitlines()[-1])["skipped"] == len(problems)
+    scored = runner.invoke(
+        app,
+        [
+            "score",
+            "--suite",
+            str(suite),
+            "--trajectories",
+            str(out),
+            "--index",
+            str(synth.index.index_dir),
+            "--json",
+        ],
+    )
+    assert scored.exit_code == 0, scored.output
+    run_dir = tmp_path / "run"
+    res = runner.invoke(app, [*args, "--run-dir", str(run_dir)])
+    assert res.exit_code == 0, res.output
+    assert {p.name for p in run_dir.iterdir()} >= {
+        "config.yaml",
+        "manifest.json",
+        "output.jsonl",
+        "summary.json",
+    }
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    summary = run_episodes_dir(PlannerAgent(), loaded, synth.index, run_dir, config={}, progress=False)
+    assert summary.skipped == len(problems) and summary.run_id == manifest["run_id"]
+    assert runner.invoke(app, [*args]).exit_code != 0  # neither --out nor --run-dir
