@@ -58,5 +58,51 @@ def validate(
 # --- further suite commands are added below this line ---
 
 
+@suite_app.command("synth")
+def synth(
+    index: Path = typer.Option(..., "--index", exists=True, file_okay=False, help="Index directory."),
+    out: Path = typer.Option(..., "--out", "-o", dir_okay=False, help="Bank file to write."),
+    n: int = typer.Option(..., "--n", min=1, help="Problems to keep (split evenly over the intents)."),
+    seed: int = typer.Option(42, "--seed", help="RNG seed (upstream 42)."),
+    intents: str = typer.Option("product,shop,voucher,knowledge", "--intents", help="Comma list of intents."),
+    fmt: str = typer.Option("oro", "--format", help="oro (suite JSON) or sb (test JSONL)."),
+    rewriter: str | None = typer.Option(None, "--rewriter", help="OpenAI-compatible base URL (rewrites)."),
+    rewriter_model: str | None = typer.Option(None, "--rewriter-model", help="Model name for --rewriter."),
+    allow_less_than: bool = typer.Option(False, "--allow-less-than", help="Allow `less than` price bounds."),
+    as_json: bool = typer.Option(False, "--json", help="Print the synthesis report as JSON."),
+) -> None:
+    """Synthesise a checked problem bank (upstream recipe, template queries, ORO labels) over an index.
+
+    Web (knowledge) problems need their knowledge pages: written next to the bank as OUT.knowledge.jsonl.
+    """
+    from shoparena.suites.queries import LLMRewriter
+    from shoparena.suites.synth import SynthOptions, knowledge_path_for, parse_intents, synthesize_bank
+
+    try:
+        chosen = parse_intents(intents)
+        options = SynthOptions(n=n, seed=seed, intents=chosen, allow_less_than=allow_less_than)
+    except ValueError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(code=2) from None
+    if fmt not in ("oro", "sb"):
+        typer.echo(f"error: --format must be oro or sb, got {fmt!r}", err=True)
+        raise typer.Exit(code=2)
+    rw = LLMRewriter.from_url(rewriter, model=rewriter_model) if rewriter else None
+    report = synthesize_bank(index, out, options, fmt=fmt, rewriter=rw)
+    if as_json:
+        typer.echo(report.model_dump_json())
+        return
+    console.print(
+        f"[bold]{out}[/bold]: kept {report.kept} of {report.generated} generated "
+        f"({report.rejected} rejected: {report.rejected_by_reason}) in {report.seconds:.1f}s; "
+        f"by intent {report.kept_by_intent}"
+    )
+    for intent, row in report.kept_by_difficulty.items():
+        console.print(f"  {intent}: {dict(sorted(row.items()))}")
+    if report.knowledge_pages:
+        console.print(f"  knowledge pages: {report.knowledge_pages} -> {knowledge_path_for(out)}")
+    if report.shortfall:
+        console.print(f"[yellow]shortfall[/yellow] {report.shortfall}")
+
 def register(app: typer.Typer) -> None:
     app.add_typer(suite_app, name="suite")
