@@ -43,6 +43,8 @@ def _root(
         handlers=[RichHandler(show_path=False, rich_tracebacks=True)],
         force=True,
     )
+    # bm25s logs every index build at DEBUG through its own logger; keep the CLI output readable.
+    logging.getLogger("bm25s").setLevel(logging.WARNING)
 
 
 def _register_all() -> None:

@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console
-from rich.table import Table
 
 if TYPE_CHECKING:
     from shoparena.scoring.lookup import ProductLookup
@@ -57,6 +56,7 @@ def score(
     """Score trajectories against a suite; prints per-category n, ASR, GT rate, format and field matching."""
     from shoparena.formats.io import read_trajectories
     from shoparena.scoring.profiles import NO_THINK_ROLES, OUTPUT_ROLES, get_profile
+    from shoparena.scoring.report import print_run_score
     from shoparena.scoring.scorer import score_run
     from shoparena.scoring.similarity import get_similarity
     from shoparena.suites.loaders import load_suite
@@ -93,30 +93,7 @@ def score(
         payload["duplicate_trajectories"] = result.duplicates
         typer.echo(json.dumps(payload))
         return
-    table = Table(title=f"profile {agg.profile}  title {agg.title_backend} >= {agg.title_threshold}")
-    for col in ("category", "n", "scored", "ASR", "gt rate", "format", "field matching"):
-        table.add_column(col, justify="right" if col != "category" else "left")
-    rows = [*agg.per_category.items(), ("all", agg)]
-    for name, rep in rows:
-        table.add_row(
-            name,
-            str(rep.total_problems),
-            str(rep.scored_problems),
-            f"{rep.success_rate:.3f}",
-            f"{rep.ground_truth_rate:.3f}",
-            f"{rep.format_score:.3f}",
-            f"{rep.field_matching:.3f}",
-        )
-    console.print(table)
-    console.print(
-        f"denominator {agg.denominator}; missing trajectories {result.missing} of {agg.total_problems}; "
-        f"failed runs {agg.failed_runs}; timed out {agg.timed_out_runs}; "
-        f"unmatched trajectories {len(result.unmatched)}; duplicates replaced {result.duplicates}"
-    )
-    if not agg.title_comparable:
-        console.print(
-            f"[yellow]title backend {agg.title_backend} is not the reference model: non-comparable[/yellow]"
-        )
+    print_run_score(console, result)
 
 
 def register(app: typer.Typer) -> None:
