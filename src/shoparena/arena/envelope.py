@@ -9,6 +9,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from shoparena.jsonl import read_jsonl_dicts
+
 ENVELOPE_KEYS = (
     "problem_id",
     "status",
@@ -124,7 +126,9 @@ class EnvelopeLog:
                 with open(path, "r+b") as fh:
                     fh.truncate(cut)
                 raw = raw[:cut]
-            for line in raw.splitlines():
+            for line in raw.split(b"\n"):  # never splitlines(): U+0085 may sit inside a record
+                if not line.strip():
+                    continue
                 try:
                     record = json.loads(line)
                 except ValueError:
@@ -154,13 +158,4 @@ class EnvelopeLog:
 
     def read(self) -> list[dict[str, Any]]:
         """All envelopes (bare-list legacy lines are skipped)."""
-        out = []
-        if self.path.exists():
-            for line in self.path.read_text(encoding="utf-8").splitlines():
-                try:
-                    record = json.loads(line)
-                except ValueError:
-                    continue
-                if isinstance(record, dict):
-                    out.append(record)
-        return out
+        return read_jsonl_dicts(self.path)

@@ -188,8 +188,12 @@ def select_qualifiers(
             rejected.append(c)
     if scored == 0:
         return QualifyingResult(status=RaceStatus.CANCELLED, threshold=threshold, rejected=pool)
-    return QualifyingResult(status=RaceStatus.RACE_RUNNING, threshold=threshold,
-                            qualifiers=rank_by_qualifying(accepted), rejected=rejected)
+    return QualifyingResult(
+        status=RaceStatus.RACE_RUNNING,
+        threshold=threshold,
+        qualifiers=rank_by_qualifying(accepted),
+        rejected=rejected,
+    )
 
 
 def rank_by_qualifying(qualifiers: Iterable[Qualifier]) -> list[Qualifier]:
@@ -266,8 +270,10 @@ def resolve_race(race: Race, incumbent: Incumbent | None, config: RaceConfig) ->
         assert inc.race_score is not None
         required = required_score(inc.race_score, elapsed, config)
         challenger = next((q for q in finishers if q.hotkey != incumbent.hotkey), None)
-        promoted = challenger is not None and challenger.race_score is not None and (
-            challenger.race_score > required
+        promoted = (
+            challenger is not None
+            and challenger.race_score is not None
+            and (challenger.race_score > required)
         )
         decision = PromotionDecision(
             candidate_hotkey=challenger.hotkey if challenger else None,
@@ -280,8 +286,12 @@ def resolve_race(race: Race, incumbent: Incumbent | None, config: RaceConfig) ->
         )
         if promoted:
             assert challenger is not None and challenger.hotkey is not None
-            new_incumbent = Incumbent(hotkey=challenger.hotkey, agent_version_id=challenger.agent_version_id,
-                                      top_at=race.completed_at, top_score=challenger.race_score)
+            new_incumbent = Incumbent(
+                hotkey=challenger.hotkey,
+                agent_version_id=challenger.agent_version_id,
+                top_at=race.completed_at,
+                top_score=challenger.race_score,
+            )
         else:
             finishers = [inc] + [q for q in finishers if q is not inc]
             new_incumbent = incumbent.model_copy(update={"top_score": inc.race_score})
@@ -292,8 +302,12 @@ def resolve_race(race: Race, incumbent: Incumbent | None, config: RaceConfig) ->
             top_at = race.completed_at
             if top_at is None:
                 raise ValueError("Race.completed_at is required to record when the new top took over")
-            new_incumbent = Incumbent(hotkey=winner.hotkey, agent_version_id=winner.agent_version_id,
-                                      top_at=top_at, top_score=winner.race_score)
+            new_incumbent = Incumbent(
+                hotkey=winner.hotkey,
+                agent_version_id=winner.agent_version_id,
+                top_at=top_at,
+                top_score=winner.race_score,
+            )
     ranking = [q.model_copy(update={"race_rank": i}) for i, q in enumerate(finishers, start=1)]
     return RaceOutcome(
         race_id=race.race_id,

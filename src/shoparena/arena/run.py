@@ -31,6 +31,7 @@ import shoparena
 from shoparena.arena.proxy import ProxyConfig, ProxyServer, ProxyState, create_proxy_app
 from shoparena.arena.runner import AgentRunner, ArenaProblem, public_problem, safe_name
 from shoparena.arena.sandbox import Sandbox, SandboxConfig
+from shoparena.jsonl import read_jsonl_dicts
 
 logger = logging.getLogger(__name__)
 
@@ -123,7 +124,17 @@ def _score(
         from shoparena.scoring import get_similarity, score_run
     except ImportError as err:
         return {}, f"scoring skipped: {err}"
-    trajectories = [from_oro_envelope(env) for env in envelopes]
+    from shoparena.formats._common import FormatError
+    from shoparena.records.trajectory import Trajectory
+
+    def read(env: dict[str, Any]) -> Any:
+        try:
+            return from_oro_envelope(env)
+        except FormatError as err:
+            # Malformed agent steps cost that problem (no recommendation), never the whole run's scoring.
+            return Trajectory(problem_id=env.get("problem_id"), meta={"format_error": str(err)})
+
+    trajectories = [read(env) for env in envelopes]
     sim = get_similarity(similarity)
     scores: dict[str, dict[str, Any]] = {}
     for profile in ("shoppingbench", "strict"):
@@ -206,7 +217,8 @@ def run_arena(config: ArenaRunConfig, *, backend: Any = None, search: Any = None
                 timeout_s=config.timeout_s,
                 run_timeout_s=config.run_timeout_s,
             )
-            envelopes = runner.run(problems)
+            runner.run(problems)
+            envelopes = read_jsonl_dicts(out / "agents" / name / "output.jsonl")
             logger.info("%s: %d envelopes in %.1fs", name, len(envelopes), time.monotonic() - started)
             statuses = [e.get("status") for e in envelopes]
             scores, note = _score(loader_problems, envelopes, search, config.similarity)

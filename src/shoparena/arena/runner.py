@@ -16,6 +16,7 @@ from typing import Any
 from shoparena.arena.envelope import EnvelopeLog, apply_executor_defaults, make_envelope
 from shoparena.arena.proxy import ProxyState
 from shoparena.arena.sandbox import Sandbox, SandboxResult
+from shoparena.jsonl import read_jsonl_dicts
 
 logger = logging.getLogger(__name__)
 
@@ -49,17 +50,7 @@ def safe_name(text: str) -> str:
 
 def read_trusted_log(path: Path) -> list[dict[str, Any]]:
     """The proxy's summary entries for one problem (missing file → [])."""
-    if not path.exists():
-        return []
-    entries = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        try:
-            entry = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(entry, dict) and entry.get("kind") == "summary":
-            entries.append(entry)
-    return entries
+    return [entry for entry in read_jsonl_dicts(path) if entry.get("kind") == "summary"]
 
 
 def envelope_from_result(

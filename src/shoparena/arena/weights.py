@@ -77,8 +77,11 @@ class WeightVector(BaseModel):
 
 def finishers(race: Race) -> list[Finisher]:
     """Qualifiers with a hotkey and a non-null race score (0.0 counts)."""
-    return [Finisher(q.hotkey, q.agent_version_id, q.race_score, q.race_rank)
-            for q in race.qualifiers if q.hotkey and q.race_score is not None]
+    return [
+        Finisher(q.hotkey, q.agent_version_id, q.race_score, q.race_rank)
+        for q in race.qualifiers
+        if q.hotkey and q.race_score is not None
+    ]
 
 
 def rank_finishers(items: Sequence[Finisher], rank_by: str = "race_score") -> list[Finisher]:
@@ -87,8 +90,9 @@ def rank_finishers(items: Sequence[Finisher], rank_by: str = "race_score") -> li
     With ``rank_by="race_rank"`` published ranks come first (missing ranks last), then the ORO order.
     """
     if rank_by == "race_rank":
-        return sorted(items, key=lambda f: (f.race_rank is None, f.race_rank or 0, -f.race_score,
-                                            f.agent_version_id))
+        return sorted(
+            items, key=lambda f: (f.race_rank is None, f.race_rank or 0, -f.race_score, f.agent_version_id)
+        )
     return sorted(items, key=lambda f: (-f.race_score, f.agent_version_id))
 
 

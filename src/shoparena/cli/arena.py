@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 
 import typer
@@ -16,7 +17,11 @@ console = Console()
 
 @arena_app.command("run")
 def run(
-    agents: list[Path] = typer.Option(..., "--agents", exists=True, dir_okay=False, help="Miner files."),
+    agents: list[str] = typer.Option(
+        ..., "--agents", help="Miner files or built-in miners (agentic, subtask, shortcut, ...); repeat, "
+        "comma-separate, or list more after it."
+    ),
+    more_agents: list[str] | None = typer.Argument(None, help="More agents (e.g. --agents agentic subtask)."),
     suite: Path = typer.Option(..., exists=True, dir_okay=False, help="Suite file (ORO JSON or SB JSONL)."),
     out: Path = typer.Option(..., help="Run directory (re-running resumes it)."),
     index: Path | None = typer.Option(None, exists=True, file_okay=False, help="Search index directory."),
@@ -27,14 +32,32 @@ def run(
     allowed_model: list[str] = typer.Option([], help="Inference allowlist (repeat); none accepts any model."),
     strict_nonces: bool = typer.Option(False, help="403 on catalogue dispatches without a valid nonce."),
     require_isolation: bool = typer.Option(False, help="Fail instead of degrading when bwrap is unusable."),
+    judge: str | None = typer.Option(
+        None, "--judge", help="Then judge the run: rubric or llm (llm uses --backend)."
+    ),
+    race_bank: Path | None = typer.Option(
+        None, "--race-bank", exists=True, dir_okay=False, help="Then race the agents on this hidden bank."
+    ),
 ) -> None:
     """Run each agent on every suite problem, one sandbox per problem; print a summary table."""
+    from shoparena.arena.miners import resolve_agent
     from shoparena.arena.proxy import ProxyConfig
     from shoparena.arena.run import ArenaRunConfig, run_arena
     from shoparena.arena.sandbox import SandboxConfig
 
+    try:
+        agent_files = [
+            resolve_agent(part.strip())
+            for item in [*agents, *(more_agents or [])]
+            for part in item.split(",")
+            if part.strip()
+        ]
+    except ValueError as err:
+        raise typer.BadParameter(str(err), param_hint="--agents") from None
+    if judge is not None and judge not in ("rubric", "llm"):
+        raise typer.BadParameter("--judge must be rubric or llm", param_hint="--judge")
     config = ArenaRunConfig(
-        agents=agents,
+        agents=agent_files,
         suite=suite,
         index=index,
         out=out,
@@ -66,6 +89,104 @@ def run(
     for warning in summary.isolation_warnings:
         console.print(f"[bold red]ISOLATION WARNING[/]: {warning}")
     for note in summary.notes:
+        console.print(f"[yellow]note[/]: {note}")
+    if judge is not None or race_bank is not None:
+        from shoparena.arena.incentives import RaceRunConfig, incentives_table, judge_run, race_run
+
+        report = judge_run(out, judge or "rubric", backend)
+        console.print(incentives_table(report))
+        if race_bank is not None:
+            race_config = RaceRunConfig(judge=judge or "rubric", index=index, backend=backend,
+                                        workers=workers, timeout_s=timeout, run_timeout_s=run_timeout)
+            race_run([out], race_bank, out / "race", race_config, console=console)
+
+
+@arena_app.command("judge")
+def judge_cmd(
+    run_dir: Path = typer.Argument(..., exists=True, file_okay=False, help="An arena run directory."),
+    judge: str = typer.Option("rubric", "--judge", help="rubric (offline) or llm."),
+    backend: str | None = typer.Option(None, help="Backend spec for --judge llm."),
+    profile: str = typer.Option("strict", help="Scoring profile whose success_rate is the base."),
+    max_tokens: int = typer.Option(3072, min=1, help="LLM judge: max new tokens per verdict."),
+) -> None:
+    """Judge every SUCCESS trajectory; write judge.jsonl, richness and final scores; print a table."""
+    from shoparena.arena.incentives import incentives_table, judge_run
+    from shoparena.judge.llm_judge import LLMJudgeConfig
+
+    if judge not in ("rubric", "llm"):
+        raise typer.BadParameter("--judge must be rubric or llm", param_hint="--judge")
+    try:
+        report = judge_run(run_dir, judge, backend, profile=profile,
+                           llm_config=LLMJudgeConfig(max_tokens=max_tokens))
+    except (FileNotFoundError, ValueError) as err:
+        raise typer.BadParameter(str(err)) from None
+    console.print(incentives_table(report))
+    for note in report.notes + [f"{a.agent}: {n}" for a in report.agents for n in a.notes]:
+        console.print(f"[yellow]note[/]: {note}")
+
+
+@arena_app.command("race")
+def race_cmd(
+    qualifying: list[Path] = typer.Option(..., "--qualifying", exists=True, file_okay=False,
+                                          help="Qualifying run directories (repeat)."),
+    race_bank: Path = typer.Option(..., "--race-bank", exists=True, dir_okay=False, help="Hidden bank."),
+    out: Path = typer.Option(..., "--out", help="Race output directory."),
+    index: Path | None = typer.Option(None, exists=True, file_okay=False, help="Search index directory."),
+    backend: str | None = typer.Option(None, help="Chat backend spec for the miners (and --judge llm)."),
+    judge: str = typer.Option("rubric", "--judge", help="rubric or llm."),
+    score: str = typer.Option("judge", help="Score that qualifies and races: judge, richness or base."),
+    workers: int = typer.Option(3, min=1, help="Parallel sandboxes."),
+    timeout: float = typer.Option(300.0, min=0.1, help="Per-problem timeout (s)."),
+    problem_count: int | None = typer.Option(None, min=1, help="Problems drawn from the bank."),
+    problem_seed: int = typer.Option(0, help="Seed of the draw."),
+    incumbent: str | None = typer.Option(None, help="Hotkey (agent name) of the current top miner."),
+    incumbent_since: datetime | None = typer.Option(
+        None, formats=["%Y-%m-%dT%H:%M:%S%z", "%Y-%m-%dT%H:%M:%SZ"], help="When the incumbent took the top."
+    ),
+    completed_at: datetime | None = typer.Option(
+        None, formats=["%Y-%m-%dT%H:%M:%S%z", "%Y-%m-%dT%H:%M:%SZ"],
+        help="The race's published completion time (default now); ages the incumbent's margin.",
+    ),
+    margin0: float = typer.Option(0.05, min=0, help="Margin when the top was taken."),
+    margin_min: float = typer.Option(0.01, min=0, help="Margin the decay tends to."),
+    half_life_s: float = typer.Option(3 * 86400, min=1e-9, help="Exponential decay half-life (s)."),
+    decay_shape: str = typer.Option("exponential", help="exponential or linear."),
+    linear_decay_s: float = typer.Option(7 * 86400, min=1e-9, help="Linear: time to reach margin-min (s)."),
+    qualifying_floor: float = typer.Option(0.1, min=0, help="Absolute minimum qualifying score."),
+    qualifying_ratio: float = typer.Option(0.95, min=0, max=1, help="Share of the best qualifying score."),
+) -> None:
+    """Race the qualifiers on the hidden bank; resolve the incumbent; write weights; print the leaderboard."""
+    from pydantic import ValidationError
+
+    from shoparena.arena.incentives import RaceRunConfig, race_run
+    from shoparena.arena.race import Incumbent, RaceConfig
+
+    if (incumbent is None) != (incumbent_since is None):
+        raise typer.BadParameter("--incumbent and --incumbent-since go together")
+
+    def aware(value: datetime | None) -> datetime | None:
+        return value if value is None or value.tzinfo else value.replace(tzinfo=UTC)
+
+    try:
+        config = RaceRunConfig(
+            race=RaceConfig(margin0=margin0, margin_min=margin_min, half_life_s=half_life_s,
+                            decay_shape=decay_shape, linear_decay_s=linear_decay_s,
+                            qualifying_floor=qualifying_floor, qualifying_ratio=qualifying_ratio),
+            judge=judge,
+            score=score,
+            index=index,
+            backend=backend,
+            workers=workers,
+            timeout_s=timeout,
+            completed_at=aware(completed_at),
+            incumbent=Incumbent(hotkey=incumbent, top_at=aware(incumbent_since)) if incumbent else None,
+            problem_count=problem_count,
+            problem_seed=problem_seed,
+        )
+    except ValidationError as err:
+        raise typer.BadParameter(str(err)) from None
+    result = race_run(list(qualifying), race_bank, out, config, console=console)
+    for note in result.notes:
         console.print(f"[yellow]note[/]: {note}")
 
 

@@ -53,6 +53,11 @@ def backend_from_spec(spec: str, *, api_key: str | None = None, **options: Any) 
         **options: Passed to the backend constructor (``timeout``, ``max_retries``, ``backoff``, ``sleep``,
             ``headers`` for HTTP; ``device``, ``default_max_tokens``, ``split_reasoning`` for transformers).
     """
+    if spec.strip().lower() in ("planner", "planner:xml"):
+        # The rule-based planner baseline behind the chat protocol (shoparena.llm.planner_backend).
+        from shoparena.llm.planner_backend import PlannerBackend
+
+        return PlannerBackend(mode="xml" if spec.strip().lower().endswith(":xml") else "native")
     kind, location, model = parse_backend_spec(spec)
     if kind == "openai":
         key = api_key if api_key is not None else os.environ.get(API_KEY_ENV)

@@ -1,0 +1,121 @@
+"""judge_run on a real run directory, and the race stage through the CLI (determinism, decaying threshold)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from arena_helpers import needs_bwrap
+from miner_helpers import read_jsonl, shop_world
+from typer.testing import CliRunner
+
+from shoparena.arena.incentives import judge_run, trajectory_richness
+from shoparena.arena.miners import miner_path
+from shoparena.arena.run import ArenaRunConfig, run_arena
+from shoparena.arena.sandbox import SandboxConfig
+from shoparena.cli.main import app
+from shoparena.judge.records import SCORE_BINS
+from shoparena.llm.planner_backend import PlannerBackend
+from shoparena.llm.scripted import ScriptedBackend
+
+__all__ = ["shop_world"]
+pytestmark = needs_bwrap
+
+
+@pytest.fixture(scope="module")
+def judged_run(tmp_path_factory, shop_world) -> Path:
+    out = tmp_path_factory.mktemp("incentives") / "run"
+    config = ArenaRunConfig(
+        agents=[miner_path(a) for a in ("agentic", "shortcut", "crash")], suite=shop_world.mixed, out=out,
+        workers=2, timeout_s=10, sandbox=SandboxConfig(grace_s=1, memory_bytes=1024**3),
+    )
+    run_arena(config, backend=PlannerBackend(), search=shop_world.engine)
+    return out
+
+
+def test_trajectory_richness_counts_only_stamped_catalogue_dispatches():
+    entries = [
+        {"kind": "summary", "path": "/inference/chat/completions"},
+        {"kind": "summary", "path": "/search/find_product", "nonce_status": "valid"},
+        {"kind": "summary", "path": "/search/view_product_information", "nonce_status": "replayed"},
+        {"kind": "summary", "path": "/search/get_product_raw"},
+    ]
+    rich = trajectory_richness("p", entries)
+    assert (rich.valid_count, rich.total_dispatch_count, rich.agentic_richness) == (1, 2, 0.5)
+    unstamped = trajectory_richness("p", [{"kind": "summary", "path": "/search/find_product"}])
+    assert unstamped.agentic_richness is None and not unstamped.has_nonce_stamps
+
+
+def test_judge_run_rubric_writes_verdicts_and_both_finals(judged_run):
+    report = judge_run(judged_run, "rubric")
+    scores = json.loads((judged_run / "scores.json").read_text())
+    for entry in report.agents:
+        verdicts = read_jsonl(judged_run / "agents" / entry.agent / "judge.jsonl")
+        successes = entry.envelope_statuses.get("SUCCESS", 0)
+        assert len(verdicts) == entry.judged == successes
+        assert all(v["status"] == "ok" and v["score"] in SCORE_BINS for v in verdicts)
+        assert entry.success_rate == scores[entry.agent]["strict"]["success_rate"]
+        assert entry.score is not None
+        assert entry.score.final_judge == round(entry.success_rate * entry.reasoning_coefficient, 4)
+        saved = json.loads((judged_run / "agents" / entry.agent / "incentives.json").read_text())
+        assert saved["score"]["final_judge"] == entry.score.final_judge
+    agentic, shortcut, crash = (report.agent(n) for n in ("agentic", "shortcut", "crash"))
+    assert agentic.richness.agentic_richness == 1.0 and agentic.richness.valid_count > 0
+    assert shortcut.richness.agentic_richness == 0.0 and shortcut.richness.nonce_statuses == {"missing": 2}
+    assert shortcut.reasoning_quality == 0.1  # no inference call: gate 1 fails on every trajectory
+    assert agentic.reasoning_quality > shortcut.reasoning_quality
+    # Crashed problems are not judged (no verdicts), and the richness variant has no proof to work with.
+    assert crash.judged == 0 and crash.envelope_statuses == {"FAILED": 2}
+    assert crash.richness.agentic_richness is None and crash.score.final_richness is None
+    assert json.loads((judged_run / "incentives.json").read_text())["judge"] == "rubric"
+
+
+def test_judge_run_llm_failures_are_statuses_not_zeros(judged_run):
+    report = judge_run(judged_run, "llm", backend=ScriptedBackend(default="no verdict here, sorry"))
+    agentic = report.agent("agentic")
+    verdicts = read_jsonl(judged_run / "agents" / "agentic" / "judge.jsonl")
+    assert verdicts and {v["status"] for v in verdicts} <= {"parse_error", "skipped_breaker"}
+    assert all(v["score"] is None for v in verdicts)
+    assert agentic.score is not None and agentic.score.judge_failed == len(verdicts)
+    assert agentic.score.run_failed is False or len(verdicts) >= 3
+
+
+def _race(args: list[str]) -> None:
+    result = CliRunner().invoke(app, ["arena", "race", *args])
+    assert result.exit_code == 0, result.output
+
+
+def test_race_cli_is_deterministic_and_the_margin_decays(tmp_path, shop_world):
+    qual = tmp_path / "qual"
+    result = CliRunner().invoke(app, [
+        "arena", "run", "--agents", "agentic", "shortcut", "--suite", str(shop_world.product_full),
+        "--index", str(shop_world.index), "--out", str(qual), "--backend", "planner", "--workers", "2",
+        "--timeout", "10", "--judge", "rubric",
+    ])
+    assert result.exit_code == 0, result.output
+    assert (qual / "agents" / "agentic" / "judge.jsonl").exists()
+    common = ["--qualifying", str(qual), "--race-bank", str(shop_world.product_full), "--index",
+              str(shop_world.index), "--backend", "planner", "--workers", "2", "--timeout", "10",
+              "--incumbent", "shortcut", "--incumbent-since", "2026-05-01T00:00:00Z",
+              "--margin0", "5", "--margin-min", "0", "--half-life-s", "3600"]
+    fresh = [*common, "--completed-at", "2026-05-01T00:00:00Z"]
+    _race([*fresh, "--out", str(tmp_path / "r1")])
+    _race([*fresh, "--out", str(tmp_path / "r2")])
+    assert (tmp_path / "r1" / "weights.json").read_bytes() == (tmp_path / "r2" / "weights.json").read_bytes()
+    board = json.loads((tmp_path / "r1" / "leaderboard.json").read_text())
+    scores = {row["hotkey"]: row["race_score"] for row in board}
+    assert scores["agentic"] > scores["shortcut"] > 0  # the challenger wins the race on points...
+    race = json.loads((tmp_path / "r1" / "race.json").read_text())
+    decision = race["outcome"]["decision"]
+    assert decision["promoted"] is False and decision["required_score"] > scores["agentic"]
+    # ...but the fresh incumbent keeps rank 1.
+    assert board[0]["hotkey"] == "shortcut" and board[0]["rank"] == 1
+    weights = json.loads((tmp_path / "r1" / "weights.json").read_text())
+    assert weights["top_hotkey"] == "shortcut"
+    # Thirty days later the margin has decayed to ~0: the same scores now promote the challenger.
+    _race([*common, "--completed-at", "2026-05-31T00:00:00Z", "--out", str(tmp_path / "r3")])
+    late = json.loads((tmp_path / "r3" / "race.json").read_text())["outcome"]
+    assert late["decision"]["promoted"] is True and late["decision"]["margin"] < 1e-6
+    assert late["incumbent"]["hotkey"] == "agentic"
+    assert json.loads((tmp_path / "r3" / "weights.json").read_text())["top_hotkey"] == "agentic"

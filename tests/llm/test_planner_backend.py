@@ -1,0 +1,135 @@
+"""PlannerBackend: the rule-based planner behind the chat protocol, replayed from the message history."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "arena"))
+from miner_helpers import shop_world
+
+from shoparena.agents.planner import PlannerAgent
+from shoparena.env.environment import Observation
+from shoparena.formats.native import read_tool_schemas
+from shoparena.llm.factory import backend_from_spec
+from shoparena.llm.planner_backend import (
+    MODEL_NAME,
+    NOTE,
+    PlannerBackend,
+    parse_request_text,
+)
+from shoparena.llm.types import ChatRequest
+from shoparena.records.trajectory import Step, ToolCall
+
+__all__ = ["shop_world"]
+TOOLS = [{"type": "function", "function": {"name": n, "parameters": {"type": "object"}}}
+         for n in ("find_product", "view_product_information", "recommend_product", "terminate")]
+
+
+def _execute(engine: Any, name: str, params: dict[str, Any]) -> Any:
+    if name == "find_product":
+        hits = engine.find_product(params["q"], params.get("page", 1), params.get("shop_id"),
+                                   params.get("price"), params.get("sort"), params.get("service"))
+        return [h.model_dump(mode="json") for h in hits]
+    if name == "view_product_information":
+        return [v.model_dump(mode="json") for v in engine.view_product_information(params["product_ids"])]
+    return f"{name} done"
+
+
+def _problems(shop_world) -> list[dict[str, Any]]:
+    return json.loads(shop_world.mixed.read_text())
+
+
+def _direct(engine: Any, problem: dict[str, Any]) -> list[list[tuple[str, dict]]]:
+    """The planner driven directly through its step-based API."""
+    agent, schemas = PlannerAgent(), read_tool_schemas(TOOLS)
+    steps: list[Step] = []
+    out = []
+    while True:
+        obs = Observation(episode_id="direct", problem=problem, query=problem["query"],
+                          step_index=len(steps) + 1, steps=list(steps), tools=schemas, system_prompt="")
+        text = agent.act(obs, schemas)
+        calls = [(c["name"], c["parameters"]) for block in text.split("<tool_call>")[1:]
+                 for c in json.loads(block.split("</tool_call>")[0])]
+        out.append(calls)
+        if not calls or calls[-1][0] == "terminate":
+            return out
+        done = [ToolCall(name=n, parameters=p, result=_execute(engine, n, p), has_result=True)
+                for n, p in calls]
+        steps.append(Step(index=len(steps) + 1, tool_calls=done))
+
+
+def _through_backend(engine: Any, problem: dict[str, Any], mode: str) -> tuple[list, list, list]:
+    """The planner driven as a chat model, as the agentic miner drives it."""
+    backend = PlannerBackend(mode=mode)  # type: ignore[arg-type]
+    messages: list[dict[str, Any]] = [{"role": "user", "content": (
+        f"Shopping request (category: {problem['category']}, difficulty: x):\n{problem['query']}")}]
+    out, replies = [], []
+    for _ in range(20):
+        reply = backend.complete(ChatRequest(model="any", messages=messages, tools=TOOLS))
+        replies.append(reply)
+        if mode == "native":
+            calls = [(c["function"]["name"], json.loads(c["function"]["arguments"]))
+                     for c in reply.tool_calls]
+            messages.append({"role": "assistant", "content": reply.content, "tool_calls": reply.tool_calls})
+            messages += [{"role": "tool", "tool_call_id": c["id"],
+                          "content": json.dumps(_execute(engine, n, p))}
+                         for c, (n, p) in zip(reply.tool_calls, calls, strict=True)]
+        else:
+            calls = [(c["name"], c["parameters"]) for block in reply.content.split("<tool_call>")[1:]
+                     for c in json.loads(block.split("</tool_call>")[0])]
+            messages.append({"role": "assistant", "content": reply.content})
+            messages.append({"role": "user", "content": "\n".join(
+                "<tool_response>" + json.dumps({"name": n, "content": json.dumps(_execute(engine, n, p))})
+                + "</tool_response>" for n, p in calls)})
+        out.append(calls)
+        if not calls or calls[-1][0] == "terminate":
+            break
+    return out, replies, messages
+
+
+@pytest.mark.parametrize("mode", ["native", "xml"])
+def test_backend_replays_to_the_same_plan_as_the_agent(shop_world, mode):
+    for problem in _problems(shop_world):
+        expected = _direct(shop_world.engine, problem)
+        got, replies, _ = _through_backend(shop_world.engine, problem, mode)
+        assert got == expected and len(got) >= 3
+        assert got[-1][-2][0] == "recommend_product"
+        assert all(r.model == MODEL_NAME and r.raw["note"] == NOTE and r.raw["diverged"] is False
+                   for r in replies)
+        assert all(r.usage.completion_tokens > 0 for r in replies)
+        if mode == "native":
+            ids = [c["id"] for r in replies for c in r.tool_calls]
+            assert len(ids) == len(set(ids)) and all(r.reasoning_content for r in replies)
+
+
+def test_divergent_history_is_flagged(shop_world):
+    problem = _problems(shop_world)[0]
+    messages = [
+        {"role": "user", "content": f"Shopping request (category: Product):\n{problem['query']}"},
+        {"role": "assistant", "content": "", "tool_calls": [{"id": "a", "type": "function", "function": {
+            "name": "find_product", "arguments": json.dumps({"q": "something else"})}}]},
+        {"role": "tool", "tool_call_id": "a", "content": "[]"},
+    ]
+    reply = PlannerBackend().complete(ChatRequest(messages=messages, tools=TOOLS))
+    assert reply.raw["diverged"] is True and reply.model == MODEL_NAME
+
+
+def test_finished_plan_answers_without_calls(shop_world):
+    _, _, messages = _through_backend(shop_world.engine, _problems(shop_world)[0], "native")
+    reply = PlannerBackend().complete(ChatRequest(messages=messages, tools=TOOLS))
+    assert reply.tool_calls == [] and reply.finish_reason == "stop" and "complete" in reply.content
+
+
+def test_request_header_and_factory_spec():
+    header = "Shopping request (category: Shop, difficulty: hard):\nA\nB"
+    assert parse_request_text(header) == ("A\nB", "Shop")
+    assert parse_request_text("just a query") == ("just a query", None)
+    assert isinstance(backend_from_spec("planner"), PlannerBackend)
+    assert backend_from_spec("planner:xml").mode == "xml"
+    with pytest.raises(ValueError, match="mode"):
+        PlannerBackend(mode="json")  # type: ignore[arg-type]
