@@ -10,7 +10,8 @@ $(STAMP): pyproject.toml scripts/install_system_deps.sh
 	bash scripts/install_system_deps.sh || echo "WARNING: bubblewrap unavailable: arena sandbox isolation will degrade" >&2
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e ".[dev,serve]"
+	$(BIN)/python -m pip install -q torch==2.13.0
+	$(BIN)/python -m pip install -q -e ".[dev,serve,train]"
 	touch $(STAMP)
 
 install: $(STAMP)

@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.table import Table
 
 suite_app = typer.Typer(
-    help="Problem suites: validate, and (later) list, card, synthesise.", no_args_is_help=True
+    help="Problem suites: validate, synthesise, leak clusters, partitions, rotation, audit.", no_args_is_help=True
 )
 console = Console()
 
@@ -103,6 +103,180 @@ def synth(
         console.print(f"  knowledge pages: {report.knowledge_pages} -> {knowledge_path_for(out)}")
     if report.shortfall:
         console.print(f"[yellow]shortfall[/yellow] {report.shortfall}")
+
+
+@suite_app.command("cluster")
+def cluster(
+    files: list[Path] = typer.Argument(..., exists=True, dir_okay=False, help="Suite files (SB / ORO)."),
+    out: Path = typer.Option(..., "--out", "-o", dir_okay=False, help="clusters.json to write."),
+    index: Path | None = typer.Option(
+        None, "--index", exists=True, file_okay=False, help="Search index: shop ids of GT products."
+    ),
+    catalog: Path | None = typer.Option(
+        None, "--catalog", exists=True, dir_okay=False, help="Catalog file for shop ids (without --index)."
+    ),
+    threshold: float | None = typer.Option(None, "--threshold", help="Near-duplicate Jaccard (default 0.6)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the cluster statistics as JSON."),
+) -> None:
+    """Leak clusters: link problems sharing a GT product, a shop (with --index) or a near-duplicate query."""
+    from shoparena.suites.clusters import (
+        NEAR_DUP_THRESHOLD,
+        build_clusters,
+        load_problem_files,
+        shop_lookup_for,
+    )
+
+    problems, inputs = load_problem_files(files)
+    shop_of, links = shop_lookup_for(problems, index_dir=index, catalog=catalog)
+    report = build_clusters(
+        problems,
+        shop_of=shop_of,
+        shop_links=links,
+        threshold=NEAR_DUP_THRESHOLD if threshold is None else threshold,
+        inputs=inputs,
+    )
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(report.model_dump_json(indent=1), encoding="utf-8")
+    if as_json:
+        typer.echo(json.dumps({"stats": report.stats.model_dump(), "notes": report.notes, "out": str(out)}))
+        return
+    st = report.stats
+    console.print(
+        f"[bold]{out}[/bold]: {st.problems} problems in {st.clusters} clusters "
+        f"({st.singletons} singletons, largest {st.largest}); edges {st.edges_by_reason}; "
+        f"shop links: {report.shop_links}"
+    )
+    for note in report.notes:
+        console.print(f"[yellow]note[/yellow] {note}", highlight=False)
+
+
+@suite_app.command("partition")
+def partition(
+    bank: list[Path] = typer.Option(..., "--bank", exists=True, dir_okay=False, help="Bank file(s)."),
+    out: Path = typer.Option(..., "--out", "-o", file_okay=False, help="Directory for pools + manifest."),
+    public_size: int = typer.Option(30, "--public-size", min=1, help="Problems per public version."),
+    public_versions: int = typer.Option(1, "--public-versions", min=0, help="Public versions now (v1..vK)."),
+    reserve: int | None = typer.Option(
+        None, "--reserve", min=0, help="Problems kept for `rotate` (default public-size x versions)."
+    ),
+    hidden: int = typer.Option(0, "--hidden", min=0, help="Hidden race bank size."),
+    heldout: int | None = typer.Option(None, "--heldout", min=0, help="Held-out size (default 15 %)."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the cluster order."),
+    index: Path | None = typer.Option(
+        None, "--index", exists=True, file_okay=False, help="Search index: shop ids of GT products."
+    ),
+    catalog: Path | None = typer.Option(
+        None, "--catalog", exists=True, dir_okay=False, help="Catalog file for shop ids (without --index)."
+    ),
+    force: bool = typer.Option(False, "--force", help="Overwrite an existing partition in OUT."),
+    as_json: bool = typer.Option(False, "--json", help="Print the manifest as JSON."),
+) -> None:
+    """Assign whole leak clusters to public suites, reserve, held-out, hidden and train pools."""
+    from shoparena.suites.clusters import load_problem_files, shop_lookup_for
+    from shoparena.suites.partition import MANIFEST_NAME, PartitionParams, partition_bank, summary_rows
+
+    if (out / MANIFEST_NAME).exists() and not force:
+        typer.echo(f"error: {out / MANIFEST_NAME} exists (rotation history would be lost): --force", err=True)
+        raise typer.Exit(code=2)
+    problems, inputs = load_problem_files(bank)
+    shop_of, links = shop_lookup_for(problems, index_dir=index, catalog=catalog)
+    params = PartitionParams(
+        seed=seed,
+        public_size=public_size,
+        public_versions=public_versions,
+        reserve=reserve,
+        hidden=hidden,
+        heldout=heldout,
+    )
+    manifest = partition_bank(
+        problems, out, params=params, shop_of=shop_of, shop_links=links, bank_files=inputs
+    )
+    if as_json:
+        typer.echo(manifest.model_dump_json())
+        return
+    title = f"{out}: {manifest.bank_problems} problems, seed {seed}"
+    _print_pools(manifest.clusters.notes, summary_rows(manifest), title)
+
+
+def _print_pools(notes: list[str], rows: list[list[str]], title: str) -> None:
+    table = Table("pool", "problems/requested", "clusters", "by category", "by difficulty", title=title)
+    for row in rows:
+        table.add_row(*row)
+    console.print(table)
+    for note in notes:
+        console.print(f"[yellow]note[/yellow] {note}", highlight=False)
+
+
+@suite_app.command("rotate")
+def rotate(
+    directory: Path = typer.Option(..., "--dir", exists=True, file_okay=False, help="A partition directory."),
+    as_json: bool = typer.Option(False, "--json", help="Print the updated manifest as JSON."),
+) -> None:
+    """Draw the next public version from the reserve (whole clusters, no reuse). Exits 1 when exhausted."""
+    from shoparena.suites.partition import PartitionError, ReserveExhaustedError, rotate_public, summary_rows
+
+    try:
+        manifest = rotate_public(directory)
+    except ReserveExhaustedError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(code=1) from None
+    except PartitionError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(code=2) from None
+    if as_json:
+        typer.echo(manifest.model_dump_json())
+        return
+    latest = manifest.public_versions[-1]
+    _print_pools(manifest.clusters.notes, summary_rows(manifest), f"{directory}: new {latest}")
+
+
+@suite_app.command("audit")
+def audit(
+    a: Path = typer.Argument(..., exists=True, dir_okay=False, help="First problem or corpus file."),
+    b: Path = typer.Argument(..., exists=True, dir_okay=False, help="Second problem or corpus file."),
+    as_json: bool = typer.Option(False, "--json", help="Print the full report as JSON."),
+    index: Path | None = typer.Option(
+        None, "--index", exists=True, file_okay=False, help="Search index: shop ids of GT products."
+    ),
+    catalog: Path | None = typer.Option(
+        None, "--catalog", exists=True, dir_okay=False, help="Catalog file for shop ids (without --index)."
+    ),
+    threshold: float | None = typer.Option(None, "--threshold", help="Near-duplicate Jaccard (default 0.6)."),
+    limit: int = typer.Option(10, "--limit", min=0, help="Findings shown per kind (text output)."),
+) -> None:
+    """Leaks between two files: query overlaps, near-duplicates, shared GT/shops, straddling clusters.
+
+    Exits 1 when any leak cluster straddles the two files, 2 when a file cannot be read.
+    """
+    from shoparena.suites.audit import AuditInputError, audit_files, describe_findings
+    from shoparena.suites.clusters import NEAR_DUP_THRESHOLD
+
+    try:
+        report = audit_files(
+            a,
+            b,
+            threshold=NEAR_DUP_THRESHOLD if threshold is None else threshold,
+            index_dir=index,
+            catalog=catalog,
+        )
+    except AuditInputError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(code=2) from None
+    if as_json:
+        typer.echo(report.model_dump_json())
+    else:
+        verdict = "[red]LEAK[/red]" if report.leak else "[green]clean[/green]"
+        console.print(
+            f"{verdict} A={a} ({report.a.format}, {report.a.items} items) "
+            f"B={b} ({report.b.format}, {report.b.items} items)",
+            highlight=False,
+        )
+        console.print(f"counts: {report.counts.model_dump()}", highlight=False)
+        for line in describe_findings(report, limit):
+            console.print(line, markup=False, highlight=False)
+    if report.leak:
+        raise typer.Exit(code=1)
+
 
 def register(app: typer.Typer) -> None:
     app.add_typer(suite_app, name="suite")

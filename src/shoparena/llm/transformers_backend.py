@@ -66,6 +66,30 @@ def parse_generated_text(text: str, *, parse_tools: bool, split_reasoning: bool)
     )
 
 
+class _StopOnGeneratedText:
+    """Stop once a stop string appears in the generated text.
+
+    generate()'s own ``stop_strings`` also matches across the prompt boundary (a prompt ending in "\\n" plus
+    one generated "\\n" satisfies the stop "\\n\\n"), unlike OpenAI-compatible servers, which match only
+    the completion. Only a recent window of new tokens is decoded: a stop of L characters spans at most 4L
+    byte tokens, and it is checked at every step, so it is caught the step it completes.
+    """
+
+    def __init__(self, tokenizer: Any, stops: list[str], prompt_len: int) -> None:
+        self.tokenizer = tokenizer
+        self.stops = [stop for stop in stops if stop]
+        self.prompt_len = prompt_len
+        self.window = 4 * max((len(stop) for stop in self.stops), default=0) + 4
+
+    def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
+        import torch
+
+        tail = input_ids[0, self.prompt_len:][-self.window:]
+        text = self.tokenizer.decode(tail, skip_special_tokens=False)
+        hit = any(stop in text for stop in self.stops)
+        return torch.full((input_ids.shape[0],), hit, dtype=torch.bool, device=input_ids.device)
+
+
 class TransformersBackend:
     """Generate with a local HF causal LM using its tokenizer's chat template (tools passed to the template).
 
@@ -113,14 +137,17 @@ class TransformersBackend:
             ) from exc
         device = self.device or ("cuda" if torch.cuda.is_available() else "cpu")
         self._tokenizer = AutoTokenizer.from_pretrained(self.model_dir)
-        self._model = AutoModelForCausalLM.from_pretrained(self.model_dir, torch_dtype="auto").to(device)
+        self._model = AutoModelForCausalLM.from_pretrained(self.model_dir, dtype="auto").to(device)
         self._model.eval()
         return self._model, self._tokenizer
 
     def complete(self, request: ChatRequest) -> ChatResponse:
         """Render the chat template, generate, and parse the new tokens."""
         model, tokenizer = self._load()
-        template_kwargs: dict[str, Any] = {"tools": request.tools} if request.tools else {}
+        # Same knob as vLLM/SGLang (e.g. {"enable_thinking": False}), so one request works on every backend.
+        template_kwargs: dict[str, Any] = dict(request.extra_body.get("chat_template_kwargs") or {})
+        if request.tools:
+            template_kwargs["tools"] = request.tools
         prompt = tokenizer.apply_chat_template(
             request.messages, tokenize=False, add_generation_prompt=True, **template_kwargs
         )
@@ -135,7 +162,7 @@ class TransformersBackend:
         else:
             gen_kwargs["do_sample"] = False
         if request.stop:
-            gen_kwargs.update(stop_strings=request.stop, tokenizer=tokenizer)
+            gen_kwargs["stopping_criteria"] = [_StopOnGeneratedText(tokenizer, request.stop, prompt_len)]
         if getattr(tokenizer, "pad_token_id", None) is None:
             gen_kwargs["pad_token_id"] = getattr(tokenizer, "eos_token_id", None)
         with self._lock:

@@ -1,0 +1,137 @@
+"""A ChatML chat template that renders tools (Hermes/Qwen tag conventions) and marks assistant turns for
+assistant-only loss.
+
+Format (the facts other tools rely on):
+
+* turns are ``<|im_start|>{role}\\n{content}<|im_end|>\\n``;
+* when ``tools`` are given, the system turn lists each tool schema as one JSON line inside
+  ``<tools>…</tools>`` and asks for calls as ``<tool_call>\\n{"name": …, "arguments": {…}}\\n</tool_call>``;
+* assistant tool calls are rendered back in that same form (one block per call, after any text), so a
+  model trained on these renderings emits what :func:`shoparena.llm.transformers_backend.parse_generated_text`
+  parses;
+* consecutive ``tool`` messages become one ``user`` turn of ``<tool_response>…</tool_response>`` blocks;
+* everything the assistant produces, its closing ``<|im_end|>`` included, sits between
+  ``{% generation %}`` and ``{% endgeneration %}``, which transformers turns into the assistant mask that
+  TRL's ``assistant_only_loss`` needs;
+* with ``thinking=True`` an assistant ``reasoning_content`` is rendered as ``<think>\\n…\\n</think>\\n\\n``
+  before the content, and ``enable_thinking=False`` adds an empty think block to the generation prompt (the
+  Qwen3 convention for turning reasoning off).
+"""
+
+from __future__ import annotations
+
+# Bump when the rendered text changes: builders record it, and a folder with an older version is rebuilt.
+TEMPLATE_VERSION = 1
+
+_CONTENT_MACRO = r"""
+{%- macro render_content(content) -%}
+  {%- if content is string -%}{{- content -}}
+  {%- elif content is mapping -%}{{- content | tojson -}}
+  {%- elif content is iterable -%}
+    {%- for part in content -%}{%- if part.text is defined -%}{{- part.text -}}{%- endif -%}{%- endfor -%}
+  {%- endif -%}
+{%- endmacro -%}
+"""
+
+_SYSTEM = r"""
+{%- if messages and messages[0].role == 'system' -%}
+  {%- set system_text = render_content(messages[0].content) -%}
+  {%- set loop_messages = messages[1:] -%}
+{%- else -%}
+  {%- set system_text = DEFAULT_SYSTEM -%}
+  {%- set loop_messages = messages -%}
+{%- endif -%}
+{%- if tools -%}
+  {{- '<|im_start|>system\n' -}}
+  {%- if system_text -%}{{- system_text + '\n\n' -}}{%- endif -%}
+  {{- '# Tools\n\nThese functions are available, one JSON schema per line inside '
+      '<tools></tools>:\n<tools>\n' -}}
+  {%- for tool in tools -%}{{- tool | tojson -}}{{- '\n' -}}{%- endfor -%}
+  {{- '</tools>\n\nTo call functions, reply with one JSON object per call, each inside '
+      '<tool_call></tool_call> tags:\n<tool_call>\n{"name": <function-name>, "arguments": '
+      '<arguments-json-object>}\n</tool_call><|im_end|>\n' -}}
+{%- elif system_text -%}
+  {{- '<|im_start|>system\n' + system_text + '<|im_end|>\n' -}}
+{%- endif -%}
+"""
+
+_ASSISTANT_THINK = r"""
+      {%- if message.reasoning_content is defined and message.reasoning_content -%}
+        {{- '<think>\n' + message.reasoning_content.strip() + '\n</think>\n\n' -}}
+      {%- endif -%}
+"""
+
+_MESSAGES_HEAD = r"""
+{%- for message in loop_messages -%}
+  {%- if message.role == 'assistant' -%}
+    {{- '<|im_start|>assistant\n' -}}
+    {%- generation -%}
+"""
+
+_MESSAGES_TAIL = r"""
+      {%- set text = render_content(message.content) if message.content is defined else '' -%}
+      {{- text -}}
+      {%- if message.tool_calls is defined and message.tool_calls -%}
+        {%- for call in message.tool_calls -%}
+          {%- set fn = call.function if call.function is defined else call -%}
+          {%- if text or not loop.first -%}{{- '\n' -}}{%- endif -%}
+          {{- '<tool_call>\n{"name": ' + (fn.name | tojson) + ', "arguments": ' -}}
+          {%- if fn.arguments is string -%}{{- fn.arguments -}}
+          {%- elif fn.arguments is defined -%}{{- fn.arguments | tojson -}}
+          {%- else -%}{{- '{}' -}}{%- endif -%}
+          {{- '}\n</tool_call>' -}}
+        {%- endfor -%}
+      {%- endif -%}
+      {{- '<|im_end|>' -}}
+    {%- endgeneration -%}
+    {{- '\n' -}}
+  {%- elif message.role == 'tool' -%}
+    {%- if loop.first or loop_messages[loop.index0 - 1].role != 'tool' -%}
+      {{- '<|im_start|>user' -}}
+    {%- endif -%}
+    {{- '\n<tool_response>\n' + render_content(message.content) + '\n</tool_response>' -}}
+    {%- if loop.last or loop_messages[loop.index0 + 1].role != 'tool' -%}{{- '<|im_end|>\n' -}}{%- endif -%}
+  {%- else -%}
+    {{- '<|im_start|>' + message.role + '\n' + render_content(message.content) + '<|im_end|>\n' -}}
+  {%- endif -%}
+{%- endfor -%}
+{%- if add_generation_prompt -%}
+  {{- '<|im_start|>assistant\n' -}}
+"""
+
+_NO_THINK_PROMPT = r"""
+  {%- if enable_thinking is defined and enable_thinking is false -%}
+    {{- '<think>\n\n</think>\n\n' -}}
+  {%- endif -%}
+"""
+
+_END = r"""
+{%- endif -%}
+"""
+
+
+def chatml_tools_template(*, default_system: str = "", thinking: bool = False) -> str:
+    """Build the Jinja chat template described in the module docstring.
+
+    Args:
+        default_system: System text used when the conversation has no system message ("" for none).
+        thinking: Render ``reasoning_content`` as ``<think>`` blocks and honour ``enable_thinking=False``.
+
+    Returns:
+        The template source, for ``tokenizer.chat_template``.
+    """
+    default = "{%- set DEFAULT_SYSTEM = " + _jinja_string(default_system) + " -%}"
+    parts = [default, _CONTENT_MACRO, _SYSTEM, _MESSAGES_HEAD]
+    if thinking:
+        parts.append(_ASSISTANT_THINK)
+    parts.append(_MESSAGES_TAIL)
+    if thinking:
+        parts.append(_NO_THINK_PROMPT)
+    parts.append(_END)
+    return "".join(part.strip() for part in parts) + "\n"
+
+
+def _jinja_string(text: str) -> str:
+    """Quote ``text`` as a Jinja string literal."""
+    escaped = text.replace("\\", "\\\\").replace("'", "\\'").replace("\n", "\\n")
+    return f"'{escaped}'"
