@@ -10,7 +10,8 @@ from rich.console import Console
 from rich.table import Table
 
 suite_app = typer.Typer(
-    help="Problem suites: validate, synthesise, leak clusters, partitions, rotation, audit.", no_args_is_help=True
+    help="Problem suites: validate, synthesise, leak clusters, partitions, rotation, audit.",
+    no_args_is_help=True,
 )
 console = Console()
 
