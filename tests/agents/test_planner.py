@@ -1,17 +1,19 @@
-"""The rule-based planner: solves most template problems, always well-formed, budget-aware."""
+"""The rule-based planner: solves most synthesised problems of each intent, well-formed, budget-aware."""
 
 from __future__ import annotations
 
-from collections import defaultdict
+import pytest
 
 from shoparena.agents import PlannerAgent, get_agent
 from shoparena.catalog.io import CatalogWriter
 from shoparena.env import KnowledgeBase, ShopEnv
-from shoparena.env.synthetic_suite import build_synthetic_suite, voucher_appendix
+from shoparena.env.knowledge import KnowledgePage, pages_from_catalog
 from shoparena.records.catalog import Product
 from shoparena.records.problem import Intent, Problem, RewardItem, Voucher
 from shoparena.scoring import ExactSimilarity, LexicalSimilarity, score_trajectory
 from shoparena.search import SearchIndex, build_index
+from shoparena.suites.queries import voucher_appendix
+from shoparena.suites.synth import SynthOptions, synthesize_problems
 
 
 def play(agent, index, problem, kb=None):
@@ -22,26 +24,55 @@ def play(agent, index, problem, kb=None):
     return env.trajectory()
 
 
-def test_planner_solves_most_synthetic_problems(synth) -> None:
+# Lower bounds well below what the planner measures on these 12-problem banks over the 2,000-product test
+# catalog (seeds 21-23: product 1.00/1.00/1.00, shop 1.00/0.83/0.83, voucher 1.00/1.00/0.92, web
+# 0.92/0.83/0.67; n = 40: 0.95 / 0.975 / 0.95 / 0.90). Sibling listings with near-identical titles make
+# some problems undecidable from the text alone, so 100 % is not the target.
+ASR_BOUNDS = {Intent.PRODUCT: 0.75, Intent.SHOP: 0.6, Intent.VOUCHER: 0.6, Intent.WEB: 0.5}
+
+
+@pytest.mark.parametrize("intent", list(ASR_BOUNDS))
+def test_planner_solves_synthesized_suites(synth, intent) -> None:
     products = list(synth.index.iter_products())
-    problems = build_synthetic_suite(products, per_intent=6, seed=21)
-    assert {p.intent for p in problems} == set(Intent)
-    assert any(p.voucher and len(p.reward) > 1 for p in problems)
-    kb = KnowledgeBase.from_catalog(products)
+    result = synthesize_problems(products, SynthOptions(n=12, seed=21, intents=(intent,)), engine=synth.index)
+    assert len(result.problems) == 12
+    kb = KnowledgeBase(pages_from_catalog(products) + [KnowledgePage(**p) for p in result.pages])
     agent = get_agent("planner")
-    wins: dict[str, list[bool]] = defaultdict(list)
-    lexical = LexicalSimilarity()
-    for problem in problems:
+    wins = []
+    for problem in result.problems:
         traj = play(agent, synth.index, problem, kb)
-        verdict = score_trajectory(problem, traj, synth.index, profile="strict", similarity=lexical)
+        verdict = score_trajectory(
+            problem, traj, synth.index, profile="strict", similarity=LexicalSimilarity()
+        )
         assert verdict.format_score == 1.0, problem.problem_id
         assert traj.steps[-1].tool_calls[-1].name == "terminate"
-        assert len(traj.steps) <= 12
-        wins[problem.intent.value].append(verdict.success)
-    rates = {k: sum(v) / len(v) for k, v in wins.items()}
-    assert sum(sum(v) for v in wins.values()) / len(problems) >= 0.75, rates
-    assert rates["product"] >= 0.8 and rates["shop"] >= 0.6 and rates["voucher"] >= 0.6, rates
+        assert len(traj.steps) <= 15
+        recommended = traj.last_recommendation()
+        assert recommended is not None
+        assert len(recommended.parameters["product_ids"].split(",")) == len(problem.reward)
+        wins.append(verdict.success)
+    assert sum(wins) / len(wins) >= ASR_BOUNDS[intent], wins
     assert not agent._episodes  # per-episode state is released
+
+
+def test_web_needs_the_knowledge_page(synth) -> None:
+    """Without the bank's brand pages the clue cannot be resolved; with them the planner finds the brand."""
+    products = list(synth.index.iter_products())
+    result = synthesize_problems(products, SynthOptions(n=6, seed=9, intents=(Intent.WEB,)))
+    with_pages = KnowledgeBase(pages_from_catalog(products) + [KnowledgePage(**p) for p in result.pages])
+    without = KnowledgeBase(pages_from_catalog(products))
+    lexical = LexicalSimilarity()
+
+    def rate(kb: KnowledgeBase) -> float:
+        wins = [
+            score_trajectory(
+                p, play(PlannerAgent(), synth.index, p, kb), synth.index, profile="strict", similarity=lexical
+            ).success
+            for p in result.problems
+        ]
+        return sum(wins) / len(wins)
+
+    assert rate(with_pages) > rate(without)
 
 
 def _p(pid: str, shop: str, title: str, price: float, **kw) -> Product:
@@ -100,10 +131,13 @@ def test_voucher_basket_respects_budget_and_shop(tmp_path) -> None:
     assert traj.last_recommendation().parameters["product_ids"] == "11,21"
     verdict = score_trajectory(problem, traj, index, profile="strict", similarity=ExactSimilarity())
     assert verdict.success and verdict.budget == 1.0
-    # Platform voucher with threshold 100: the cross-shop basket 150 - 80 = 70 passes and is the cheapest.
-    platform = voucher.model_copy(update={"voucher_type": "platform", "threshold": 100})
+    # Platform voucher, threshold 100, budget 120: only the cross-shop basket 90 + 60 = 150 -> 70 fits
+    # (150 + 60 = 210 -> 130 does not), so the planner must mix shops.
+    platform = voucher.model_copy(update={"voucher_type": "platform", "threshold": 100, "budget": 120})
     problem2 = problem.model_copy(
         update={"voucher": platform, "query": query.split("\n\nMy budget")[0] + voucher_appendix(platform)}
     )
     traj = play(PlannerAgent(), index, problem2)
     assert traj.last_recommendation().parameters["product_ids"] == "12,21"
+    verdict = score_trajectory(problem2, traj, index, profile="strict", similarity=ExactSimilarity())
+    assert verdict.budget == 1.0

@@ -1,15 +1,30 @@
-"""Query parsing: template lines, free-text price/service phrases, item splitting, the voucher appendix."""
+"""Query parsing: template lines, every phrasing the query writer uses, upstream-style free text, item
+splitting, the voucher appendix, and value mentions."""
 
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 
 import pytest
 
-from shoparena.agents.query_parser import parse_item, parse_query, parse_voucher
-from shoparena.env.synthetic_suite import requirement_lines, voucher_appendix
+from shoparena.agents.query_parser import (
+    head_phrase,
+    mentioned_values,
+    parse_item,
+    parse_query,
+    parse_voucher,
+)
 from shoparena.records.problem import RewardItem, Voucher
+from shoparena.suites.queries import (
+    pair_phrase,
+    price_phrase,
+    requirement_lines,
+    service_phrase,
+    voucher_appendix,
+)
+from shoparena.suites.synth import SynthOptions, synthesize_problems
 
 ORO_SUITE = Path("/work/shared/data/oro/problem_suite_v1.json")
 
@@ -23,13 +38,12 @@ def test_template_lines_round_trip() -> None:
         service=["freeShipping", "COD"],
         price=[{"between": [100, 350]}],
     )
-    text = "I want keyboards: mouse pad.\n" + "\n".join(requirement_lines(item, title_mode="full"))
+    text = "I want keyboards: mouse pad.\n" + "\n".join(requirement_lines(item))
     spec = parse_item(text)
     assert spec.title == "Cod Mouse Pad"
     assert spec.pairs == [("color_family", "peach"), ("type", "set b"), ("brand", "oem")]
     assert (spec.price_lo, spec.price_hi) == (100, 350) and spec.price_filter() == "100-350"
     assert spec.services == ["freeShipping", "COD"] and spec.service_filter() == "freeShipping,COD"
-    assert spec.name == "keyboards  mouse pad"
 
 
 def test_words_inside_titles_are_not_services() -> None:
@@ -48,12 +62,114 @@ def test_words_inside_titles_are_not_services() -> None:
         ("a bag between PHP 1,200 and 2,000, cash on delivery", 1200, 2000, ["COD"]),
         ("a mug under 99 PHP from LazMall on flash sale", None, 99, ["official", "flashsale"]),
         ("a case that costs at least 68 pesos", 68, None, []),
+        ("pillows costing 15 PHP or more that ships for free", 15, None, ["freeShipping"]),
+        ("a lamp priced from PHP 30 upwards that I can pay for on delivery (COD)", 30, None, ["COD"]),
+        ("sheets with a price of no less than 244 Philippine Peso and model m8 max", 244, None, []),
+        ("a bag in the 12-255 PHP price range, sold by an official store", 12, 255, ["official"]),
+        ("a toy that costs 32 to 100 Philippine Peso, on a LazFlash deal", 32, 100, ["flashsale"]),
+        ("a romper in size 0-3 months for ages 12 years and up", None, None, []),
+        ('a 10" soundbar, in the 55" size, that ships for free', None, None, ["freeShipping"]),
+        ("a fuel injector that comes with complimentary shipping", None, None, ["freeShipping"]),
+        ("a charger that costs more than 102 PHP, from a LazMall official shop", 102, None, ["official"]),
+        ("a tray with a price up to 500 Philippine Peso", None, 500, []),
     ],
 )
 def test_free_text_prices_and_services(text, lo, hi, services) -> None:
     spec = parse_item(text)
     assert (spec.price_lo, spec.price_hi) == (lo, hi)
     assert spec.services == services
+
+
+@pytest.mark.parametrize("op", ["between", "greater than", "less than"])
+def test_every_price_phrasing_of_the_writer(op) -> None:
+    for seed in range(40):
+        rng = random.Random(seed)
+        lo, hi = rng.randint(1, 900), rng.randint(1000, 9000)
+        bounds = [0, hi] if op == "less than" else [lo, None] if op == "greater than" else [lo, hi]
+        phrase = price_phrase(op, bounds, rng)
+        spec = parse_item(f"some rubber mats {phrase} and in the color blue")
+        want = (None, hi) if op == "less than" else (lo, None) if op == "greater than" else (lo, hi)
+        assert (spec.price_lo, spec.price_hi) == want, phrase
+        assert str(lo) not in spec.search_text or op == "less than", spec.search_text
+
+
+@pytest.mark.parametrize("service", ["freeShipping", "COD", "official", "flashsale"])
+def test_every_service_phrasing_of_the_writer(service) -> None:
+    for seed in range(20):
+        phrase = service_phrase(service, random.Random(seed))
+        spec = parse_item(f"a steel water bottle {phrase}, priced above 10 pesos")
+        assert spec.services == [service], phrase
+        assert spec.price_lo == 10
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("brand", "kavael"),
+        ("color_family", "wine red"),
+        ("size", "int:xs"),
+        ("shoe_size", "eu: 43"),
+        ("clothing_material", "cotton blend"),
+        ("fa_pattern", "stripe"),
+        ("induction_compatible", "no"),
+        ("size", "l"),
+        ("country_origin_hb", "hong kong"),
+    ],
+)
+def test_every_pair_phrasing_states_the_value(key, value) -> None:
+    decoys = [("color_family", "red"), ("brand", "oem"), ("assembly_required", "yes"), ("size", "s")]
+    for seed in range(12):
+        phrase = pair_phrase(key, value, random.Random(seed))
+        spec = parse_item(f"I need some stretchable cotton leggings {phrase}, priced above 20 pesos.")
+        found = mentioned_values(spec.value_text, [(key, value), *decoys])
+        assert found == {value}, (phrase, found)
+
+
+def test_value_mentions_prefer_longer_values_and_need_keys_for_fillers() -> None:
+    pairs = [("color", "red"), ("color", "wine red"), ("assembly_required", "no"), ("size", "m")]
+    assert mentioned_values("a hanger in wine red", pairs) == {"wine red"}
+    assert mentioned_values("a hanger in wine red with red straps", pairs) == {"wine red", "red"}
+    assert mentioned_values("priced no less than 20", pairs) == set()
+    assert mentioned_values("where the assembly required is no, in size m", pairs) == {"no", "m"}
+    assert mentioned_values("i'm a mom", pairs) == set()
+
+
+def test_head_phrase() -> None:
+    assert head_phrase("Some wallets (minimalist red) with closure type button") == "minimalist red wallets"
+    assert head_phrase("some comforters, quilts & duvets with free delivery") == "comforters, quilts & duvets"
+    assert head_phrase("I'm looking for a grey unisex racing t-shirt in extra small") == (
+        "grey unisex racing t-shirt"
+    )
+    assert head_phrase("some buy high black skirts size waist:36, priced") == "buy high black skirts"
+
+
+def test_written_banks_parse_back(synth) -> None:
+    """Every slot of a synthesised bank: right item count, price bounds, services and stated values."""
+    problems = synthesize_problems(
+        list(synth.index.iter_products()),
+        SynthOptions(n=90, seed=5, intents=("product", "shop", "voucher"), discriminative=False),  # type: ignore[arg-type]
+    ).problems
+    slots = good = 0
+    for p in problems:
+        spec = parse_query(p.query, p.category_label)
+        assert len(spec.items) == len(p.reward), p.query
+        assert (spec.voucher is not None) == (p.voucher is not None)
+        for item, reward in zip(spec.items, p.reward, strict=True):
+            slots += 1
+            bounds: tuple[float | None, float | None] = (None, None)
+            for entry in reward.price:
+                for op, (lo, hi) in entry.items():
+                    bounds = (
+                        (lo, hi) if op == "between" else (lo, None) if op == "greater than" else (None, hi)
+                    )
+            pairs = [(k, v) for o in reward.sku_options for k, v in o.items()]
+            pairs += [(k, v) for a in reward.attributes for k, vs in a.items() for v in vs]
+            good += (
+                (item.price_lo, item.price_hi) == bounds
+                and sorted(item.services) == sorted(reward.service)
+                and mentioned_values(item.value_text, pairs) >= {v for _, v in pairs}
+            )
+    assert slots > 150 and good / slots >= 0.95, (good, slots)
 
 
 def test_voucher_appendix_parses_exactly() -> None:
@@ -80,25 +196,76 @@ def test_voucher_appendix_parses_exactly() -> None:
         budget=82,
     )
     _, spec = parse_voucher("x" + voucher_appendix(pct))
+    assert spec is not None
     assert spec.discount == pytest.approx(0.34) and spec.cap == 28 and spec.voucher_type == "shop"
     assert spec.total_ok(102, 1) and not spec.total_ok(115, 1) and not spec.total_ok(102, 2)
     assert spec.total_ok(80, 2)  # under budget: no voucher needed, shops irrelevant
 
 
-def test_multi_item_splitting() -> None:
+@pytest.mark.parametrize(
+    ("query", "label", "n"),
+    [
+        (
+            "Find one shop that sells:\n## Product 1\nI want a: x.\n1. The `size` is `m`.\n"
+            "## Product 2\nb: y.",
+            "Shop",
+            2,
+        ),
+        (
+            "Find a shop offering: (1) a belt bag, priced from 12 to 255 PHP; (2) a green wallet "
+            "with free shipping. All from the same seller.",
+            None,
+            2,
+        ),
+        (
+            "Which shop carries all of the following? First, some headlights (tuliko) with type c. "
+            "Second, an engine oil priced between 114 and 362 pesos. Lastly, some floor mats. "
+            "Everything should be from one store.",
+            "Shop",
+            3,
+        ),
+        (
+            "I want to buy these products:\n- Some jeans (drawstring)\n- A pocket wifi\n- Some heels",
+            "Voucher",
+            3,
+        ),
+        (
+            "Find shops offering a swimming pool balloon, a writing notebook with 80 pages priced above "
+            "16 PHP, and a set of baby socks with free shipping.",
+            "Shop",
+            3,
+        ),
+        (
+            "Show me a wheelchair that supports payment on delivery, and also a ping pong paddle "
+            "with LazMall.",
+            "Voucher",
+            2,
+        ),
+        (
+            "Find a sprayer with 1 piece and free delivery. Also, look for a men's watch in brown. "
+            "Next, search for a bike light in white. Lastly, get Miniso building blocks.",
+            "Voucher",
+            4,
+        ),
+        ("a red shoe and also a blue sock (1) (2)", "Product", 1),
+    ],
+)
+def test_item_splitting(query, label, n) -> None:
+    spec = parse_query(query, label)
+    assert len(spec.items) == n, [i.text for i in spec.items]
+
+
+def test_split_items_keep_their_own_requirements() -> None:
     q = parse_query(
-        "Find one shop that sells:\n## Product 1\nI want a: x.\n1. The `size` is `m`.\n"
-        "## Product 2\nI want b: y.",
+        "I'm looking for a shop that offers both a maroon blouse and a royal blue crop top. For the blouse, "
+        "it should be cotton and priced between 25 and 212 pesos. For the crop top, the price should be "
+        "above 47 pesos.",
         "Shop",
     )
-    assert len(q.items) == 2 and q.same_shop and q.items[0].pairs == [("size", "m")]
-    q = parse_query(
-        "Find a shop offering: (1) a belt bag, priced from 12 to 255 PHP; (2) a green wallet "
-        "with free shipping. All from the same seller.",
-        None,
-    )
-    assert len(q.items) == 2 and q.same_shop and q.items[1].services == ["freeShipping"]
-    assert parse_query("a red shoe and also a blue sock (1) (2)", "Product").items[0].text.startswith("a red")
+    assert q.same_shop and len(q.items) == 2
+    assert (q.items[0].price_lo, q.items[0].price_hi) == (25, 212)
+    assert (q.items[1].price_lo, q.items[1].price_hi) == (47, None)
+    assert "cotton" in q.items[0].value_text and "cotton" not in q.items[1].value_text
 
 
 @pytest.mark.skipif(not ORO_SUITE.exists(), reason="shared ORO data not present")

@@ -14,8 +14,8 @@ class ShopWorld:
     """A synthetic catalog with its BM25 index and a few ORO suites (with ground truth)."""
 
     index: Path
-    mixed: Path  # 1 product + 1 shop problem, keyword titles
-    product_full: Path  # 2 product problems whose query holds the full title
+    mixed: Path  # 1 product + 1 shop problem
+    product_only: Path  # 2 product problems
     engine: object
 
 
@@ -29,23 +29,26 @@ def _write_suite(problems: list, path: Path) -> Path:
 @pytest.fixture(scope="session")
 def shop_world(tmp_path_factory: pytest.TempPathFactory) -> ShopWorld:
     from shoparena.catalog.synth import SynthConfig, synthesize_catalog
-    from shoparena.env.synthetic_suite import build_synthetic_suite
     from shoparena.records.problem import Intent
     from shoparena.search import SearchIndex
     from shoparena.search.index import build_index
+    from shoparena.suites.synth import SynthOptions, synthesize_problems
 
     root = tmp_path_factory.mktemp("shop_world")
     synthesize_catalog(SynthConfig(products=600, seed=7), root / "catalog.jsonl", progress=False)
     build_index(root / "catalog.jsonl", root / "index", progress=False)
     engine = SearchIndex.open(root / "index")
-    keyword = build_synthetic_suite(engine.iter_products(), per_intent={Intent.PRODUCT: 1, Intent.SHOP: 1,
-                                    Intent.VOUCHER: 0, Intent.WEB: 0}, seed=3)
-    full = build_synthetic_suite(engine.iter_products(), per_intent={Intent.PRODUCT: 2, Intent.SHOP: 0,
-                                 Intent.VOUCHER: 0, Intent.WEB: 0}, seed=5, title_mode="full")
+    products = list(engine.iter_products())
+    mixed = synthesize_problems(
+        products, SynthOptions(n=2, seed=3, intents=(Intent.PRODUCT, Intent.SHOP)), engine=engine
+    ).problems
+    product_only = synthesize_problems(
+        products, SynthOptions(n=2, seed=5, intents=(Intent.PRODUCT,)), engine=engine
+    ).problems
     return ShopWorld(
         index=root / "index",
-        mixed=_write_suite(keyword, root / "mixed.json"),
-        product_full=_write_suite(full, root / "product_full.json"),
+        mixed=_write_suite(mixed, root / "mixed.json"),
+        product_only=_write_suite(product_only, root / "product_only.json"),
         engine=engine,
     )
 

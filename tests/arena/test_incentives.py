@@ -89,13 +89,13 @@ def _race(args: list[str]) -> None:
 def test_race_cli_is_deterministic_and_the_margin_decays(tmp_path, shop_world):
     qual = tmp_path / "qual"
     result = CliRunner().invoke(app, [
-        "arena", "run", "--agents", "agentic", "shortcut", "--suite", str(shop_world.product_full),
+        "arena", "run", "--agents", "agentic", "shortcut", "--suite", str(shop_world.product_only),
         "--index", str(shop_world.index), "--out", str(qual), "--backend", "planner", "--workers", "2",
         "--timeout", "10", "--judge", "rubric",
     ])
     assert result.exit_code == 0, result.output
     assert (qual / "agents" / "agentic" / "judge.jsonl").exists()
-    common = ["--qualifying", str(qual), "--race-bank", str(shop_world.product_full), "--index",
+    common = ["--qualifying", str(qual), "--race-bank", str(shop_world.product_only), "--index",
               str(shop_world.index), "--backend", "planner", "--workers", "2", "--timeout", "10",
               "--incumbent", "shortcut", "--incumbent-since", "2026-05-01T00:00:00Z",
               "--margin0", "5", "--margin-min", "0", "--half-life-s", "3600"]

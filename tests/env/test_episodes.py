@@ -9,13 +9,18 @@ from typer.testing import CliRunner
 from shoparena.agents import PlannerAgent, ScriptedAgent, tagged_step
 from shoparena.cli.main import app
 from shoparena.env.episodes import done_problem_ids, run_episodes, run_episodes_dir
-from shoparena.env.synthetic_suite import build_synthetic_suite
 from shoparena.formats.io import read_trajectories
 from shoparena.suites.loaders import load_suite, write_oro_suite
+from shoparena.suites.synth import SynthOptions, synthesize_problems
+
+
+def bank(index, n: int, seed: int):
+    """A small synthesised bank over the test catalog (all four intents)."""
+    return synthesize_problems(list(index.iter_products()), SynthOptions(n=n, seed=seed)).problems
 
 
 def test_run_writes_envelopes_and_resumes(synth, tmp_path) -> None:
-    problems = build_synthetic_suite(synth.index.iter_products(), per_intent=2, seed=3)
+    problems = bank(synth.index, 8, 3)
     out = tmp_path / "output.jsonl"
     first = run_episodes(PlannerAgent(), problems[:5], synth.index, out, workers=2, progress=False)
     assert first.written == 5 and first.skipped == 0
@@ -67,7 +72,7 @@ def test_scripted_agent_replays_steps(hand, product_problem, tmp_path) -> None:
 
 
 def test_cli_run_out_and_run_dir(synth, tmp_path) -> None:
-    problems = build_synthetic_suite(synth.index.iter_products(), per_intent=1, seed=5)
+    problems = bank(synth.index, 4, 5)
     suite = tmp_path / "suite.json"
     write_oro_suite(problems, suite)
     loaded, _ = load_suite(suite)

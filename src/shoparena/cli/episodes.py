@@ -1,4 +1,4 @@
-"""``shoparena episodes ...``: run in-process agents over a suite; build template suites from a catalog."""
+"""``shoparena episodes ...``: run in-process agents over a suite (banks: ``shoparena suite synth``)."""
 
 from __future__ import annotations
 
@@ -24,15 +24,20 @@ def run(
     run_dir: Path | None = typer.Option(None, "--run-dir", file_okay=False, help="Run directory instead."),
     workers: int = typer.Option(1, "--workers", min=1, help="Worker threads."),
     max_steps: int = typer.Option(30, "--max-steps", min=1, help="Step cap per episode."),
-    kb: Path | None = typer.Option(
-        None, "--kb", exists=True, dir_okay=False, help="JSONL {url,title,content}."
+    kb: list[Path] = typer.Option(
+        [],
+        "--kb",
+        exists=True,
+        dir_okay=False,
+        help="Extra knowledge pages, JSONL {url,title,content} (repeatable); SUITE.knowledge.jsonl beside "
+        "the suite and catalog-derived pages are always used.",
     ),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Rich progress bar."),
 ) -> None:
     """Run an agent over a suite, writing ORO envelopes; resumes (skips problems already in the output)."""
     from shoparena.agents import get_agent
-    from shoparena.env.episodes import run_episodes, run_episodes_dir, suite_hash
-    from shoparena.env.knowledge import KnowledgeBase
+    from shoparena.env.episodes import run_episodes, run_episodes_dir, suite_hash, suite_knowledge
+    from shoparena.records.problem import Intent
     from shoparena.search import SearchIndex
     from shoparena.suites.loaders import load_suite
 
@@ -46,6 +51,8 @@ def run(
     if summary.quarantined:
         console.print(f"[yellow]warning:[/yellow] {summary.quarantined} suite record(s) quarantined")
     engine = SearchIndex.open(index)
+    # Web problems need pages: the catalog's, the bank's sidecar (suite synth writes it) and --kb files.
+    knowledge = suite_knowledge(engine, suite, kb) if any(p.intent is Intent.WEB for p in problems) else None
     if run_dir is not None:
         config = {
             "agent": agent,
@@ -53,6 +60,7 @@ def run(
             "index": str(index),
             "workers": workers,
             "max_steps": max_steps,
+            "kb": [str(p) for p in kb],
         }
         result = run_episodes_dir(
             the_agent,
@@ -64,10 +72,10 @@ def run(
             workers=workers,
             progress=progress,
             max_steps=max_steps,
+            knowledge=knowledge,
         )
     else:
         assert out is not None
-        knowledge = KnowledgeBase.from_jsonl(kb) if kb is not None else None
         result = run_episodes(
             the_agent,
             problems,
@@ -83,32 +91,6 @@ def run(
         f"{result.problems}; statuses {result.statuses}; mean steps {result.mean_steps}; {result.elapsed_s}s"
     )
     typer.echo(result.model_dump_json())
-
-
-@episodes_app.command("make-suite")
-def make_suite(
-    index: Path = typer.Option(..., "--index", exists=True, file_okay=False, help="Search index directory."),
-    out: Path = typer.Option(..., "--out", dir_okay=False, help="ORO suite JSON to write."),
-    per_intent: int = typer.Option(25, "--per-intent", min=0, help="Problems per intent."),
-    seed: int = typer.Option(42, "--seed"),
-    title_mode: str = typer.Option("keywords", "--title-mode", help="keywords or full (title line)."),
-) -> None:
-    """Sample template-written problems of all four intents from an indexed catalog (spec §7 style)."""
-    from shoparena.env.synthetic_suite import build_synthetic_suite
-    from shoparena.search import SearchIndex
-    from shoparena.suites.loaders import write_oro_suite
-
-    if title_mode not in ("keywords", "full"):
-        raise typer.BadParameter("--title-mode must be keywords or full")
-    engine = SearchIndex.open(index)
-    problems = build_synthetic_suite(
-        engine.iter_products(),
-        per_intent=per_intent,
-        seed=seed,
-        title_mode=title_mode,  # type: ignore[arg-type]
-    )
-    n = write_oro_suite(problems, out)
-    console.print(f"wrote {n} problems to {out}")
 
 
 def register(app: typer.Typer) -> None:

@@ -192,16 +192,43 @@ def run_episodes(
     )
 
 
+def suite_knowledge(
+    engine: SearchEngine, suite_path: str | Path | None = None, extra: Sequence[str | Path] = ()
+) -> KnowledgeBase | None:
+    """The knowledge base for a suite's web problems: catalog-derived pages, plus the bank's sidecar
+    ``<suite>.knowledge.jsonl`` when it exists beside the suite file, plus any ``extra`` JSONL page files.
+
+    Returns None when there are no pages at all.
+    """
+    from shoparena.env.knowledge import pages_from_catalog, read_pages
+
+    pages = []
+    iter_products = getattr(engine, "iter_products", None)
+    if iter_products is not None:
+        pages += pages_from_catalog(_bounded(iter_products()))
+    if suite_path is not None:
+        sidecar = Path(suite_path).with_name(Path(suite_path).name + ".knowledge.jsonl")
+        if sidecar.exists():
+            pages += read_pages(sidecar)
+    for path in extra:
+        pages += read_pages(path)
+    return KnowledgeBase(pages) if pages else None
+
+
+def _bounded(products: Any, limit: int = 200_000) -> list[Product]:
+    out: list[Product] = []
+    for i, product in enumerate(products):
+        if i >= limit:  # keep the offline KB bounded on full-size catalogs
+            break
+        out.append(product)
+    return out
+
+
 def _catalog_knowledge(engine: SearchEngine) -> KnowledgeBase | None:
     iter_products = getattr(engine, "iter_products", None)
     if iter_products is None:
         return None
-    products: list[Product] = []
-    for i, product in enumerate(iter_products()):
-        if i >= 200_000:  # keep the offline KB bounded on full-size catalogs
-            break
-        products.append(product)
-    return KnowledgeBase.from_catalog(products)
+    return KnowledgeBase.from_catalog(_bounded(iter_products()))
 
 
 def _git_sha() -> str | None:
@@ -229,6 +256,7 @@ def run_episodes_dir(
     workers: int = 1,
     progress: bool = True,
     max_steps: int = DEFAULT_MAX_STEPS,
+    knowledge: KnowledgeBase | None = None,
 ) -> EpisodeRunSummary:
     """The run-directory form of :func:`run_episodes`: ``config.yaml``, ``manifest.json``, ``output.jsonl``,
     ``summary.json``. Rerunning on the same directory resumes (the run id is kept).
@@ -261,6 +289,7 @@ def run_episodes_dir(
         run_id=run_id,
         progress=progress,
         max_steps=max_steps,
+        knowledge=knowledge,
     )
     (root / "summary.json").write_text(summary.model_dump_json(indent=2))
     return summary
@@ -283,4 +312,5 @@ __all__ = [
     "run_episodes",
     "run_episodes_dir",
     "suite_hash",
+    "suite_knowledge",
 ]
