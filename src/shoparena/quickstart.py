@@ -110,13 +110,12 @@ def _suite_episodes_scores(
 ) -> dict[str, Any]:
     """Stages 4-6: synthesise a checked suite, run the reference agent over it, score both profiles."""
     from shoparena.agents import get_agent
-    from shoparena.env.episodes import run_episodes
-    from shoparena.env.knowledge import KnowledgeBase, pages_from_catalog, read_pages
+    from shoparena.env.episodes import run_episodes, suite_knowledge
     from shoparena.formats.io import read_trajectories
     from shoparena.scoring import get_similarity, score_run
     from shoparena.scoring.report import print_run_score
     from shoparena.suites.loaders import load_suite
-    from shoparena.suites.synth import SynthOptions, knowledge_path_for, synthesize_bank
+    from shoparena.suites.synth import SynthOptions, synthesize_bank
 
     out: dict[str, Any] = {}
     suite_path = run.path / "suite" / "bank.json"
@@ -145,10 +144,6 @@ def _suite_episodes_scores(
     if record is None:
         console.rule("[bold]5. episodes: the rule-based planner on the bank")
         started = time.time()
-        pages = pages_from_catalog(index.iter_products())
-        kb_path = knowledge_path_for(suite_path)
-        if kb_path.exists():
-            pages.extend(read_pages(kb_path))
         # output.jsonl is appended per problem, so an interrupted stage resumes where it stopped.
         result = run_episodes(
             get_agent("planner"),
@@ -157,7 +152,7 @@ def _suite_episodes_scores(
             episodes_path,
             workers=config.episode_workers,
             run_id=run.path.name,
-            knowledge=KnowledgeBase(pages),
+            knowledge=suite_knowledge(index, suite_path),
         )
         record = run.complete(
             "episodes", episodes_cfg, started, {"path": str(episodes_path), "summary": _as_dict(result)}

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import logging
-import subprocess
 import threading
 import time
 import uuid
@@ -30,7 +29,9 @@ from shoparena.formats.oro import dumps_oro_line
 from shoparena.records.catalog import Product
 from shoparena.records.problem import Intent, Problem
 from shoparena.records.trajectory import Trajectory
+from shoparena.runs.rundir import git_sha
 from shoparena.search import SearchEngine
+from shoparena.suites.synth import knowledge_path_for
 
 logger = logging.getLogger(__name__)
 
@@ -207,7 +208,7 @@ def suite_knowledge(
     if iter_products is not None:
         pages += pages_from_catalog(_bounded(iter_products()))
     if suite_path is not None:
-        sidecar = Path(suite_path).with_name(Path(suite_path).name + ".knowledge.jsonl")
+        sidecar = knowledge_path_for(suite_path)
         if sidecar.exists():
             pages += read_pages(sidecar)
     for path in extra:
@@ -229,20 +230,6 @@ def _catalog_knowledge(engine: SearchEngine) -> KnowledgeBase | None:
     if iter_products is None:
         return None
     return KnowledgeBase.from_catalog(_bounded(iter_products()))
-
-
-def _git_sha() -> str | None:
-    try:
-        out = subprocess.run(
-            ["git", "rev-parse", "HEAD"],
-            capture_output=True,
-            text=True,
-            timeout=5,
-            cwd=Path(__file__).resolve().parent,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return out.stdout.strip() or None
 
 
 def run_episodes_dir(
@@ -273,7 +260,7 @@ def run_episodes_dir(
             "kind": "episodes",
             "agent": str(getattr(agent, "name", type(agent).__name__)),
             "package_version": shoparena.__version__,
-            "git_sha": _git_sha(),
+            "git_sha": git_sha(),
             "suite_size": len(problems),
             "suite_hash": suite_hash,
             "created": manifest.get("created") or time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),

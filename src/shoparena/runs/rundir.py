@@ -21,7 +21,8 @@ from pydantic import BaseModel, ConfigDict, Field
 import shoparena
 
 
-def _git_sha() -> str | None:
+def git_sha() -> str | None:
+    """The checkout's HEAD commit, or None outside a git checkout."""
     try:
         out = subprocess.run(
             ["git", "rev-parse", "HEAD"],
@@ -78,7 +79,7 @@ class RunDir:
         if manifest_path.exists():
             self.manifest = Manifest.model_validate_json(manifest_path.read_text(encoding="utf-8"))
         else:
-            self.manifest = Manifest(kind=kind, git_sha=_git_sha())
+            self.manifest = Manifest(kind=kind, git_sha=git_sha())
         self._save_manifest()
 
     def _save_manifest(self) -> None:
