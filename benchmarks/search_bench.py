@@ -6,12 +6,12 @@ Usage::
     .venv/bin/python benchmarks/search_bench.py                  # 100k and 2.5M products
     .venv/bin/python benchmarks/search_bench.py --sizes 50000 --workdir /tmp/sb --no-write
 
-Catalogs come from ``shoparena.catalog.synth`` when it is importable, else from a small built-in generator
-(the report says which). Queries are 3-6 words of a random product's title (sometimes with its brand);
-40 % carry a price filter, 20 % a service filter, 10 % a sort. Recall is the share of queries whose source
-product is inside the 50-survivor window; "feasible" counts only queries whose filters the source passes.
-The smallest size also runs the same queries through rank_bm25's BM25Okapi (same analyzer) for a latency
-ratio. Results replace the section between the ``search_bench`` markers of ``docs/benchmarks.md``.
+Catalogs come from ``shoparena.catalog.synth`` (an existing ``catalog_N.jsonl`` in the work directory is
+reused; indexes are always rebuilt). Queries are 3-6 words of a random product's title (sometimes with its
+brand); 40 % carry a price filter, 20 % a service filter, 10 % a sort. Recall is the share of queries whose
+source product is inside the 50-survivor window; "feasible" counts only queries whose filters the source
+passes. The smallest size also runs the same queries through rank_bm25's BM25Okapi (same analyzer) for a
+latency ratio. Results replace the section between the ``search_bench`` markers of ``docs/benchmarks.md``.
 """
 
 from __future__ import annotations
@@ -31,9 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-import orjson
 
-from shoparena.catalog.io import CatalogWriter
+from shoparena.catalog.synth import SynthConfig, synthesize_catalog
 from shoparena.search.analysis import LuceneEnglishAnalyzer
 from shoparena.search.engine import SearchIndex, parse_price, parse_service
 from shoparena.search.index import SERVICE_BITS, build_index
@@ -43,107 +42,11 @@ DOC = ROOT / "docs" / "benchmarks.md"
 START, END = "<!-- search_bench:start -->", "<!-- search_bench:end -->"
 SERVICES = ("official", "freeShipping", "COD", "flashsale")
 
-# --- fallback catalog generator --------------------------------------------------------------------------
-
-
-def _words(text: str) -> tuple[str, ...]:
-    return tuple(text.split())
-
-
-_SYL = _words("ka lo mi ra ten vo zu pel dor sin ga bri mon tex qua nel")
-_NOUNS = _words(
-    "shoes sneakers sandals slippers boots shirt blouse dress skirt jeans pants shorts jacket hoodie bag "
-    "backpack wallet watch bracelet necklace earrings cap hat socks phone case charger cable earphones "
-    "speaker powerbank mouse keyboard bottle tumbler mug plate bowl pan pot kettle cooker blender fan lamp "
-    "curtain pillow blanket towel mat chair table shelf rack organizer box container toy doll puzzle ball "
-    "helmet gloves tent umbrella notebook pen lipstick serum toner cream lotion soap shampoo perfume diaper "
-    "wipes vitamins coffee tea noodles snacks sauce oil rice leash collar"
-)
-_ADJS = _words(
-    "new original authentic premium korean style fashion casual formal sporty vintage classic simple cute "
-    "elegant luxury cheap durable waterproof portable wireless rechargeable foldable adjustable lightweight "
-    "breathable soft thick thin large small mini big heavy duty stainless steel plastic wooden cotton "
-    "leather canvas silicone glass ceramic bamboo unisex men women kids baby girls boys oversized slim "
-    "summer winter outdoor indoor travel home office kitchen bathroom garden car gaming smart electric"
-)
-_COLORS = _words(
-    "black white red blue green yellow pink purple brown grey beige navy khaki orange gold silver"
-)
-_SIZES = ("s", "m", "l", "xl", "xxl", "free size", "eu:38", "eu:40", "eu:42", "36", "38", "40")
-_MATERIALS = _words("cotton polyester leather plastic metal wood glass silicone rubber nylon")
-
-
-def _pseudo_words(rng: random.Random, n: int) -> list[str]:
-    words: list[str] = []
-    seen: set[str] = set()
-    while len(words) < n:
-        w = "".join(rng.choice(_SYL) for _ in range(rng.randint(2, 3)))
-        if w not in seen:
-            seen.add(w)
-            words.append(w)
-    return words
-
-
-def fallback_catalog(path: Path, n: int, seed: int = 7) -> None:
-    """Write ``n`` synthetic products quickly (index-line format; Zipf-like word frequencies)."""
-    rng = random.Random(seed)
-    nrng = np.random.default_rng(seed)
-    brands = _pseudo_words(rng, 800)
-    tail = _pseudo_words(rng, 40_000)
-    n_shops = max(10, n // 25)
-    zipf = np.minimum(nrng.zipf(1.3, size=n * 3), len(tail)) - 1
-    prices = np.round(np.exp(nrng.normal(6.3, 1.1, size=n)), 2) + 1.0
-    sold = nrng.geometric(1 / 300, size=n)
-    shops = nrng.integers(0, n_shops, size=n)
-    with CatalogWriter(path) as writer:
-        for i in range(n):
-            noun = rng.choice(_NOUNS)
-            brand = rng.choice(brands) if rng.random() < 0.7 else ""
-            words = [*rng.sample(_ADJS, rng.randint(2, 6)), noun]
-            words += [tail[zipf[3 * i + j]] for j in range(rng.randint(0, 3))]
-            if rng.random() < 0.3:
-                words.append(f"{rng.randint(1, 500)}{rng.choice(('pcs', 'ml', 'g', 'cm', 'w'))}")
-            rng.shuffle(words)
-            title = " ".join(([brand.capitalize()] if brand else []) + [w.capitalize() for w in words])
-            sku = {
-                str(k + 1): {"color_family": rng.choice(_COLORS), "size": rng.choice(_SIZES)}
-                for k in range(rng.randint(0, 4))
-            }
-            attrs: dict[str, list[str]] = {"material": [rng.choice(_MATERIALS)]}
-            if brand:
-                attrs["brand"] = [brand]
-            service = [s for s, p in zip(SERVICES, (0.15, 0.5, 0.6, 0.1), strict=True) if rng.random() < p]
-            pid = str(100_000_000 + i * 7)
-            product = {
-                "product_id": pid,
-                "shop_id": str(500_000 + int(shops[i])),
-                "brand": brand,
-                "category": f"Things > {noun.capitalize()}",
-                "title": title,
-                "short_description": "",
-                "description": f"{title}. Good quality {noun}.",
-                "specification": "",
-                "price": float(prices[i]),
-                "sold_count": int(sold[i]),
-                "sku_options": sku,
-                "attributes": attrs,
-                "main_image_url": "",
-                "product_url": f"https://www.lazada.com.ph/products/-i{pid}.html",
-                "service": service,
-            }
-            sku_values = list(dict.fromkeys(v for o in sku.values() for v in o.values()))
-            attr_values = list(dict.fromkeys(v for vs in attrs.values() for v in vs))
-            contents = "\n".join([title, " ".join(sku_values), " ".join(attr_values)])
-            writer.write_raw(orjson.dumps({"id": pid, "contents": contents, "product": product}))
+# --- catalogs ---------------------------------------------------------------------------------------------
 
 
 def make_catalog(path: Path, n: int, seed: int = 7) -> str:
-    """Generate a catalog with the project's generator when present; returns which generator was used."""
-    try:
-        from shoparena.catalog.synth import SynthConfig, synthesize_catalog
-    except ImportError:
-        fallback_catalog(path, n, seed)
-        return "built-in fallback generator (shoparena.catalog.synth not available)"
+    """Generate a catalog with the project's generator; returns a description of it for the report."""
     workers = min(2, os.cpu_count() or 1)
     synthesize_catalog(SynthConfig(products=n, seed=seed, workers=workers), path, progress=False)
     return f"`shoparena.catalog.synth.synthesize_catalog` (seed {seed})"

@@ -107,10 +107,12 @@ def test_vocab_and_terms_blob_agree(random_catalog) -> None:
     assert len(retriever.vocab_dict) == len(index._terms)
 
 
+@pytest.mark.parametrize("strategy", ["auto", "lookup", "dense"])
 @pytest.mark.parametrize("retrieve_k", [10_000, 60, 7])
-def test_pruned_retrieval_equals_exhaustive(random_catalog, retrieve_k: int) -> None:
+def test_pruned_retrieval_equals_exhaustive(random_catalog, retrieve_k: int, strategy: str) -> None:
     index_dir, _, _ = random_catalog
     fast = SearchIndex.open(index_dir, retrieve_k=retrieve_k)
+    fast._strategy = strategy  # score candidates by posting-list lookups, the dense buffer, or either
     exact = SearchIndex.open(index_dir, retrieve_k=retrieve_k, exact=True)
     rng = random.Random(retrieve_k)
     services = ["", "official", "COD", "official,COD"]
@@ -126,3 +128,42 @@ def test_pruned_retrieval_equals_exhaustive(random_catalog, retrieve_k: int) -> 
         assert got.tolist() == want.tolist(), (query, price, shop, sort, service)
         checked += len(want) > 0
     assert checked > 50  # most cases have results, so the comparison means something
+
+
+def test_lookup_scores_are_bit_identical_to_the_accumulator(random_catalog) -> None:
+    from shoparena.search.engine import _Scorer
+
+    _, products, index = random_catalog
+    rng = random.Random(3)
+    for _ in range(30):
+        query = " ".join(rng.choice(WORDS) for _ in range(rng.randint(2, 6)))
+        spans = index._spans(query)
+        if len(spans) < 2:
+            continue
+        docs = np.unique(np.array([rng.randrange(len(products)) for _ in range(200)], dtype=np.int32))
+        lookup = _Scorer(index, spans)
+        lookup.mode = "lookup"
+        dense = _Scorer(index, spans)
+        dense.mode = "dense"
+        try:
+            assert lookup.scores(docs).tobytes() == dense.scores(docs).tobytes()
+        finally:
+            lookup.close()
+            dense.close()
+        assert not index._accumulator().any()  # the thread's buffer is left clean
+
+
+def test_rivals_hold_every_document_scoring_the_floor(random_catalog) -> None:
+    _, _, index = random_catalog
+    rng = random.Random(4)
+    for _ in range(30):
+        query = " ".join(rng.choice(WORDS) for _ in range(rng.randint(2, 6)))
+        spans = index._spans(query)
+        if not spans:
+            continue
+        docs, scores = index.search(query, k=len(index))
+        floor = float(scores[min(len(scores) - 1, rng.randrange(1, 60))])
+        order = sorted(spans, key=lambda sp: sp[2] - sp[1])
+        rivals = index._rivals(order, floor)
+        assert set(docs[scores >= floor].tolist()) <= set(rivals.tolist())
+        assert np.all(np.diff(rivals) > 0)

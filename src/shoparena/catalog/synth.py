@@ -7,8 +7,9 @@ same schema and a similar statistical texture:
 * shops with a Zipf-like size distribution, each specialised in one department, a few of them LazMall
   (``official``) brand stores; shops keep habits (title prefixes, casing, SKU key spelling, service rates);
 * brands per category and per department, with a share of empty brands as upstream;
-* noisy marketplace titles, 0-9 SKU variants, long-tail attributes, PHP prices (log-normal per kind, rounded
-  like marketplace prices), long-tailed ``sold_count``, often-empty descriptions;
+* noisy marketplace titles with invented product-line names and model codes, 0-9 SKU variants, long-tail
+  attributes, PHP prices (log-normal per kind, rounded like marketplace prices), long-tailed ``sold_count``,
+  often-empty descriptions;
 * *families* of near-miss siblings: listings of one product template that differ only in brand, colour,
   price, service, pack or shop, so that search and constraint checking are not trivial.
 
@@ -61,13 +62,17 @@ _VARIANT_CUM = tuple(sum(_VARIANT_WEIGHTS[: i + 1]) for i in range(len(_VARIANT_
 #: Kinds whose departments usually state a warranty attribute.
 _WARRANTY_DEPTS = ("appliance", "electronics", "mobile", "tools")
 
+# The product line sits mid-title (next to the noun), where most runs of a few title words include it.
 _TITLE_ORDERS: tuple[tuple[str, ...], ...] = (
-    ("prefix", "brand", "adjs", "noun", "model", "measure", "color", "extra", "pack", "suffix"),
-    ("prefix", "adjs", "noun", "brand", "model", "measure", "extra", "color", "suffix"),
-    ("brand", "noun", "model", "adjs", "measure", "color", "pack", "extra", "suffix"),
-    ("prefix", "brand", "model", "adjs", "color", "noun", "measure", "pack", "suffix"),
-    ("prefix", "adjs", "color", "noun", "extra", "measure", "brand", "pack", "suffix"),
+    ("prefix", "brand", "adjs", "line", "noun", "model", "measure", "color", "extra", "pack", "suffix"),
+    ("prefix", "adjs", "noun", "line", "brand", "model", "measure", "extra", "color", "suffix"),
+    ("brand", "line", "noun", "model", "adjs", "measure", "color", "pack", "extra", "suffix"),
+    ("prefix", "brand", "model", "adjs", "color", "line", "noun", "measure", "pack", "suffix"),
+    ("prefix", "adjs", "color", "line", "noun", "extra", "measure", "brand", "pack", "suffix"),
 )
+#: Share of families with a product-line name, and with a model code.
+_LINE_SHARE = 0.8
+_MODEL_SHARE = 0.5
 
 
 class SynthConfig(BaseModel):
@@ -285,6 +290,7 @@ class _Family:
     noun: str
     adjs: list[str]
     model: str
+    line: str
     measure: str
     measure_key: str
     pack: str
@@ -319,6 +325,21 @@ def _model_code(rng: random.Random) -> str:
     if pattern == 4:
         return f"{rng.choice(letters)}{rng.choice(letters)}{d(100, 1000)}{rng.choice(letters)}"
     return f"{rng.choice(('TWS', 'KX', 'MX', 'GT', 'XR'))}-{rng.choice(letters)}{d(1, 100)}"
+
+
+def _line_name(rng: random.Random) -> str:
+    """An invented product-line name: 2-3 syllables, an optional coda, sometimes a generation mark.
+
+    About 10 million spellings, so at 2.5 M products most names belong to one family (as real series names
+    and model numbers nearly do).
+    """
+    word = "".join(
+        rng.choice(vocab.LINE_ONSETS) + rng.choice(vocab.LINE_VOWELS) for _ in range(rng.choice((2, 3, 3)))
+    )
+    if rng.random() < 0.5:
+        word += rng.choice(vocab.LINE_CODAS)
+    name = word.capitalize()
+    return f"{name} {rng.choice(vocab.LINE_MARKS)}" if rng.random() < 0.3 else name
 
 
 def _round_price(rng: random.Random, p: float) -> float:
@@ -412,7 +433,8 @@ def _new_family(rng: random.Random, t: _Tables, config: SynthConfig) -> _Family:
     if rng.random() < 0.12 and dept.tail:
         key = rng.choice(dept.tail)
         core.setdefault(key, _attr_values(rng, key))
-    model = _model_code(rng) if rng.random() < 0.4 else ""
+    model = _model_code(rng) if rng.random() < _MODEL_SHARE else ""
+    line = _line_name(rng) if rng.random() < _LINE_SHARE else ""
     if model and rng.random() < 0.5:
         core["model"] = [model.lower()]
     elif rng.random() < 0.06:
@@ -436,6 +458,7 @@ def _new_family(rng: random.Random, t: _Tables, config: SynthConfig) -> _Family:
         noun=noun,
         adjs=adjs,
         model=model,
+        line=line,
         measure=measure,
         measure_key=measure_key,
         pack=rng.choice(vocab.PACK_FORMATS) if rng.random() < 0.18 else "",
@@ -471,6 +494,7 @@ def _title(rng: random.Random, fam: _Family, shop: _Shop, brand: str, color: str
         "adjs": " ".join(fam.adjs),
         "noun": fam.noun,
         "model": fam.model,
+        "line": fam.line,
         "measure": fam.measure,
         "color": color.title() if color else "",
         "extra": fam.extra,

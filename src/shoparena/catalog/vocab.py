@@ -1693,6 +1693,13 @@ BRAND_SUFFIXES: tuple[str, ...] = _split(
     "PH|Home|Tech|Beauty|Living|Manila|Official|Lab|Co.|Essentials|Store|Pro|Kids|Gear|Mart|Cebu|Life"
 )
 
+#: Syllables for invented product-line names ("Velkora 3", "Tazumi", ...): real titles carry series and
+#: model names ("Redmi Note", "Air Max") that make a few title words single out one product among millions.
+LINE_ONSETS: tuple[str, ...] = _split("b|d|f|g|h|k|l|m|n|p|r|s|t|v|z|br|dr|gr|kr|pr|tr|st|sh|ch|gl")
+LINE_VOWELS: tuple[str, ...] = _split("a|e|i|o|u|ai|ou")
+LINE_CODAS: tuple[str, ...] = _split("n|r|x|s|l|k|m|t")
+LINE_MARKS: tuple[str, ...] = _split("2|3|4|5|7|8|9|X|S|SE|Neo|Air|One|Go|II|III")
+
 SHOP_WORDS: tuple[str, ...] = _split(
     "Mall|Shop|Store|Trading|Enterprises|Online Shop|PH|Outlet|Hub|Depot|Boutique|Express|Corner|Emporium"
 )
