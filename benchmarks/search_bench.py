@@ -45,11 +45,15 @@ SERVICES = ("official", "freeShipping", "COD", "flashsale")
 # --- catalogs ---------------------------------------------------------------------------------------------
 
 
-def make_catalog(path: Path, n: int, seed: int = 7) -> str:
+CATALOG_SEED = 7
+CATALOG_SOURCE = f"`shoparena.catalog.synth.synthesize_catalog` (seed {CATALOG_SEED})"
+
+
+def make_catalog(path: Path, n: int) -> str:
     """Generate a catalog with the project's generator; returns a description of it for the report."""
     workers = min(2, os.cpu_count() or 1)
-    synthesize_catalog(SynthConfig(products=n, seed=seed, workers=workers), path, progress=False)
-    return f"`shoparena.catalog.synth.synthesize_catalog` (seed {seed})"
+    synthesize_catalog(SynthConfig(products=n, seed=CATALOG_SEED, workers=workers), path, progress=False)
+    return CATALOG_SOURCE
 
 
 # --- queries ---------------------------------------------------------------------------------------------
@@ -315,7 +319,8 @@ def main(argv: list[str] | None = None) -> int:
             generator = make_catalog(catalog, n)
             print(f"[{n}] catalog generated in {time.perf_counter() - t0:.1f}s by {generator}", flush=True)
         else:
-            generator = generator or "reused catalog file"
+            # Reused only when an earlier run of this script wrote it, i.e. with the same generator and seed.
+            generator = generator or f"{CATALOG_SOURCE}, reused from the workdir"
         index_dir = args.workdir / f"index_{n}"
         stats = build_index(catalog, index_dir, progress=False)
         print(f"[{n}] index built in {stats.build_seconds:.1f}s, {dir_mb(index_dir):.0f} MB", flush=True)
