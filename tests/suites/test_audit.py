@@ -27,23 +27,10 @@ from _leak_helpers import (
 )
 from typer.testing import CliRunner
 
-from shoparena.cli import suite as suite_cli
 from shoparena.records.problem import Intent
 from shoparena.suites.audit import AuditInputError, AuditReport, audit_files, load_audit_items
 from shoparena.suites.loaders import write_oro_suite, write_sb_jsonl
 from shoparena.suites.partition import PartitionParams, partition_bank
-
-
-@pytest.fixture(scope="module")
-def app() -> typer.Typer:
-    root = typer.Typer()
-
-    @root.callback()
-    def _root() -> None:
-        """Test root."""
-
-    suite_cli.register(root)
-    return root
 
 
 def _audit(app: typer.Typer, a: Path, b: Path, *extra: str) -> tuple[int, AuditReport]:

@@ -9,23 +9,9 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from shoparena.cli import suite as suite_cli
-
 SHARED = sorted(Path("/work/shared/data").glob("shoppingbench/*.jsonl")) + sorted(
     Path("/work/shared/data").glob("oro/problem_suite_*.json")
 )
-
-
-@pytest.fixture(scope="module")
-def app() -> typer.Typer:
-    root = typer.Typer()
-
-    @root.callback()
-    def _root() -> None:
-        """Test root."""
-
-    suite_cli.register(root)
-    return root
 
 
 @pytest.mark.parametrize("path", SHARED, ids=lambda p: p.name)

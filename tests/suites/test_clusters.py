@@ -22,7 +22,6 @@ from _leak_helpers import (
 )
 from typer.testing import CliRunner
 
-from shoparena.cli import suite as suite_cli
 from shoparena.records.problem import Intent
 from shoparena.search import build_index
 from shoparena.suites.clusters import (
@@ -38,18 +37,6 @@ from shoparena.suites.clusters import (
 )
 
 needs_shared = pytest.mark.skipif(not SHARED_SUITES, reason="shared data not present")
-
-
-@pytest.fixture(scope="module")
-def app() -> typer.Typer:
-    root = typer.Typer()
-
-    @root.callback()
-    def _root() -> None:
-        """Test root."""
-
-    suite_cli.register(root)
-    return root
 
 
 # ---------------------------------------------------------------------------------------------- normalising

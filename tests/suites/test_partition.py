@@ -14,7 +14,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from shoparena.cli import suite as suite_cli
 from shoparena.suites.clusters import ClusterReport
 from shoparena.suites.loaders import load_suite, write_oro_suite
 from shoparena.suites.partition import (
@@ -30,18 +29,6 @@ from shoparena.suites.partition import (
 )
 
 FAST = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-
-
-@pytest.fixture(scope="module")
-def app() -> typer.Typer:
-    root = typer.Typer()
-
-    @root.callback()
-    def _root() -> None:
-        """Test root."""
-
-    suite_cli.register(root)
-    return root
 
 
 def _pool_of(manifest) -> dict[str, str]:

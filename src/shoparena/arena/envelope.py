@@ -11,16 +11,6 @@ from typing import Any
 
 from shoparena.jsonl import read_jsonl_dicts
 
-ENVELOPE_KEYS = (
-    "problem_id",
-    "status",
-    "execution_time",
-    "inference_failure_count",
-    "inference_total",
-    "error",
-    "dialogue",
-)
-
 
 def make_envelope(
     problem_id: str | None,

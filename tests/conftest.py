@@ -1,4 +1,4 @@
-"""A small hand-built catalog (exact expectations) and a synthetic one (planner and runs), indexed once."""
+"""Shared fixtures: a small hand-built catalog (exact expectations) and a synthetic one (planner and runs)."""
 
 from __future__ import annotations
 
