@@ -243,7 +243,8 @@ def make_judge(
 
         backend = backend_from_spec(backend_spec)
     model = _judge_model_name(backend_spec) if backend_spec else getattr(backend, "name", "judge")
-    return LLMJudge([(str(model), backend)], llm_config), str(model)
+    label = str(model) + (" (guided)" if getattr(llm_config, "guided", False) else "")
+    return LLMJudge([(str(model), backend)], llm_config), label
 
 
 def _suite_queries(run_dir: Path, config: dict[str, Any]) -> tuple[dict[str, str], list[str], str | None]:

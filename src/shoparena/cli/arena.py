@@ -108,6 +108,12 @@ def judge_cmd(
     backend: str | None = typer.Option(None, help="Backend spec for --judge llm."),
     profile: str = typer.Option("strict", help="Scoring profile whose success_rate is the base."),
     max_tokens: int = typer.Option(3072, min=1, help="LLM judge: max new tokens per verdict."),
+    guided: bool = typer.Option(
+        False, "--guided", help="LLM judge: constrain replies to the five bins (guided_choice)."
+    ),
+    max_input_chars: int | None = typer.Option(
+        None, min=200, help="LLM judge: cut each judge input to this many characters (small contexts)."
+    ),
 ) -> None:
     """Judge every SUCCESS trajectory; write judge.jsonl, richness and final scores; print a table."""
     from shoparena.arena.incentives import incentives_table, judge_run
@@ -117,12 +123,33 @@ def judge_cmd(
         raise typer.BadParameter("--judge must be rubric or llm", param_hint="--judge")
     try:
         report = judge_run(run_dir, judge, backend, profile=profile,
-                           llm_config=LLMJudgeConfig(max_tokens=max_tokens))
+                           llm_config=LLMJudgeConfig(max_tokens=max_tokens, guided=guided,
+                                                     max_input_chars=max_input_chars))
     except (FileNotFoundError, ValueError) as err:
         raise typer.BadParameter(str(err)) from None
     console.print(incentives_table(report))
     for note in report.notes + [f"{a.agent}: {n}" for a in report.agents for n in a.notes]:
         console.print(f"[yellow]note[/]: {note}")
+
+
+@arena_app.command("calibrate")
+def calibrate_cmd(
+    run_a: Path = typer.Argument(..., exists=True, file_okay=False, help="Run judged by judge A."),
+    run_b: Path = typer.Argument(..., exists=True, file_okay=False, help="Same run, judged by the other."),
+    out: Path | None = typer.Option(None, "--out", help="Write the markdown report here too."),
+) -> None:
+    """Pair two judgings of one run by (agent, problem_id); print agreement, kappa, confusion matrix."""
+    from shoparena.judge.calibration import calibrate_runs, calibration_markdown
+
+    try:
+        report = calibrate_runs(run_a, run_b)
+    except (FileNotFoundError, ValueError) as err:
+        raise typer.BadParameter(str(err)) from None
+    text = calibration_markdown(report)
+    if out is not None:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text, encoding="utf-8")
+    console.print(text, markup=False, highlight=False)
 
 
 @arena_app.command("race")

@@ -1,6 +1,14 @@
 """Reasoning judges (ORO's four-gate rubric): inputs, LLM and mechanical judges, coefficient, calibration."""
 
-from shoparena.judge.calibration import CalibrationReport, calibrate, calibration_markdown, to_bin
+from shoparena.judge.calibration import (
+    CalibrationReport,
+    calibrate,
+    calibrate_runs,
+    calibration_markdown,
+    load_run_verdicts,
+    pair_run_verdicts,
+    to_bin,
+)
 from shoparena.judge.coefficient import (
     ArenaScore,
     combine_scores,
@@ -10,7 +18,14 @@ from shoparena.judge.coefficient import (
     richness_final_score,
 )
 from shoparena.judge.inputs import build_judge_input, extract_result_facts, summarise_proxy_calls
-from shoparena.judge.llm_judge import Judge, JudgeRunStats, LLMJudge, LLMJudgeConfig, run_failed
+from shoparena.judge.llm_judge import (
+    GUIDED_REPLIES,
+    Judge,
+    JudgeRunStats,
+    LLMJudge,
+    LLMJudgeConfig,
+    run_failed,
+)
 from shoparena.judge.parse import ParsedReply, parse_judge_reply
 from shoparena.judge.prompt import JUDGE_SYSTEM_PROMPT
 from shoparena.judge.records import (
@@ -26,6 +41,7 @@ from shoparena.judge.records import (
 from shoparena.judge.rubric import RubricConfig, RubricJudge
 
 __all__ = [
+    "GUIDED_REPLIES",
     "JUDGE_SYSTEM_PROMPT",
     "SCORE_BINS",
     "ArenaScore",
@@ -46,10 +62,13 @@ __all__ = [
     "TrustedSummary",
     "build_judge_input",
     "calibrate",
+    "calibrate_runs",
     "calibration_markdown",
     "combine_scores",
     "extract_result_facts",
     "judge_final_score",
+    "load_run_verdicts",
+    "pair_run_verdicts",
     "parse_judge_reply",
     "reasoning_coefficient",
     "reasoning_quality",

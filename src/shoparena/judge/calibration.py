@@ -1,10 +1,14 @@
-"""Compare two judges on the same trajectories: per-bin agreement, confusion matrix, Cohen's kappa."""
+"""Compare two judges on the same trajectories: per-bin agreement, confusion matrix, Cohen's kappa.
+
+Run-level helpers pair the ``judge.jsonl`` files of two judged copies of one arena run.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from shoparena.judge.records import SCORE_BINS, JudgeStatus, JudgeVerdict
 
@@ -128,3 +132,50 @@ def calibration_markdown(report: CalibrationReport) -> str:
     lines += [f"| {v:.1f} | " + " | ".join(str(c) for c in counts) + " |"
               for v, counts in zip(report.bins, report.confusion, strict=True)]
     return "\n".join(lines) + "\n"
+
+
+def load_run_verdicts(run_dir: str | Path) -> dict[str, JudgeVerdict]:
+    """Every verdict of an arena run directory, keyed ``"<agent>/<problem_id>"``.
+
+    Reads ``agents/<agent>/judge.jsonl`` (written by ``shoparena arena judge``). A verdict without a
+    problem id is keyed by its line number (``"<agent>/#<n>"``).
+
+    Raises:
+        FileNotFoundError: ``run_dir`` has no ``agents`` folder.
+        ValueError: A line is not a JudgeVerdict, or an (agent, problem_id) repeats; the message names the
+            file and line.
+    """
+    agents_dir = Path(run_dir) / "agents"
+    if not agents_dir.is_dir():
+        raise FileNotFoundError(f"{run_dir}: not an arena run directory (no agents/ folder)")
+    verdicts: dict[str, JudgeVerdict] = {}
+    for path in sorted(agents_dir.glob("*/judge.jsonl")):
+        agent = path.parent.name
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                verdict = JudgeVerdict.model_validate_json(line)
+            except ValidationError as err:
+                raise ValueError(f"{path}:{number}: not a JudgeVerdict ({err.errors()[0]['msg']})") from None
+            key = f"{agent}/{verdict.problem_id}" if verdict.problem_id else f"{agent}/#{number}"
+            if key in verdicts:
+                raise ValueError(f"{path}:{number}: JudgeVerdict.problem_id {verdict.problem_id!r} repeats")
+            verdicts[key] = verdict
+    return verdicts
+
+
+def pair_run_verdicts(
+    run_a: str | Path, run_b: str | Path
+) -> tuple[dict[str, JudgeVerdict], dict[str, JudgeVerdict]]:
+    """The verdicts of two judgings of the same trajectories, both keyed ``"<agent>/<problem_id>"``.
+
+    ``judge_run`` overwrites ``judge.jsonl`` in place, so each judge runs on its own copy of the run
+    directory. Keys present on one side only stay in the result: :func:`calibrate` counts them unpaired.
+    """
+    return load_run_verdicts(run_a), load_run_verdicts(run_b)
+
+
+def calibrate_runs(run_a: str | Path, run_b: str | Path) -> CalibrationReport:
+    """:func:`calibrate` over two judged copies of one run, pairing by (agent, problem_id)."""
+    return calibrate(*pair_run_verdicts(run_a, run_b))

@@ -2,10 +2,14 @@
 
 Differences from ORO, on purpose: every outcome has an explicit status (``ok``, ``parse_error``,
 ``unavailable``, ``skipped_breaker``) and only ``ok`` carries a score, so an outage never reads as a 0.
+``LLMJudgeConfig.guided`` (off by default) adds structured output: the request carries ``guided_choice``
+(vLLM's field; :class:`~shoparena.llm.transformers_backend.TransformersBackend` honours it too) listing
+the five bin replies, so the model can only pick a bin.
 """
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Sequence
 from typing import Protocol
@@ -14,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from shoparena.judge.parse import parse_judge_reply
 from shoparena.judge.prompt import judge_messages
-from shoparena.judge.records import JudgeAttempt, JudgeInput, JudgeStatus, JudgeVerdict
+from shoparena.judge.records import SCORE_BINS, JudgeAttempt, JudgeInput, JudgeStatus, JudgeVerdict
 from shoparena.llm.types import (
     AuthError,
     BackendError,
@@ -51,6 +55,39 @@ class LLMJudgeConfig(BaseModel):
     breaker_threshold: int = Field(
         default=3, ge=1, description="Consecutive fully failed problems after which later ones are skipped."
     )
+    max_input_chars: int | None = Field(
+        default=None, ge=200,
+        description="Cut the rendered judge input to this many characters (middle cut, see "
+        "cap_judge_text) so it fits a small model's context; None = ORO (no cap).",
+    )
+    guided: bool = Field(
+        default=False,
+        description="Send vLLM's guided_choice with the five bin replies (GUIDED_REPLIES), so even a small "
+        "model answers in the required JSON; off = ORO's free-form reply.",
+    )
+
+
+GUIDED_EXPLANATION = "guided"
+GUIDED_REPLIES: tuple[str, ...] = tuple(
+    json.dumps({"reasoning_quality": b, "explanation": GUIDED_EXPLANATION}) for b in SCORE_BINS
+)
+"""The replies a guided judge may give: one per rubric bin, each parsed by the ordinary three-stage parser."""
+GUIDED_MODEL_SUFFIX = " [guided_choice]"
+"""Appended to a guided verdict's ``model``, so stored verdicts say how their score was produced."""
+
+
+def cap_judge_text(text: str, limit: int | None) -> str:
+    """``text`` cut to at most ``limit`` characters by removing its middle (a marker says how much went).
+
+    The head holds the query and the trusted proxy block, the tail the last steps and the closing marker
+    of the untrusted block, so both survive; the first steps' detail is what goes.
+    """
+    if limit is None or len(text) <= limit:
+        return text
+    marker = f"\n[... {len(text) - limit} characters cut to fit the judge's context ...]\n"
+    keep = max(limit - len(marker), 0)
+    head = keep * 3 // 5
+    return text[:head] + marker + text[len(text) - (keep - head):]
 
 
 class JudgeRunStats(BaseModel):
@@ -141,7 +178,7 @@ class LLMJudge:
                 "problems whose judge calls all failed",
             ))
         cfg = self.config
-        messages = judge_messages(judge_input.render())
+        messages = judge_messages(cap_judge_text(judge_input.render(), cfg.max_input_chars))
         attempts: list[JudgeAttempt] = []
 
         def give_up(status: JudgeStatus, why: str) -> JudgeVerdict:
@@ -156,7 +193,8 @@ class LLMJudge:
             model, backend = self.backends[index]
             cursor = index + 1  # any failure below moves on to the next model
             request = ChatRequest(model=model, messages=messages, temperature=cfg.temperature,
-                                  max_tokens=cfg.max_tokens, timeout_s=cfg.timeout_s)
+                                  max_tokens=cfg.max_tokens, timeout_s=cfg.timeout_s,
+                                  extra_body={"guided_choice": list(GUIDED_REPLIES)} if cfg.guided else {})
             try:
                 response = backend.complete(request)
             except AuthError as error:
@@ -188,7 +226,8 @@ class LLMJudge:
             attempts.append(JudgeAttempt(model=model, outcome="ok", status_code=200))
             return self._record(JudgeVerdict(
                 problem_id=problem_id, judge=self.name, status=JudgeStatus.OK, score=parsed.score,
-                explanation=parsed.explanation, model=model, parse_stage=parsed.stage, attempts=attempts,
+                explanation=parsed.explanation, model=model + (GUIDED_MODEL_SUFFIX if cfg.guided else ""),
+                parse_stage=parsed.stage, attempts=attempts,
             ))
         if self._pick(0) is None:
             return give_up(JudgeStatus.PARSE_ERROR, "every judge model returned unparseable replies")

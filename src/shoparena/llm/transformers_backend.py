@@ -6,6 +6,7 @@ the core package (and its tests) install and run without them.
 
 from __future__ import annotations
 
+import inspect
 import json
 import re
 import threading
@@ -142,7 +143,15 @@ class TransformersBackend:
         return self._model, self._tokenizer
 
     def complete(self, request: ChatRequest) -> ChatResponse:
-        """Render the chat template, generate, and parse the new tokens."""
+        """Render the chat template, generate, and parse the new tokens.
+
+        With ``extra_body["guided_choice"]`` (vLLM's structured-output knob) nothing is generated: the reply
+        is the choice the model scores highest (see :meth:`_guided_choice`).
+
+        Raises:
+            BackendError: ``guided_choice`` is not a non-empty list of non-empty strings.
+        """
+        choices = _guided_choices(request.extra_body)
         model, tokenizer = self._load()
         # Same knob as vLLM/SGLang (e.g. {"enable_thinking": False}), so one request works on every backend.
         template_kwargs: dict[str, Any] = dict(request.extra_body.get("chat_template_kwargs") or {})
@@ -154,6 +163,8 @@ class TransformersBackend:
         # Tokenise the rendered text ourselves: apply_chat_template's tensor return type differs by version.
         inputs = tokenizer(prompt, return_tensors="pt", add_special_tokens=False)
         prompt_len = int(inputs["input_ids"].shape[-1])
+        if choices is not None:
+            return self._guided_choice(request, inputs, choices)
         max_new = request.max_tokens or self.default_max_tokens
         gen_kwargs: dict[str, Any] = {"max_new_tokens": max_new}
         temperature = request.temperature or 0.0
@@ -185,3 +196,64 @@ class TransformersBackend:
                 "raw": {"text": text},
             }
         )
+
+    def _guided_choice(self, request: ChatRequest, inputs: Any, choices: list[str]) -> ChatResponse:
+        """Return the choice with the highest total log-probability as a continuation of the prompt.
+
+        Each choice is scored as its own tokens followed by the tokenizer's EOS token (the end of the
+        assistant turn), summed, not length-normalised: this ranks whole replies by their probability, like
+        constrained greedy decoding would for choices that differ in one place, and the EOS term stops a
+        choice that is a prefix of another from winning merely by being shorter. The prompt runs once; its
+        KV cache is reused (cropped back after each choice) for one short pass per choice. Ties go to the
+        earlier choice; sampling settings are ignored (the pick is deterministic). Choices are tokenised on
+        their own, so the prompt should end where a reply starts (the chat template's generation prompt does).
+        """
+        import torch
+
+        model, tokenizer = self._load()
+        eos_id = getattr(tokenizer, "eos_token_id", None)
+        prompt_ids = inputs["input_ids"].to(model.device)
+        prompt_len = int(prompt_ids.shape[-1])
+        scores: list[float] = []
+        lengths: list[int] = []
+        # transformers 5.x renamed past_key_values to cache (the old name is deprecated); accept both.
+        cache_kw = "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
+        with self._lock, torch.no_grad():
+            out = model(input_ids=prompt_ids, use_cache=True)
+            cache = getattr(out, cache_kw)
+            first = torch.log_softmax(out.logits[0, -1].float(), dim=-1)
+            for choice in choices:
+                ids = list(tokenizer(choice, add_special_tokens=False)["input_ids"])
+                lengths.append(len(ids))
+                scored = ids + ([int(eos_id)] if eos_id is not None else [])
+                total = float(first[scored[0]])
+                if len(scored) > 1:
+                    step = torch.tensor([scored[:-1]], device=model.device)
+                    logits = model(input_ids=step, use_cache=True, **{cache_kw: cache}).logits[0].float()
+                    # The cache grew in place: drop this choice's tokens (negative = how many to remove).
+                    cache.crop(-(len(scored) - 1))
+                    logprobs = torch.log_softmax(logits, dim=-1)
+                    targets = torch.tensor(scored[1:], device=model.device)
+                    total += float(logprobs.gather(1, targets[:, None]).sum())
+                scores.append(total)
+        best = max(range(len(choices)), key=lambda i: (scores[i], -i))
+        return ChatResponse(
+            content=choices[best],
+            usage=Usage(prompt_tokens=prompt_len, completion_tokens=lengths[best]),
+            model=request.model or self.model_dir.name,
+            finish_reason="stop",
+            raw={"text": choices[best], "guided_choice_logprobs": scores},
+        )
+
+
+def _guided_choices(extra_body: dict[str, Any]) -> list[str] | None:
+    """``extra_body["guided_choice"]`` checked (None when absent)."""
+    if "guided_choice" not in extra_body or extra_body["guided_choice"] is None:
+        return None
+    choices = extra_body["guided_choice"]
+    if (not isinstance(choices, list) or not choices
+            or not all(isinstance(c, str) and c for c in choices)):
+        raise BackendError(
+            "ChatRequest.extra_body['guided_choice'] must be a non-empty list of non-empty strings"
+        )
+    return choices
