@@ -1,4 +1,4 @@
-"""Catalog I/O (upstream ``documents.jsonl[.gz]``), validation with quarantine, and the synthetic generator."""
+"""Catalog I/O (upstream ``documents.jsonl[.gz]``), validation with quarantine, synthetic generator."""
 
 from shoparena.catalog.io import (
     CatalogLoadError,
