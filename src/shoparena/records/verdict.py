@@ -6,6 +6,7 @@ Every verdict explains itself: each constraint, the GT-id match, the shop and bu
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
@@ -24,20 +25,36 @@ class VerdictStatus(StrEnum):
     TIMED_OUT = "timed_out"  # envelope status TIMED_OUT (strict: a failure, not scored)
 
 
-class Check(BaseModel):
-    """One decided constraint: expected vs. actual, with its unit/hit counts."""
+@dataclass(slots=True)
+class Check:
+    """One decided constraint: expected vs. actual, with its unit/hit counts.
 
-    model_config = ConfigDict(extra="forbid")
+    A stdlib dataclass rather than a pydantic model, deliberately: a verdict carries about ten checks and
+    scoring aims at thousands of problems per second, where per-check model construction was the largest
+    single cost. Pydantic still validates checks wherever a :class:`Verdict` is read (``Verdict.checks``).
 
-    name: str = Field(
-        description="Check kind: found, gt_id, title, price, service, sku_attrs, shop, budget, ..."
-    )
-    field: str = Field(default="", description="The reward field or computed quantity checked.")
-    slot: int | None = Field(default=None, description="0-based reward slot, None for problem-level checks.")
+    Attributes:
+        name: Check kind: found, gt_id, title, price, service, sku_attrs, shop, budget, ...
+        field: The reward field or computed quantity checked.
+        slot: 0-based reward slot, None for problem-level checks.
+        expected: What the constraint asks for.
+        actual: What the recommended product has.
+        passed: Whether the check passed.
+        required: False for informational checks (e.g. the GT-id match).
+        units: Countable constraint units in this check.
+        hits: Units met.
+        detail: A human-readable explanation.
+    """
+
+    __pydantic_config__ = ConfigDict(extra="forbid")
+
+    name: str
+    passed: bool
+    field: str = ""
+    slot: int | None = None
     expected: Any = None
     actual: Any = None
-    passed: bool
-    required: bool = Field(default=True, description="False for informational checks (e.g. the GT-id match).")
+    required: bool = True
     units: int = 0
     hits: int = 0
     detail: str = ""

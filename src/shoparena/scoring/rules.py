@@ -11,9 +11,7 @@ from shoparena.scoring.profiles import ScoringProfile
 
 
 def make_check(**fields: object) -> Check:
-    # Checks are built from values the scorer computed itself, so validation would only cost time
-    # (it was the largest single cost of scoring); the tests validate dumped verdicts instead.
-    return Check.model_construct(**fields)  # type: ignore[arg-type]
+    return Check(**fields)  # type: ignore[arg-type]
 
 
 def _price_hit(op: str, bounds: object, price: float) -> bool:
