@@ -79,7 +79,11 @@ def ujson_dumps(obj: Any) -> str:
     >>> ujson_dumps({"url": "a/b", "t": "café"})
     '{"url":"a\\\\/b","t":"caf\\\\u00e9"}'
     """
-    return json.dumps(obj, ensure_ascii=True, separators=(",", ":")).replace("/", "\\/")
+    return _UJSON_ENCODER.encode(obj).replace("/", "\\/")
+
+
+# What json.dumps(ensure_ascii=True, separators=(",", ":")) builds on every call, built once.
+_UJSON_ENCODER = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"))
 
 
 def oro_dumps(obj: Any) -> str:
@@ -128,6 +132,14 @@ def known(
 def tool_call_dict(call: ToolCall, *, with_result: bool, with_id: bool = True) -> dict[str, Any]:
     """The ``{name, parameters, tool_call_id[, result]}`` object of one call, as upstream stores it."""
     raw = call.unknown_keys
+    if not raw and not call.key_order:
+        # Fast path (records built in memory): what emit() yields for canonical fields, built directly.
+        out: dict[str, Any] = {"name": call.name, "parameters": call.parameters}
+        if with_id and call.tool_call_id:
+            out["tool_call_id"] = call.tool_call_id
+        if with_result and call.has_result:
+            out["result"] = call.result
+        return out
     fields = [
         known(raw, "name", call.name, canonical=True, force=False),
         known(raw, "parameters", call.parameters, canonical=True, force=False),
@@ -170,6 +182,18 @@ def message_dict(step: Step, *, with_results: bool, with_obs: bool) -> dict[str,
     order = step.key_order.get("message")
     calls = [tool_call_dict(c, with_result=with_results) for c in step.tool_calls]
     obs = obs_entries(step) if with_obs else []
+    if not raw and not order:
+        # Fast path: emit() with no recorded order keeps exactly the non-empty roles, in this order.
+        out: dict[str, Any] = {}
+        if step.think:
+            out["think"] = step.think
+        if calls:
+            out["tool_call"] = calls
+        if obs:
+            out["obs"] = obs
+        if step.response:
+            out["response"] = step.response
+        return out
     fields = [
         known(raw, "think", step.think, canonical=bool(step.think), force=bool(step.think)),
         known(raw, "tool_call", calls, canonical=bool(calls), force=bool(calls)),

@@ -18,7 +18,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from shoparena.formats._common import message_dict, obs_entries, oro_dumps, type_name, ujson_dumps
+from shoparena.formats._common import (
+    message_dict,
+    obs_entries,
+    oro_dumps,
+    tool_call_dict,
+    type_name,
+    ujson_dumps,
+)
 from shoparena.records.message import ToolSchema
 from shoparena.records.trajectory import Step, ToolCall
 
@@ -331,6 +338,16 @@ def render_step_content(step: Step, *, include_results: bool) -> str:
     ``parameters``, ``tool_call_id``). Lists are written with :func:`ujson_dumps`, so ``</tag>`` inside a tool
     result appears as ``<\\/tag>``; an opening tag inside a result survives and fails the check, as upstream.
     """
+    if not step.unknown_keys.get("message") and not step.key_order.get("message"):
+        # Fast path (no raw message overrides): the roles are the typed strings and the call list, so this
+        # writes what _render_roles(message_dict(...)) writes, without building the message.
+        parts = [f"<think>{step.think}</think>"] if step.think else []
+        if step.tool_calls:
+            calls = [tool_call_dict(c, with_result=include_results) for c in step.tool_calls]
+            parts.append(f"<tool_call>{ujson_dumps(calls)}</tool_call>")
+        if step.response:
+            parts.append(f"<response>{step.response}</response>")
+        return "\n".join(parts)
     message = message_dict(step, with_results=include_results, with_obs=False)
     return _render_roles(message, OUTPUT_ROLES)
 

@@ -20,12 +20,7 @@ if TYPE_CHECKING:
     from shoparena.records.trajectory import Step, Trajectory
 
 
-def _positions(text: str, tag: str) -> list[int]:
-    out, start = [], text.find(tag)
-    while start != -1:
-        out.append(start)
-        start = text.find(tag, start + 1)
-    return out
+_TAGS: dict[str, tuple[str, str]] = {role: (f"<{role}>", f"</{role}>") for role in OUTPUT_ROLES}
 
 
 def _valid_call_list(body: str) -> bool:
@@ -58,26 +53,33 @@ def format_reward(text: str, roles: Sequence[str] = OUTPUT_ROLES) -> float:
     >>> format_reward('<tool_call>[]</tool_call>', ["tool_call"])
     1.0
     """
-    spans: dict[str, tuple[list[int], list[int]]] = {}
+    # A tag cannot overlap itself ("<" only starts it), so str.count equals the number of occurrences; a
+    # present role needs exactly one of each tag, which is checked before any position is looked up.
+    spans: dict[str, tuple[int, int]] = {}
     for role in roles:
-        opens, closes = _positions(text, f"<{role}>"), _positions(text, f"</{role}>")
-        if opens or closes:
-            spans[role] = (opens, closes)
+        open_tag, close_tag = _TAGS.get(role) or (f"<{role}>", f"</{role}>")
+        n_open, n_close = text.count(open_tag), text.count(close_tag)
+        if not n_open and not n_close:
+            continue
+        if n_open != 1 or n_close != 1:
+            return 0.0
+        open_at, close_at = text.find(open_tag), text.find(close_tag)
+        if open_at >= close_at:
+            return 0.0
+        spans[role] = (open_at, close_at)
     if "think" in roles and "think" not in spans:
         return 0.0
     if "tool_call" not in spans and "response" not in spans:
         return 0.0
-    for opens, closes in spans.values():
-        if len(opens) != 1 or len(closes) != 1 or opens[0] >= closes[0]:
-            return 0.0
     if "tool_call" in spans:
-        (open_at,), (close_at,) = spans["tool_call"]
+        open_at, close_at = spans["tool_call"]
         if not _valid_call_list(text[open_at + len("<tool_call>") : close_at]):
             return 0.0
-    for role, ((open_i,), (close_i,)) in spans.items():
-        for other, ((open_j,), (close_j,)) in spans.items():
-            if other != role and (open_i < open_j < close_i or open_i < close_j < close_i):
-                return 0.0
+    if len(spans) > 1:
+        for role, (open_i, close_i) in spans.items():
+            for other, (open_j, close_j) in spans.items():
+                if other != role and (open_i < open_j < close_i or open_i < close_j < close_i):
+                    return 0.0
     return 1.0
 
 

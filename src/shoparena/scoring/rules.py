@@ -7,10 +7,12 @@ from collections.abc import Sequence
 from shoparena.records.catalog import Product
 from shoparena.records.problem import KNOWN_PRICE_OPS, RewardItem
 from shoparena.records.verdict import FIELDS, Check, SlotVerdict
+from shoparena.scoring._trusted import trusted
 from shoparena.scoring.profiles import ScoringProfile
 
 
 def make_check(**fields: object) -> Check:
+    """A :class:`Check` from keyword fields."""
     return Check(**fields)  # type: ignore[arg-type]
 
 
@@ -25,6 +27,11 @@ def _price_hit(op: str, bounds: object, price: float) -> bool:
     return lo <= price <= hi
 
 
+def _opt_float(value: object) -> float | None:
+    # What SlotVerdict's ``float | None`` validation would store, for the values products hold.
+    return value if value is None or type(value) is float else float(value)  # type: ignore[arg-type]
+
+
 def sku_attr_pairs(item: RewardItem) -> list[tuple[str, str]]:
     """L: every (k, v) of every SKU dict, then (k, v) for every value of every attribute dict."""
     pairs = [(k, v) for opts in item.sku_options for k, v in opts.items()]
@@ -34,13 +41,14 @@ def sku_attr_pairs(item: RewardItem) -> list[tuple[str, str]]:
 
 def best_variant(product: Product, required: Sequence[tuple[str, str]]) -> tuple[str | None, int, list[bool]]:
     """The variant (or none) meeting most required pairs with the attribute pool: (key, hits, flags)."""
-    pool = {(k, v) for k, vals in product.attributes.items() for v in vals}
+    # (k, v) is in the attribute pool iff v is listed under k; a variant holds it iff its k maps to v.
+    attrs = product.attributes
+    in_pool = [k in attrs and v in attrs[k] for k, v in required]
     best_key: str | None = None
-    best = [pair in pool for pair in required]
+    best = in_pool
     best_hits = sum(best)
     for key, opts in product.sku_options.items():
-        variant = set(opts.items())
-        flags = [pair in variant or pair in pool for pair in required]
+        flags = [hit or (k in opts and opts[k] == v) for (k, v), hit in zip(required, in_pool, strict=True)]
         hits = sum(flags)
         if hits > best_hits:  # first maximum wins, like upstream's max over the variant list
             best_key, best_hits, best = key, hits, flags
@@ -72,36 +80,32 @@ def score_slot(
         The slot verdict and its checks.
     """
     gt = product.product_id == item.product_id
+    # Checks are built positionally (Check's field order: name, passed, field, slot, expected, actual,
+    # required, units, hits, detail): keyword construction was a measurable share of scoring time.
+    detail = "ground-truth product" if gt else "not the ground-truth product"
     checks = [
-        make_check(
-            name="gt_id",
-            field="product_id",
-            slot=slot,
-            expected=item.product_id,
-            actual=product.product_id,
-            passed=gt,
-            required=False,
-            detail="ground-truth product" if gt else "not the ground-truth product",
-        )
+        Check("gt_id", gt, "product_id", slot, item.product_id, product.product_id, False, 0, 0, detail)
     ]
-    base = {
-        "slot": slot,
-        "gt_product_id": item.product_id,
-        "recommended_id": recommended_id,
-        "found": True,
-        "gt": float(gt),
-        "price": product.price,
-        "shop_id": product.shop_id,
-    }
+    price, shop_id = _opt_float(product.price), product.shop_id
     if gt and profile.gt_short_circuit:
         checks[0].detail += ": rule 1 immediately, constraints not counted"
-        return SlotVerdict(
-            **base,
-            counts_as_hit=True,
-            rule=1.0,
-            units={},
-            hits={},
-            field_scores=dict.fromkeys(FIELDS, profile.absent_field_score),
+        # Keys in SlotVerdict's declaration order (adopted without a copy).
+        return trusted(
+            SlotVerdict,
+            {
+                "slot": slot,
+                "gt_product_id": item.product_id,
+                "recommended_id": recommended_id,
+                "found": True,
+                "gt": 1.0,
+                "rule": 1.0,
+                "units": {},
+                "hits": {},
+                "field_scores": dict.fromkeys(FIELDS, float(profile.absent_field_score)),
+                "price": price,
+                "shop_id": shop_id,
+                "counts_as_hit": True,
+            },
         ), checks
 
     units = dict.fromkeys(FIELDS, 0)
@@ -114,20 +118,8 @@ def score_slot(
             hit = sim >= threshold
             detail = f"similarity {sim:.3f} {'>=' if hit else '<'} {threshold}"
         units["title"] += 1
-        hits["title"] += hit
-        checks.append(
-            make_check(
-                name="title",
-                field="title",
-                slot=slot,
-                expected=title,
-                actual=product.title,
-                passed=hit,
-                units=1,
-                hits=int(hit),
-                detail=detail,
-            )
-        )
+        hits["title"] += 1 if hit else 0  # a plain int even when a backend returns numpy scalars
+        checks.append(Check("title", hit, "title", slot, title, product.title, True, 1, int(hit), detail))
     for entry in item.price:
         for op, bounds in entry.items():
             hit = _price_hit(op, bounds, product.price)
@@ -135,34 +127,15 @@ def score_slot(
             hits["price"] += hit
             detail = f"{product.price} {op} {bounds}" if op in KNOWN_PRICE_OPS else f"unknown price op {op!r}"
             checks.append(
-                make_check(
-                    name="price",
-                    field=f"price.{op}",
-                    slot=slot,
-                    expected=bounds,
-                    actual=product.price,
-                    passed=hit,
-                    units=1,
-                    hits=int(hit),
-                    detail=detail,
-                )
+                Check("price", hit, f"price.{op}", slot, bounds, product.price, True, 1, int(hit), detail)
             )
     for service in item.service:
         hit = service in product.service
         units["service"] += 1
         hits["service"] += hit
+        detail = f"{service} {'offered' if hit else 'not offered'}"
         checks.append(
-            make_check(
-                name="service",
-                field="service",
-                slot=slot,
-                expected=service,
-                actual=product.service,
-                passed=hit,
-                units=1,
-                hits=int(hit),
-                detail=f"{service} {'offered' if hit else 'not offered'}",
-            )
+            Check("service", hit, "service", slot, service, product.service, True, 1, int(hit), detail)
         )
     required = sku_attr_pairs(item)
     if required:
@@ -172,7 +145,7 @@ def score_slot(
         missing = [f"{k}={v}" for (k, v), ok in zip(required, flags, strict=True) if not ok]
         where = f"variant {key} + attributes" if key else "attributes only"
         checks.append(
-            make_check(
+            Check(
                 name="sku_attrs",
                 field="sku_options+attributes",
                 slot=slot,
@@ -190,11 +163,24 @@ def score_slot(
     if gt:
         rule = 1.0  # strict: GT forces rule 1; counters still reflect the real matches
     elif total_units == 0:
-        rule = profile.zero_units_rule
+        rule = float(profile.zero_units_rule)
     else:
         rule = total_hits / total_units
-    field_scores = {f: hits[f] / units[f] if units[f] else profile.absent_field_score for f in FIELDS}
+    absent = float(profile.absent_field_score)
+    field_scores = {f: hits[f] / units[f] if units[f] else absent for f in FIELDS}
     counts = rule > 0 if profile.hit_requires_rule else True
-    return SlotVerdict(
-        **base, counts_as_hit=counts, rule=rule, units=units, hits=hits, field_scores=field_scores
-    ), checks
+    values = {
+        "slot": slot,
+        "gt_product_id": item.product_id,
+        "recommended_id": recommended_id,
+        "found": True,
+        "gt": float(gt),
+        "rule": rule,
+        "units": units,
+        "hits": hits,
+        "field_scores": field_scores,
+        "price": price,
+        "shop_id": shop_id,
+        "counts_as_hit": counts,
+    }
+    return trusted(SlotVerdict, values), checks

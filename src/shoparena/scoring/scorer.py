@@ -11,11 +11,12 @@ from shoparena.records.catalog import Product
 from shoparena.records.problem import Intent, Problem
 from shoparena.records.trajectory import EpisodeStatus, Trajectory
 from shoparena.records.verdict import FIELDS, Check, SlotVerdict, Verdict, VerdictStatus
+from shoparena.scoring._trusted import trusted
 from shoparena.scoring.aggregate import AggregateReport, compute_aggregate
 from shoparena.scoring.format import length_reward, trajectory_format
 from shoparena.scoring.lookup import ProductLookup
 from shoparena.scoring.profiles import OUTPUT_ROLES, ScoringProfile, get_profile
-from shoparena.scoring.rules import make_check, score_slot
+from shoparena.scoring.rules import score_slot
 from shoparena.scoring.similarity import TitleSimilarity
 
 logger = logging.getLogger(__name__)
@@ -33,39 +34,41 @@ def _base_verdict(
     similarity: TitleSimilarity,
     threshold: float,
 ) -> dict[str, Any]:
-    return dict(
-        schema_version=1,
-        problem_id=problem.problem_id,
-        run_id=trajectory.run_id if trajectory else "",
-        rollout_idx=trajectory.rollout_idx if trajectory else 0,
-        profile=profile.name,
-        intent=problem.intent.value,
-        category=problem.category_label,
-        title_backend=f"{similarity.name}:{similarity.version}",
-        title_threshold=threshold,
-        title_comparable=bool(similarity.comparable),
-        shop=0.0 if problem.intent is Intent.SHOP else None,
-        budget=0.0 if problem.intent is Intent.VOUCHER else None,
-        web_kw=0.0 if problem.intent is Intent.WEB else None,
-        web_title=0.0 if problem.intent is Intent.WEB else None,
-        status=VerdictStatus.SCORED,
-        success=False,
-        rule=0.0,
-        gt=0.0,
-        product=0.0,
-        field_scores=dict.fromkeys(FIELDS, 0.0),
-        format_score=0.0,
-        length_reward=0.0,
-        slots=[],
-        checks=[],
-        recommended_ids=[],
-        recommended_raw=None,
-        notes=[],
-    )
+    # Keys in Verdict's declaration order, so _finish can adopt the dict without copying it.
+    return {
+        "schema_version": 1,
+        "problem_id": problem.problem_id,
+        "run_id": trajectory.run_id if trajectory else "",
+        "rollout_idx": trajectory.rollout_idx if trajectory else 0,
+        "profile": profile.name,
+        "intent": problem.intent.value,
+        "category": problem.category_label,
+        "status": VerdictStatus.SCORED,
+        "success": False,
+        "rule": 0.0,
+        "gt": 0.0,
+        "product": 0.0,
+        "field_scores": dict.fromkeys(FIELDS, 0.0),
+        "shop": 0.0 if problem.intent is Intent.SHOP else None,
+        "budget": 0.0 if problem.intent is Intent.VOUCHER else None,
+        "web_kw": 0.0 if problem.intent is Intent.WEB else None,
+        "web_title": 0.0 if problem.intent is Intent.WEB else None,
+        "format_score": 0.0,
+        "length_reward": 0.0,
+        "slots": [],
+        "checks": [],
+        "title_backend": f"{similarity.name}:{similarity.version}",
+        "title_threshold": None if threshold is None else float(threshold),
+        "title_comparable": bool(similarity.comparable),
+        "recommended_ids": [],
+        "recommended_raw": None,
+        "notes": [],
+    }
 
 
 def _finish(fields: dict[str, Any]) -> Verdict:
-    return Verdict(**fields)
+    # Every value was computed here with Verdict's declared types: assemble without re-validating.
+    return trusted(Verdict, fields)
 
 
 def score_trajectory(
@@ -171,7 +174,7 @@ def _score_slots(
         if product is None:
             detail = "no id in this position" if rid is None else f"id {rid!r} not in the catalog"
             checks.append(
-                make_check(
+                Check(
                     name="found",
                     field="product_ids",
                     slot=i,
@@ -182,11 +185,14 @@ def _score_slots(
                 )
             )
             slots.append(
-                SlotVerdict(
-                    slot=i,
-                    gt_product_id=item.product_id,
-                    recommended_id=rid,
-                    field_scores=dict.fromkeys(FIELDS, 0.0),
+                trusted(
+                    SlotVerdict,
+                    {
+                        "slot": i,
+                        "gt_product_id": item.product_id,
+                        "recommended_id": rid,
+                        "field_scores": dict.fromkeys(FIELDS, 0.0),
+                    },
                 )
             )
             continue
@@ -223,7 +229,7 @@ def _score_slots(
             else f"all slots hit; shops {sorted(s or '' for s in shops)}"
         )
         checks.append(
-            make_check(
+            Check(
                 name="shop",
                 field="shop_id",
                 expected="one shop for all slots",
@@ -238,7 +244,7 @@ def _score_slots(
         budget, detail, total = _budget(problem, hit_slots, all_hit, len(shops), hit_rule, n)
         verdict["budget"] = budget
         checks.append(
-            make_check(
+            Check(
                 name="budget",
                 field="voucher",
                 expected=problem.voucher.budget,
@@ -251,7 +257,7 @@ def _score_slots(
     else:
         verdict["success"] = rule >= 1
     checks.append(
-        make_check(
+        Check(
             name="rule",
             field="constraints",
             expected=1.0,

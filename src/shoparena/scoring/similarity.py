@@ -108,7 +108,8 @@ class LexicalSimilarity:
         *,
         reference_vectors: Mapping[str, Sequence[float]] | None = None,
     ) -> list[float]:
-        return [self.similarity(a, b) for a, b in pairs]
+        ratio, process = self._ratio, self._process
+        return [1.0 if a == b else ratio(a, b, processor=process) / 100.0 for a, b in pairs]
 
     def threshold(self, key: str) -> float:
         return self._thresholds[key]
