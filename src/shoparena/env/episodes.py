@@ -143,7 +143,7 @@ def run_episodes(
         seen.add(p.problem_id)
         todo.append(p)
     if knowledge is None and any(p.intent is Intent.WEB for p in todo):
-        knowledge = _catalog_knowledge(engine)
+        knowledge = suite_knowledge(engine)
     lock = threading.Lock()
     statuses: Counter[str] = Counter()
     reasons: Counter[str] = Counter()
@@ -223,13 +223,6 @@ def _bounded(products: Any, limit: int = 200_000) -> list[Product]:
             break
         out.append(product)
     return out
-
-
-def _catalog_knowledge(engine: SearchEngine) -> KnowledgeBase | None:
-    iter_products = getattr(engine, "iter_products", None)
-    if iter_products is None:
-        return None
-    return KnowledgeBase.from_catalog(_bounded(iter_products()))
 
 
 def run_episodes_dir(
