@@ -1,4 +1,4 @@
-"""Fuzz (seeded, in memory) of ingest + filter, and the filter's order / None-vs-0 / message-rule behaviour."""
+"""Seeded in-memory fuzz of ingest + filter; the filter order, None vs 0 and the message rule."""
 
 from __future__ import annotations
 
