@@ -90,10 +90,16 @@ def main() -> None:
     print("|---|---|---|---|---|---|---|")
     for r in rows:
         ratio = r["build_s"] / r["orjson_s"] if r["orjson_s"] else float("inf")
-        print(
-            f"| {r['scale']}x | {r['trajectories']} | {r['mib']} | {r['build_s']:.2f} | {r['orjson_s']:.3f} | "
-            f"{ratio:.0f}x | {r['rss_mib']:.0f} |"
-        )
+        cells = [
+            f"{r['scale']}x",
+            r["trajectories"],
+            r["mib"],
+            f"{r['build_s']:.2f}",
+            f"{r['orjson_s']:.3f}",
+            f"{ratio:.0f}x",
+            f"{r['rss_mib']:.0f}",
+        ]
+        print("| " + " | ".join(str(c) for c in cells) + " |")
     print(f"RSS 10x / 1x: {rows[1]['rss_mib'] / rows[0]['rss_mib']:.2f}")
 
 
