@@ -1,22 +1,31 @@
-"""Corpus-level gates on the records the filter kept: exact / near duplicates and trainable tokens.
+"""Corpus-level gates on records the filter kept: exact / near duplicates, then trainable tokens.
 
-Duplicates are judged per problem on the assistant side of the conversation, normalised with the problem
-bank's normaliser and compared with its shingle Jaccard (:mod:`shoparena.suites.clusters`); the first record
-in ``record_id`` order stays. The token gate counts trainable tokens that survive truncation to
-``max_tokens`` (messages tokenised one by one, in order).
+Both run online in ingest order (the first of a group of duplicates stays), so memory holds only one small
+MinHash signature per unique kept trajectory. Duplicates are judged per (problem, origin) on the assistant
+side of the conversation, normalised with the problem bank's normaliser and shingled like its queries
+(:mod:`shoparena.suites.clusters`); near-duplicates by the MinHash estimate of their shingle Jaccard.
+The token gate counts trainable tokens that survive truncation to ``max_tokens``.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections import defaultdict
 from collections.abc import Sequence
 from functools import cache
 from typing import Any
 
+from datasketch import MinHash
+
 from shoparena.corpus.config import GateConfig
 from shoparena.records.corpus import CorpusMessage, CorpusRecord
-from shoparena.suites.clusters import jaccard, normalize_query, shingles
+from shoparena.suites.clusters import normalize_query, shingles
+
+NUM_PERM = 64
+#: A byte-level BPE token never covers more than this many characters in practice; prefixes of this many
+#: characters per remaining token decide "this message fills the window" without tokenising all of it.
+CHARS_PER_TOKEN_BOUND = 16
 
 
 def assistant_text(messages: Sequence[CorpusMessage]) -> str:
@@ -29,28 +38,6 @@ def assistant_text(messages: Sequence[CorpusMessage]) -> str:
         for call in message.tool_calls or []:
             parts.append(f"{call['function']['name']} {call['function']['arguments']}")
     return normalize_query(" ".join(parts))
-
-
-def dedup(records: Sequence[CorpusRecord], threshold: float) -> None:
-    """Mark later exact / near duplicates (same problem, same origin) among kept records, in place."""
-    groups: dict[tuple[str, str], list[CorpusRecord]] = defaultdict(list)
-    for record in sorted(records, key=lambda r: r.record_id):
-        if record.outcome == "kept":
-            groups[(record.problem_id, record.origin)].append(record)
-    for members in groups.values():
-        seen_exact: set[str] = set()
-        seen: list[frozenset[str]] = []
-        for record in members:
-            text = assistant_text(record.messages)
-            if text in seen_exact:
-                record.outcome = "duplicate"
-                continue
-            grams = shingles(text)
-            if any(jaccard(grams, other) >= threshold for other in seen):
-                record.outcome = "near_duplicate"
-                continue
-            seen_exact.add(text)
-            seen.append(grams)
 
 
 @cache
@@ -66,34 +53,60 @@ def message_text(message: CorpusMessage) -> str:
     return f"<|im_start|>{message.role}\n{message.content or ''}{calls}<|im_end|>\n"
 
 
-def trainable_tokens(records: Sequence[CorpusRecord], tokenizer: Any, max_tokens: int) -> None:
-    """Set ``trainable_tokens`` on each record: trainable-message tokens inside the first ``max_tokens``."""
+def _count(tokenizer: Any, text: str) -> int:
     backend = getattr(tokenizer, "_tokenizer", None)
-    for record in records:
-        texts = [message_text(m) for m in record.messages]
-        if not texts:
-            record.trainable_tokens = 0
-            continue
-        if backend is not None:
-            lengths = [len(e.ids) for e in backend.encode_batch(texts, add_special_tokens=False)]
-        else:
-            lengths = [len(ids) for ids in tokenizer(texts, add_special_tokens=False)["input_ids"]]
-        used = total = 0
-        for message, length in zip(record.messages, lengths, strict=True):
-            room = max(0, max_tokens - used)
-            if message.trainable:
-                total += min(room, length)
-            used += length
-        record.trainable_tokens = total
+    if backend is not None:
+        return len(backend.encode(text, add_special_tokens=False).ids)
+    return len(tokenizer(text, add_special_tokens=False)["input_ids"])
 
 
-def apply_gates(records: Sequence[CorpusRecord], cfg: GateConfig, tokenizer: Any) -> None:
-    """Dedup, then the token gate, on records still kept (in place)."""
-    dedup(records, cfg.near_dup_threshold)
-    trainable_tokens(records, tokenizer, cfg.max_tokens)
-    for record in records:
-        if record.outcome == "kept" and (record.trainable_tokens or 0) < cfg.min_trainable_tokens:
+def trainable_tokens(record: CorpusRecord, tokenizer: Any, max_tokens: int) -> int:
+    """Trainable-message tokens inside the first ``max_tokens`` of the conversation (exact)."""
+    used = total = 0
+    for message in record.messages:
+        room = max_tokens - used
+        if room <= 0:
+            break
+        text = message_text(message)
+        prefix = text[: room * CHARS_PER_TOKEN_BOUND]
+        length = _count(tokenizer, prefix)
+        if length < room and len(prefix) < len(text):
+            length = _count(tokenizer, text)
+        if message.trainable:
+            total += min(room, length)
+        used += length
+    return total
+
+
+class OnlineGates:
+    """Dedup then token gate, one record at a time in a fixed order (ingest order)."""
+
+    def __init__(self, cfg: GateConfig, tokenizer: Any) -> None:
+        self.cfg = cfg
+        self.tokenizer = tokenizer
+        self.exact: dict[tuple[str, str], set[str]] = defaultdict(set)
+        self.signatures: dict[tuple[str, str], list[MinHash]] = defaultdict(list)
+
+    def apply(self, record: CorpusRecord) -> CorpusRecord:
+        if record.outcome != "kept":
+            return record
+        key = (record.problem_id, record.origin)
+        text = assistant_text(record.messages)
+        digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+        if digest in self.exact[key]:
+            record.outcome = "duplicate"
+            return record
+        signature = MinHash(num_perm=NUM_PERM, seed=1)
+        signature.update_batch([s.encode("utf-8") for s in sorted(shingles(text))])
+        if any(signature.jaccard(other) >= self.cfg.near_dup_threshold for other in self.signatures[key]):
+            record.outcome = "near_duplicate"
+            return record
+        self.exact[key].add(digest)
+        self.signatures[key].append(signature)
+        record.trainable_tokens = trainable_tokens(record, self.tokenizer, self.cfg.max_tokens)
+        if record.trainable_tokens < self.cfg.min_trainable_tokens:
             record.outcome = "too_few_tokens"
+        return record
 
 
-__all__ = ["apply_gates", "assistant_text", "dedup", "default_tokenizer", "trainable_tokens"]
+__all__ = ["OnlineGates", "assistant_text", "default_tokenizer", "trainable_tokens"]

@@ -1,5 +1,6 @@
 """The corpus funnel: input → quarantined → each reason → kept → recovered → views, plus breakdowns.
 
+:class:`ReportBuilder` accumulates record dicts one at a time (memory independent of the corpus size);
 ``report.json`` asserts its own arithmetic (``funnel.adds_up``); :func:`report_table` renders it with Rich.
 Filter quality against the harness truth (``miner_kind``) is reported when the input carries it.
 """
@@ -8,12 +9,12 @@ from __future__ import annotations
 
 import json
 from collections import Counter, defaultdict
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from shoparena.records.corpus import OUTCOME_ORDER, CorpusRecord, Quarantined
+from shoparena.records.corpus import OUTCOME_ORDER
 
+#: Harness miner kinds whose trajectories are agentic by construction (the filter never sees this).
 AGENTIC_KINDS = ("agentic",)
 
 
@@ -23,91 +24,100 @@ def _bin(value: float | None) -> str:
     return f"{min(int(value * 10), 9) / 10:.1f}"
 
 
-def filter_quality(records: Sequence[CorpusRecord]) -> dict[str, Any] | None:
-    """Precision / recall of the structural label ``agentic`` against the harness truth."""
-    judged = [
-        r
-        for r in records
-        if r.miner_kind and r.origin == "agentic" and r.evidence.envelope_status == "SUCCESS"
-    ]
-    if not judged:
-        return None
-    truth = [r.miner_kind.split(":")[0] in AGENTIC_KINDS for r in judged]
-    predicted = [r.structural_label == "agentic" for r in judged]
-    tp = sum(t and p for t, p in zip(truth, predicted, strict=True))
-    fp = sum(p and not t for t, p in zip(truth, predicted, strict=True))
-    fn = sum(t and not p for t, p in zip(truth, predicted, strict=True))
-    forged_kept = sum(1 for r in records if r.miner_kind.startswith("forger") and r.outcome == "kept")
-    return {
-        "trajectories": len(judged),
-        "precision": round(tp / (tp + fp), 4) if tp + fp else None,
-        "recall": round(tp / (tp + fn), 4) if tp + fn else None,
-        "true_positive": tp,
-        "false_positive": fp,
-        "false_negative": fn,
-        "forger_trajectories_kept": forged_kept,
-    }
+class ReportBuilder:
+    """Counts for ``report.json``, fed with record dicts (``CorpusRecord.model_dump(mode="json")``)."""
 
+    def __init__(self) -> None:
+        self.outcomes: Counter[str] = Counter()
+        self.recovered: Counter[str] = Counter()
+        self.richness: dict[str, Counter[str]] = defaultdict(Counter)
+        self.judge_bins: Counter[str] = Counter()
+        self.per: dict[str, dict[str, Counter[str]]] = {
+            k: defaultdict(Counter) for k in ("category", "miner_kind", "teacher", "label", "log_source")
+        }
+        self.splits: Counter[str] = Counter()
+        self.quality: Counter[str] = Counter()
 
-def build_report(
-    records: Sequence[CorpusRecord],
-    quarantined: Sequence[Quarantined],
-    views: dict[str, dict[str, int]],
-    config: Any,
-    notes: Sequence[str] = (),
-) -> dict[str, Any]:
-    original = [r for r in records if r.origin == "agentic"]
-    recovered = [r for r in records if r.origin == "recovered"]
-    outcomes = Counter(r.outcome for r in original)
-    reasons = {reason: outcomes.get(reason, 0) for reason in OUTCOME_ORDER}
-    n_input = len(original) + len(quarantined)
-    funnel = {
-        "input": n_input,
-        "quarantined": len(quarantined),
-        "records": len(original),
-        "rejected": reasons,
-        "kept": outcomes.get("kept", 0),
-        "recovered": len(recovered),
-        "recovered_kept": sum(r.outcome == "kept" for r in recovered),
-        "views": views,
-    }
-    funnel["adds_up"] = funnel["kept"] + len(quarantined) + sum(reasons.values()) == n_input
-    richness: dict[str, Counter[str]] = defaultdict(Counter)
-    judge_bins: Counter[str] = Counter()
-    per: dict[str, dict[str, Counter[str]]] = {
-        k: defaultdict(Counter) for k in ("category", "miner_kind", "teacher", "label")
-    }
-    for r in original:
-        richness[r.miner_kind or "-"][_bin(r.labels.agentic_richness)] += 1
-        judge_bins["missing" if r.labels.judge_q is None else f"{r.labels.judge_q:.1f}"] += 1
+    def add(self, r: dict[str, Any]) -> None:
+        kept = r["outcome"] == "kept"
+        self.splits[f"{r['split']}:{'kept' if kept else 'rejected'}"] += 1
+        if r["origin"] == "recovered":
+            self.recovered[r["outcome"]] += 1
+            return
+        self.outcomes[r["outcome"]] += 1
+        labels, evidence = r["labels"], r["evidence"]
+        self.richness[r["miner_kind"] or "-"][_bin(labels["agentic_richness"])] += 1
+        self.judge_bins["missing" if labels["judge_q"] is None else f"{labels['judge_q']:.1f}"] += 1
         for key, value in (
-            ("category", r.category),
-            ("miner_kind", r.miner_kind),
-            ("teacher", r.teacher),
-            ("label", r.structural_label),
+            ("category", r["category"]),
+            ("miner_kind", r["miner_kind"]),
+            ("teacher", r["teacher"]),
+            ("label", r["structural_label"]),
+            ("log_source", evidence["log_source"]),
         ):
-            per[key][value or "-"]["total"] += 1
-            per[key][value or "-"]["kept"] += r.outcome == "kept"
-    splits = Counter((r.split, r.outcome == "kept") for r in records)
-    quarantine_fields = Counter(q.field for q in quarantined)
-    return {
-        "funnel": funnel,
-        "richness_histogram": {k: dict(sorted(v.items())) for k, v in sorted(richness.items())},
-        "judge_bins": dict(sorted(judge_bins.items())),
-        "breakdown": {k: {name: dict(c) for name, c in sorted(v.items())} for k, v in per.items()},
-        "splits": {f"{s}:{'kept' if k else 'rejected'}": n for (s, k), n in sorted(splits.items())},
-        "quarantine_fields": dict(sorted(quarantine_fields.items())),
-        "filter_quality": filter_quality(records),
-        "thresholds": {
-            "filter": config.filter.model_dump(mode="json"),
-            "gates": config.gates.model_dump(mode="json"),
-            "split": config.split.model_dump(mode="json"),
-        },
-        "notes": list(notes),
-    }
+            self.per[key][value or "-"]["total"] += 1
+            self.per[key][value or "-"]["kept"] += kept
+        if r["miner_kind"] and evidence["envelope_status"] == "SUCCESS":
+            truth = r["miner_kind"].split(":")[0] in AGENTIC_KINDS
+            predicted = r["structural_label"] == "agentic"
+            self.quality["tp" if truth and predicted else "fp" if predicted else "fn" if truth else "tn"] += 1
+        if r["miner_kind"].startswith("forger") and kept:
+            self.quality["forger_kept"] += 1
+
+    def filter_quality(self) -> dict[str, Any] | None:
+        q = self.quality
+        if not (q["tp"] + q["fp"] + q["fn"] + q["tn"]):
+            return None
+        return {
+            "trajectories": q["tp"] + q["fp"] + q["fn"] + q["tn"],
+            "precision": round(q["tp"] / (q["tp"] + q["fp"]), 4) if q["tp"] + q["fp"] else None,
+            "recall": round(q["tp"] / (q["tp"] + q["fn"]), 4) if q["tp"] + q["fn"] else None,
+            "true_positive": q["tp"],
+            "false_positive": q["fp"],
+            "false_negative": q["fn"],
+            "forger_trajectories_kept": q["forger_kept"],
+        }
+
+    def build(
+        self,
+        quarantined: int,
+        quarantine_fields: dict[str, int],
+        views: dict[str, dict[str, int]],
+        config: Any,
+        notes: list[str],
+    ) -> dict[str, Any]:
+        reasons = {reason: self.outcomes.get(reason, 0) for reason in OUTCOME_ORDER}
+        records = sum(self.outcomes.values())
+        funnel = {
+            "input": records + quarantined,
+            "quarantined": quarantined,
+            "records": records,
+            "rejected": reasons,
+            "kept": self.outcomes.get("kept", 0),
+            "recovered": sum(self.recovered.values()),
+            "recovered_kept": self.recovered.get("kept", 0),
+            "views": views,
+        }
+        funnel["adds_up"] = funnel["kept"] + quarantined + sum(reasons.values()) == funnel["input"]
+        return {
+            "funnel": funnel,
+            "recovered_outcomes": dict(sorted(self.recovered.items())),
+            "richness_histogram": {k: dict(sorted(v.items())) for k, v in sorted(self.richness.items())},
+            "judge_bins": dict(sorted(self.judge_bins.items())),
+            "breakdown": {k: {n: dict(c) for n, c in sorted(v.items())} for k, v in self.per.items()},
+            "splits": dict(sorted(self.splits.items())),
+            "quarantine_fields": dict(sorted(quarantine_fields.items())),
+            "filter_quality": self.filter_quality(),
+            "thresholds": {
+                "filter": config.filter.model_dump(mode="json"),
+                "gates": config.gates.model_dump(mode="json"),
+                "split": config.split.model_dump(mode="json"),
+            },
+            "notes": notes,
+        }
 
 
-def write_card(path: Path, report: dict[str, Any], config: Any) -> None:
+def write_card(path: Path, report: dict[str, Any]) -> None:
     """The dataset card (README.md) with the funnel."""
     f = report["funnel"]
     lines = [
@@ -132,26 +142,11 @@ def write_card(path: Path, report: dict[str, Any], config: Any) -> None:
     ]
     for view, splits in f["views"].items():
         lines.append(f"| view `{view}` rows | train {splits.get('train', 0)}, eval {splits.get('eval', 0)} |")
-    lines += [
-        "",
-        f"Counts add up: **{f['adds_up']}**.",
-        "",
-        "## Thresholds",
-        "",
-        "```json",
-        json.dumps(report["thresholds"], indent=2),
-        "```",
-        "",
-    ]
+    lines += ["", f"Counts add up: **{f['adds_up']}**.", "", "## Thresholds", "", "```json"]
+    lines += [json.dumps(report["thresholds"], indent=2), "```", ""]
     if report.get("filter_quality"):
-        lines += [
-            "## Filter quality against the harness truth",
-            "",
-            "```json",
-            json.dumps(report["filter_quality"], indent=2),
-            "```",
-            "",
-        ]
+        lines += ["## Filter quality against the harness truth", "", "```json"]
+        lines += [json.dumps(report["filter_quality"], indent=2), "```", ""]
     path.write_text("\n".join(lines), encoding="utf-8")
 
 
@@ -176,4 +171,4 @@ def report_table(report: dict[str, Any]) -> Any:
     return table
 
 
-__all__ = ["build_report", "filter_quality", "report_table", "write_card"]
+__all__ = ["ReportBuilder", "report_table", "write_card"]
