@@ -22,7 +22,7 @@ import orjson
 
 from shoparena.catalog.io import iter_raw_lines
 from shoparena.corpus.config import CorpusConfig
-from shoparena.corpus.export import export_views
+from shoparena.corpus.export import SPLITS, VIEWS, export_views
 from shoparena.corpus.filter import classify
 from shoparena.corpus.gates import OnlineGates, default_tokenizer
 from shoparena.corpus.ingest import ScoringContext, ingest_file, ingest_run_dir
@@ -154,11 +154,20 @@ def _records(path: Path) -> Iterator[dict[str, Any]]:
         yield orjson.loads(line)
 
 
+def _outputs_present(out: Path) -> bool:
+    names = ["records.jsonl", "report.json", "problems.json", "README.md"]
+    names += [f"views/{v}-{s}.{ext}" for v in VIEWS for s in SPLITS for ext in ("parquet", "jsonl")]
+    names += [f"views/{v}/dataset_dict.json" for v in VIEWS]
+    return all((out / name).exists() for name in names)
+
+
 def build_corpus(config: CorpusConfig, *, progress: Progress | None = None) -> dict[str, Any]:
     """Build (or resume) the corpus in ``config.out``; returns the report."""
     say = progress or (lambda _msg: None)
     out = Path(config.out)
     rundir = RunDir(out, kind="corpus", config=config)
+    if rundir.done("build", config.model_dump(mode="json")) and _outputs_present(out):
+        return json.loads((out / "report.json").read_text(encoding="utf-8"))  # finished: nothing to redo
     cache: dict[str, Any] = {}
     started = time.time()
     work = out / "work"
