@@ -205,7 +205,17 @@ def record_from_trajectory(
     has_call_log = bool(log) or trusted is not None
     recommended = traj.last_recommendation() is not None
     final_llm = llm_requested(log, "recommend_product") if recommended else False
-    format_ok, format_detail = _format(traj) if traj.steps else (False, "no steps")
+    if status == "SUCCESS":
+        labels, _ = scoring.score(problem_id, traj)
+    else:
+        labels = CorpusLabels(success=False)
+    if not traj.steps:
+        format_ok, format_detail = False, "no steps"
+    elif labels.format is not None:  # the strict scorer already checked every step (mean of step scores)
+        format_ok = labels.format >= 1.0
+        format_detail = "" if format_ok else "a step fails the strict format check"
+    else:
+        format_ok, format_detail = _format(traj)
     evidence = StructuralEvidence(
         envelope_status=status,
         has_dialogue=not traj.dialogue_is_null and bool(traj.steps),
@@ -220,9 +230,6 @@ def record_from_trajectory(
         final_llm_emitted=final_llm,
         format_ok=format_ok,
         format_detail=format_detail,
-    )
-    labels, _ = (
-        scoring.score(problem_id, traj) if status == "SUCCESS" else (CorpusLabels(success=False), None)
     )
     labels.agentic_richness = richness_b
     labels.richness_pending = evidence.richness_pending
