@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from shoparena.catalog.io import iter_raw_lines
 from shoparena.catalog.plant import plant_catalog, plant_problems, voucher_prices
 from shoparena.catalog.synth import SynthConfig, synthesize_catalog
+from shoparena.jsonl import iter_raw_lines
 from shoparena.records.problem import Problem, Voucher
 from shoparena.scoring import DictLookup, ExactSimilarity, score_trajectory
 from shoparena.suites.checks import gt_reasons, recommend_trajectory

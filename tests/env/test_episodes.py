@@ -8,8 +8,9 @@ from typer.testing import CliRunner
 
 from shoparena.agents import PlannerAgent, ScriptedAgent, tagged_step
 from shoparena.cli.main import app
-from shoparena.env.episodes import done_problem_ids, run_episodes, run_episodes_dir
+from shoparena.env.episodes import run_episodes, run_episodes_dir
 from shoparena.formats.io import read_trajectories
+from shoparena.runs.envelopes import EnvelopeLog
 from shoparena.suites.loaders import load_suite, write_oro_suite
 from shoparena.suites.synth import SynthOptions, synthesize_problems
 
@@ -29,7 +30,7 @@ def test_run_writes_envelopes_and_resumes(synth, tmp_path) -> None:
     trajs = list(read_trajectories(out))
     assert sorted(t.problem_id for t in trajs) == sorted(p.problem_id for p in problems)  # no duplicates
     assert all(t.steps and t.steps[-1].tool_calls[-1].name == "terminate" for t in trajs)
-    assert done_problem_ids(out) == {p.problem_id for p in problems}
+    assert EnvelopeLog(out).done() == {p.problem_id for p in problems}
 
 
 def test_agent_crash_is_recorded_as_failed(hand, product_problem, tmp_path) -> None:

@@ -30,7 +30,8 @@ from typing import Any
 import orjson
 from pydantic import ValidationError
 
-from shoparena.catalog.io import CatalogWriter, iter_raw_lines
+from shoparena.catalog.io import CatalogWriter
+from shoparena.jsonl import iter_raw_lines
 from shoparena.records.catalog import Product
 from shoparena.records.problem import Intent, Problem, RewardItem, Voucher
 

@@ -18,6 +18,7 @@ import bm25s
 import orjson
 from pydantic import BaseModel, ConfigDict, Field
 
+from shoparena.jsonl import iter_raw_lines
 from shoparena.records.catalog import Product
 
 #: Service tokens in words, for generated pages.
@@ -122,9 +123,7 @@ def read_pages(path: str | Path) -> list[KnowledgePage]:
         ValueError: naming the line and field of a malformed page.
     """
     pages = []
-    for line_no, raw in enumerate(Path(path).read_bytes().split(b"\n"), start=1):
-        if not raw.strip():
-            continue
+    for line_no, raw in iter_raw_lines(path):
         try:
             pages.append(KnowledgePage.model_validate(orjson.loads(raw)))
         except (orjson.JSONDecodeError, ValueError) as exc:

@@ -20,7 +20,7 @@ from typing import Any, Literal
 import orjson
 from pydantic import ValidationError
 
-from shoparena.catalog.io import open_binary
+from shoparena.jsonl import JsonlReadError, open_binary, read_bytes
 from shoparena.records.problem import (
     CATEGORY_OF_INTENT,
     Intent,
@@ -248,8 +248,10 @@ def parse_problem(record: object, source: ProblemSource) -> Problem:
 
 
 def _raw_records(path: Path) -> tuple[SuiteFormat, Iterator[tuple[int | None, int | None, object]]]:
-    with open_binary(path) as fh:
-        data = fh.read()
+    try:
+        data = read_bytes(path)
+    except JsonlReadError as exc:
+        raise SuiteLoadError(str(exc)) from None
     head = data.lstrip()[:1]
     if head == b"[":
         try:
