@@ -13,7 +13,8 @@ problem of any upstream file (ShoppingBench JSONL of any intent, ORO suite JSON)
   without other constraints), the one-shop rule (shop problems), the budget (voucher problems), or the
   answer keyword (web problems; the title then changes too).
 
-:func:`plant_catalog` streams the input catalog to the output unchanged and appends the planted lines.
+:func:`plant_into_catalog` streams the input catalog to the output unchanged and appends the planted lines;
+reading the problem files first is :func:`shoparena.suites.planting.plant_catalog`.
 """
 
 from __future__ import annotations
@@ -579,8 +580,8 @@ def _catalog_scan(
     return ids, pools, lines
 
 
-def plant_catalog(
-    suites: Sequence[str | Path],
+def plant_into_catalog(
+    problems: Sequence[Problem],
     catalog_in: str | Path,
     out: str | Path,
     *,
@@ -590,21 +591,12 @@ def plant_catalog(
     """Write ``out`` = the input catalog (streamed, unchanged) + planted GT products and distractors.
 
     Args:
-        suites: Upstream problem files (SB JSONL of any intent, ORO suite JSON); records the loaders
-            quarantine are reported as failures.
+        problems: The problems to plant (the same problem twice, by content hash, is planted once).
         catalog_in: The catalog to extend (``.jsonl`` or ``.jsonl.gz``).
         out: Output catalog (``.gz`` compresses).
         distractors: Distractors per slot.
         seed: Seed of voucher price splits and violation order.
     """
-    from shoparena.suites.loaders import load_suite
-
-    problems: list[Problem] = []
-    quarantined: list[str] = []
-    for path in suites:
-        loaded, summary = load_suite(path)
-        problems.extend(loaded)
-        quarantined += [f"{q.where}: {q.field}: {q.reason}" for q in summary.problems_quarantined]
     # The same problem in two files (ORO suites are verbatim SB problems) is planted once.
     unique = list({p.content_hash: p for p in reversed(problems)}.values())[::-1]
     with CatalogWriter(out) as writer:
@@ -616,7 +608,6 @@ def plant_catalog(
             writer.write(item.product)
     report = result.report
     report.catalog_lines = lines
-    report.failed += [f"unreadable record {q}" for q in quarantined]
     return report
 
 
@@ -627,7 +618,7 @@ __all__ = [
     "Planted",
     "digits_id",
     "make_distractor",
-    "plant_catalog",
+    "plant_into_catalog",
     "plant_problems",
     "price_inside",
     "price_interval",

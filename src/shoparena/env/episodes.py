@@ -21,7 +21,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
 from shoparena.env.environment import DEFAULT_MAX_STEPS, ShopEnv, TerminationReason
-from shoparena.env.knowledge import KnowledgeBase
+from shoparena.env.knowledge import KnowledgeBase, knowledge_path_for
 from shoparena.formats.oro import to_oro_envelope
 from shoparena.records.catalog import Product
 from shoparena.records.problem import Intent, Problem
@@ -29,7 +29,6 @@ from shoparena.records.trajectory import Trajectory
 from shoparena.runs.envelopes import EnvelopeLog
 from shoparena.runs.manifest import EpisodesManifest, Versions, load_or_new, new_run_id, write_manifest
 from shoparena.search import SearchEngine
-from shoparena.suites.synth import knowledge_path_for
 
 logger = logging.getLogger(__name__)
 

@@ -116,6 +116,12 @@ def pages_from_catalog(
     return pages + product_pages
 
 
+def knowledge_path_for(out: str | Path) -> Path:
+    """The knowledge-page sidecar of a bank file: ``<out>.knowledge.jsonl``."""
+    out = Path(out)
+    return out.with_name(out.name + ".knowledge.jsonl")
+
+
 def read_pages(path: str | Path) -> list[KnowledgePage]:
     """Read a JSONL file of ``{url, title, content}`` pages (lines split on ``\\n`` only).
 
@@ -180,6 +186,7 @@ __all__ = [
     "KB_URL_ROOT",
     "KnowledgeBase",
     "KnowledgePage",
+    "knowledge_path_for",
     "pages_from_catalog",
     "read_pages",
     "visible_brand",

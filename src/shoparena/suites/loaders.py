@@ -410,3 +410,15 @@ def write_oro_suite(problems: Iterable[Problem], path: str | Path, *, public: bo
     with open_binary(path, "wb") as fh:
         fh.write(json.dumps(records, indent=2).encode("utf-8"))
     return len(records)
+
+
+def titles_from_suites(paths: Iterable[str | Path]) -> list[str]:
+    """Distinct reward titles of the given suite files, in first-seen order."""
+    titles: dict[str, None] = {}
+    for path in paths:
+        problems, _ = load_suite(path)
+        for problem in problems:
+            for item in problem.reward:
+                for title in item.title:
+                    titles.setdefault(title, None)
+    return list(titles)
