@@ -156,7 +156,8 @@ def manifest_path(run_dir: str | Path) -> Path:
 
 
 def read_manifest(run_dir: str | Path, model: type[M] = RunManifest) -> M:  # type: ignore[assignment]
-    """Read ``run_dir/manifest.json`` as ``model``.
+    """Read ``run_dir/manifest.json`` as ``model``; with the base :class:`RunManifest`, the common header of
+    any kind of run (stage-specific fields are left out).
 
     Raises:
         ManifestError: missing, empty, torn (not JSON), or not a ``model`` (names the first bad field).
@@ -171,6 +172,8 @@ def read_manifest(run_dir: str | Path, model: type[M] = RunManifest) -> M:  # ty
         data = json.loads(raw)
     except ValueError as exc:
         raise ManifestError(f"{path}: torn or corrupt manifest, not JSON ({exc})") from None
+    if model is RunManifest and isinstance(data, dict):
+        data = {k: v for k, v in data.items() if k in RunManifest.model_fields}
     try:
         return model.model_validate(data)
     except ValidationError as exc:
