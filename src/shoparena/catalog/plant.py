@@ -112,22 +112,6 @@ def price_inside(lo: float, hi: float | None) -> float:
     return mid if lo <= mid <= hi else lo
 
 
-def voucher_ok(prices: Sequence[float], n_shops: int, voucher: Voucher) -> bool:
-    """The scorer's budget rule (spec §8.3) for a basket whose every slot was hit."""
-    total = sum(prices)
-    if total <= voucher.budget:
-        return True
-    if voucher.voucher_type == "shop" and n_shops != 1:
-        return False
-    if total < voucher.threshold:
-        return False
-    if voucher.discount_type == "fixed":
-        after = total - float(voucher.face_value or 0)
-    else:
-        after = max(total * (1 - float(voucher.discount or 0)), total - float(voucher.cap or 0))
-    return after <= voucher.budget
-
-
 def voucher_prices(
     voucher: Voucher,
     n: int,
@@ -624,6 +608,5 @@ __all__ = [
     "price_interval",
     "product_for",
     "violation_kinds",
-    "voucher_ok",
     "voucher_prices",
 ]
