@@ -88,6 +88,15 @@ def sft_rows(r: dict[str, Any]) -> Iterator[dict[str, Any]]:
     yield {**_common(r), "messages": [_message(m) for m in r["messages"]]}
 
 
+def _arguments(call: dict[str, Any]) -> Any:
+    """A call's arguments as a JSON value (the teacher_action column nests them); raw text if not JSON."""
+    raw = call["function"]["arguments"]
+    try:
+        return orjson.loads(raw) if isinstance(raw, str) else raw
+    except orjson.JSONDecodeError:
+        return raw
+
+
 def step_rows(r: dict[str, Any]) -> Iterator[dict[str, Any]]:
     common = _common(r)
     messages = [_message(m) for m in r["messages"]]
@@ -95,9 +104,7 @@ def step_rows(r: dict[str, Any]) -> Iterator[dict[str, Any]]:
     for i, m in enumerate(messages):
         if m["role"] != "assistant":
             continue
-        action = [
-            {"name": c["function"]["name"], "arguments": c["function"]["arguments"]} for c in m["tool_calls"]
-        ]
+        action = [{"name": c["function"]["name"], "arguments": _arguments(c)} for c in m["tool_calls"]]
         yield {
             **common,
             "step_idx": step,
