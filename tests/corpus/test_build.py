@@ -149,3 +149,32 @@ def test_real_kill_at_random_points_then_rerun_is_byte_identical(
                     name = f"views/{view}-{split}.{ext}"
                     assert (out / name).read_bytes() == (corpus_dir / name).read_bytes(), name
         assert (out / "records.jsonl").read_bytes() == (corpus_dir / "records.jsonl").read_bytes()
+
+
+@needs_bwrap
+def test_suite_audit_finds_no_leak_between_train_and_eval(
+    corpus_dir: Path, firehose_dir: Path, tmp_path: Path
+):
+    from shoparena.suites.audit import audit_files
+
+    problems = json.loads((corpus_dir / "problems.json").read_text())
+    assert {p["split"] for p in problems} == {"train", "eval"}
+    for split in ("train", "eval"):
+        rows = [
+            {k: v for k, v in p.items() if k not in ("split", "cluster_id")}
+            for p in problems
+            if p["split"] == split
+        ]
+        (tmp_path / f"{split}.json").write_text(json.dumps(rows))
+    report = audit_files(
+        tmp_path / "train.json", tmp_path / "eval.json", index_dir=firehose_dir.parent / "index"
+    )
+    counts = report.counts
+    assert (
+        counts.straddling_clusters
+        == counts.shared_gt
+        == counts.shared_shop
+        == counts.near_dup
+        == counts.exact
+        == 0
+    )
