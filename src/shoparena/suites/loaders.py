@@ -45,6 +45,9 @@ _KNOWN_KEYS = frozenset(
         "difficulty",
         "title",
         "reward_title_embeddings",
+        # Written by `shoparena corpus build` (problems.json): the leak-guarded side and cluster; not parsed.
+        "split",
+        "cluster_id",
     }
 )
 _ORO_INTENTS = {"product": Intent.PRODUCT, "shop": Intent.SHOP, "voucher": Intent.VOUCHER, "web": Intent.WEB}
