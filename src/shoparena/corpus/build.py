@@ -20,7 +20,6 @@ from typing import Any
 
 import orjson
 
-from shoparena.catalog.io import iter_raw_lines
 from shoparena.corpus.config import CorpusConfig
 from shoparena.corpus.export import export_views
 from shoparena.corpus.filter import classify
@@ -29,6 +28,7 @@ from shoparena.corpus.ingest import ScoringContext, ingest_file, ingest_run_dir
 from shoparena.corpus.recover import recover_record, recoverable
 from shoparena.corpus.report import ReportBuilder, write_card
 from shoparena.corpus.split import ProblemIndex, assign_split
+from shoparena.jsonl import iter_raw_lines
 from shoparena.records.corpus import CorpusRecord, Quarantined
 from shoparena.runs import RunDir
 

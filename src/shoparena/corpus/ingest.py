@@ -24,7 +24,6 @@ from typing import Any
 import orjson
 import yaml
 
-from shoparena.catalog.io import iter_raw_lines
 from shoparena.corpus.structure import (
     catalogue_tool,
     forgery_findings,
@@ -38,6 +37,7 @@ from shoparena.formats._common import FormatError
 from shoparena.formats.io import parse_trajectory_value
 from shoparena.formats.native import trajectory_to_chat
 from shoparena.formats.oro import all_proxy_calls
+from shoparena.jsonl import iter_raw_lines
 from shoparena.records.corpus import (
     CorpusLabels,
     CorpusMessage,
@@ -95,9 +95,9 @@ def env_tools(problem: Problem | None) -> str:
 @functools.cache
 def _env_tools(web: bool) -> str:
     from shoparena.env.environment import ShopEnv
-    from shoparena.env.shop_tools import CORE_TOOLS, WEB_TOOL
+    from shoparena.records.tools import CORE_TOOLS, WEB_SEARCH
 
-    names = [*CORE_TOOLS, WEB_TOOL] if web else list(CORE_TOOLS)
+    names = [*CORE_TOOLS, WEB_SEARCH] if web else list(CORE_TOOLS)
     env = ShopEnv(None, tools=names)  # type: ignore[arg-type]  # schemas only; no tool runs
     return json.dumps([s.to_openai() for s in env.tool_schemas()], ensure_ascii=False, sort_keys=True)
 
@@ -161,7 +161,7 @@ def _step_trainable(traj: Trajectory, matched: list[bool], final_llm: bool | Non
 
 
 def _format(traj: Trajectory) -> tuple[bool, str]:
-    from shoparena.scoring.format import step_format
+    from shoparena.scoring.format_reward import step_format
     from shoparena.scoring.profiles import get_profile
 
     strict = get_profile("strict")
