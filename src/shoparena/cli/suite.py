@@ -70,6 +70,9 @@ def synth(
     rewriter: str | None = typer.Option(None, "--rewriter", help="OpenAI-compatible base URL (rewrites)."),
     rewriter_model: str | None = typer.Option(None, "--rewriter-model", help="Model name for --rewriter."),
     allow_less_than: bool = typer.Option(False, "--allow-less-than", help="Allow `less than` price bounds."),
+    hard: bool = typer.Option(
+        False, "--hard", help="Reject problems the no-LLM shortcut miner (first hit of the query) solves."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the synthesis report as JSON."),
 ) -> None:
     """Synthesise a checked problem bank (upstream recipe, template queries, ORO labels) over an index.
@@ -81,7 +84,7 @@ def synth(
 
     try:
         chosen = parse_intents(intents)
-        options = SynthOptions(n=n, seed=seed, intents=chosen, allow_less_than=allow_less_than)
+        options = SynthOptions(n=n, seed=seed, intents=chosen, allow_less_than=allow_less_than, hard=hard)
     except ValueError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(code=2) from None

@@ -98,6 +98,9 @@ class SynthOptions(BaseModel):
         6, ge=1, description="Candidates tried per kept problem before giving up."
     )
     discriminative: bool = Field(True, description="Run the discriminative check (needs a search engine).")
+    hard: bool = Field(
+        False, description="Also reject problems the no-LLM shortcut miner (first hit of the query) solves."
+    )
     oro_labels: bool = Field(True, description="Set ORO category, difficulty and display title.")
 
     def quotas(self) -> dict[Intent, int]:
@@ -600,7 +603,12 @@ def synthesize_problems(
     """
     started = time.perf_counter()
     lookup = engine if engine is not None else DictLookup(products)
-    checker = ProblemChecker(engine, lookup, discriminative=options.discriminative and engine is not None)
+    checker = ProblemChecker(
+        engine,
+        lookup,
+        discriminative=options.discriminative and engine is not None,
+        shortcut=options.hard and engine is not None,
+    )
     synth = _Synth(products, options, checker, rewriter)
     makers = {
         Intent.PRODUCT: synth.product,
