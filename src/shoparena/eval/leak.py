@@ -108,8 +108,15 @@ def check_leaks(
         return LeakCheck(status="unchecked", note="no --train-corpus: held-out status not verified")
     from shoparena.suites.audit import audit_files
 
+    from shoparena.suites.audit import AuditInputError
+
     train_file, n_train = train_split_file(corpus, out_dir)
-    report = audit_files(suite, train_file, index_dir=index_dir)
+    if n_train == 0:
+        return LeakCheck(status="held_out", corpus=str(corpus), note="the corpus has no train problems")
+    try:
+        report = audit_files(suite, train_file, index_dir=index_dir)
+    except AuditInputError as exc:
+        raise ValueError(f"leak audit of {suite} against {corpus}: {exc}") from None
     (out_dir / "audit.json").write_text(report.model_dump_json(indent=1), encoding="utf-8")
     examples = [
         {"cluster_id": s.cluster_id, "suite": [r.model_dump() for r in s.a[:3]],

@@ -44,7 +44,7 @@ def _completion_payload(response: Any, model: str) -> dict[str, Any]:
 
 def create_app(backend: ChatBackend, model_name: str) -> Any:
     """The FastAPI app: ``POST /v1/chat/completions``, ``GET /v1/models``, ``GET /stats``."""
-    from fastapi import FastAPI, HTTPException, Request
+    from fastapi import FastAPI, HTTPException
 
     app = FastAPI(title="shoparena chat server")
 
@@ -59,7 +59,7 @@ def create_app(backend: ChatBackend, model_name: str) -> Any:
         return {k: getattr(counters, k) for k in getattr(counters, "__slots__", ())}
 
     @app.post("/v1/chat/completions")
-    def chat(body: dict[str, Any], request: Request) -> dict[str, Any]:
+    def chat(body: dict[str, Any]) -> dict[str, Any]:
         if body.get("stream"):
             raise HTTPException(status_code=400, detail="stream=true is not supported")
         extra = {"top_p": body["top_p"]} if body.get("top_p") is not None else {}
