@@ -1,5 +1,7 @@
-"""Fixtures: a small checked bank over the shared synthetic catalog (no web problems: the arena's agentic miner
-offers no web_search, and the path-equivalence test compares all three paths)."""
+"""Fixtures: a small checked bank over the shared synthetic catalog.
+
+No web problems: the arena's agentic miner offers no web_search, and the path-equivalence test compares all
+three paths."""
 
 from __future__ import annotations
 

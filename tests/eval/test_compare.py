@@ -41,8 +41,13 @@ def _run_dir(tmp_path, name: str, suite, success_rate: float, seed: int, samples
     rng = np.random.default_rng(seed)
     records = [
         EpisodeRecord(
-            problem_id=p.problem_id, sample_idx=i, decoding="greedy", category="Product", status="SUCCESS",
-            success_strict=bool(win), success_shoppingbench=bool(win),
+            problem_id=p.problem_id,
+            sample_idx=i,
+            decoding="greedy",
+            category="Product",
+            status="SUCCESS",
+            success_strict=bool(win),
+            success_shoppingbench=bool(win),
         )
         for p in problems
         for i, win in enumerate(rng.random(samples) < success_rate)
@@ -53,8 +58,13 @@ def _run_dir(tmp_path, name: str, suite, success_rate: float, seed: int, samples
     (root / "episodes.jsonl").write_text("".join(r.model_dump_json() + "\n" for r in records))
     from shoparena.env.episodes import suite_hash
 
-    identity = SuiteIdentity(path=str(suite), sha256="0" * 64, content_hash=suite_hash(problems),
-                             problems=len(problems), partition="unknown")
+    identity = SuiteIdentity(
+        path=str(suite),
+        sha256="0" * 64,
+        content_hash=suite_hash(problems),
+        problems=len(problems),
+        partition="unknown",
+    )
     summary = summarise(config, problems, records, identity, LeakCheck(status="unchecked"), {}, name).dump()
     summary["scoring"]["title_backend"] = "lexical:test"
     (root / "summary.json").write_text(json.dumps(summary))
@@ -68,7 +78,11 @@ def test_planted_difference_is_detected(tmp_path) -> None:
     result = compare_runs(a, b, resamples=1000).profiles["strict"]
     assert result.pass_at_1.diff == pytest.approx(0.3, abs=0.07)
     assert result.pass_at_1.ci_low > 0.15
-    assert result.greedy is not None and result.greedy.p_value < 1e-4 and result.greedy.b_only > result.greedy.a_only
+    assert (
+        result.greedy is not None
+        and result.greedy.p_value < 1e-4
+        and result.greedy.b_only > result.greedy.a_only
+    )
 
 
 def test_null_difference_is_not_detected(tmp_path) -> None:

@@ -37,19 +37,31 @@ def run(
     max_steps: int = typer.Option(_default("max_steps"), "--max-steps", min=1, help="Steps per episode."),
     seed: int = typer.Option(_default("seed"), "--seed", help="Base seed."),
     fmt: str = typer.Option(_default("format"), "--format", help="native or tagged."),
-    thinking: bool = typer.Option(_default("thinking"), "--thinking/--no-thinking", help="Template thinking."),
-    concurrency: int = typer.Option(_default("concurrency"), "--concurrency", min=1, help="Episodes at once."),
+    thinking: bool = typer.Option(
+        _default("thinking"), "--thinking/--no-thinking", help="Template thinking."
+    ),
+    concurrency: int = typer.Option(
+        _default("concurrency"), "--concurrency", min=1, help="Episodes at once."
+    ),
     limit: int | None = typer.Option(_default("limit"), "--limit", min=1, help="First N problems only."),
     train_corpus: Path | None = typer.Option(
-        _default("train_corpus"), "--train-corpus", exists=True, file_okay=False, help="Corpus dir (leak guard)."
+        _default("train_corpus"),
+        "--train-corpus",
+        exists=True,
+        file_okay=False,
+        help="Corpus dir (leak guard).",
     ),
     allow_leak: bool = typer.Option(_default("allow_leak"), "--allow-leak", help="Report a leaking suite."),
     similarity: str = typer.Option(_default("similarity"), "--similarity", help="Title similarity backend."),
     miner_backend: str | None = typer.Option(
         _default("miner_backend"), "--miner-backend", help="LLM behind the proxy for miner: policies."
     ),
-    episode_timeout: float = typer.Option(_default("episode_timeout_s"), "--episode-timeout", help="Seconds."),
-    request_timeout: float = typer.Option(_default("request_timeout_s"), "--request-timeout", help="Seconds."),
+    episode_timeout: float = typer.Option(
+        _default("episode_timeout_s"), "--episode-timeout", help="Seconds."
+    ),
+    request_timeout: float = typer.Option(
+        _default("request_timeout_s"), "--request-timeout", help="Seconds."
+    ),
     max_batch: int = typer.Option(_default("max_batch"), "--max-batch", min=1, help="hf: batch size."),
     progress: bool = typer.Option(_default("progress"), "--progress/--no-progress", help="Progress bar."),
     as_json: bool = typer.Option(False, "--json", help="Print summary.json to stdout."),
@@ -65,11 +77,28 @@ def run(
 
     try:
         config = EvalConfig(
-            policy=policy, suite=suite, index=index, out=out, samples=samples, temperature=temperature,
-            top_p=top_p, max_tokens=max_tokens, max_steps=max_steps, seed=seed, format=fmt, thinking=thinking,
-            concurrency=concurrency, limit=limit, train_corpus=train_corpus, allow_leak=allow_leak,
-            similarity=similarity, miner_backend=miner_backend, episode_timeout_s=episode_timeout,
-            request_timeout_s=request_timeout, max_batch=max_batch, progress=progress,
+            policy=policy,
+            suite=suite,
+            index=index,
+            out=out,
+            samples=samples,
+            temperature=temperature,
+            top_p=top_p,
+            max_tokens=max_tokens,
+            max_steps=max_steps,
+            seed=seed,
+            format=fmt,
+            thinking=thinking,
+            concurrency=concurrency,
+            limit=limit,
+            train_corpus=train_corpus,
+            allow_leak=allow_leak,
+            similarity=similarity,
+            miner_backend=miner_backend,
+            episode_timeout_s=episode_timeout,
+            request_timeout_s=request_timeout,
+            max_batch=max_batch,
+            progress=progress,
         )
     except ValidationError as exc:
         first = exc.errors()[0]
@@ -104,15 +133,33 @@ def print_summary(data: dict[str, Any]) -> None:
         f"partition {suite['partition']}, {data['label']}) - {dec['mode']} T={dec['temperature']} "
         f"top_p={dec['top_p']} n={dec['n']} seed={dec['seed']} {dec['format']}"
     )
-    table = Table("profile", "group", "greedy ASR %", "pass@1 %", f"pass@{k_max} %", f"pass^{k_max} %",
-                  "format", "steps", "tokens", "shortcut %", title=title)
+    table = Table(
+        "profile",
+        "group",
+        "greedy ASR %",
+        "pass@1 %",
+        f"pass@{k_max} %",
+        f"pass^{k_max} %",
+        "format",
+        "steps",
+        "tokens",
+        "shortcut %",
+        title=title,
+    )
     for profile, groups in data["profiles"].items():
         floor = data.get("shortcut_floor", {}).get(profile, {})
         for group, m in groups.items():
             table.add_row(
-                profile, group, _fmt(m.get("greedy_asr")), _fmt(m["pass@1"]), _fmt(m["pass@k"].get(k_max)),
-                _fmt(m["pass^k"].get(k_max)), f"{m['format_score']['value']:.2f}", f"{m['mean_steps']:.1f}",
-                f"{m['mean_tokens']:.0f}", _fmt(floor.get(group)),
+                profile,
+                group,
+                _fmt(m.get("greedy_asr")),
+                _fmt(m["pass@1"]),
+                _fmt(m["pass@k"].get(k_max)),
+                _fmt(m["pass^k"].get(k_max)),
+                f"{m['format_score']['value']:.2f}",
+                f"{m['mean_steps']:.1f}",
+                f"{m['mean_tokens']:.0f}",
+                _fmt(floor.get(group)),
             )
     console.print(table)
     ep = data["episodes"]
@@ -146,13 +193,22 @@ def compare(
     if as_json:
         typer.echo(result.model_dump_json())
         return
-    table = Table("profile", "A pass@1", "B pass@1", "B−A [95% CI]", "greedy A/B-only", "McNemar p",
-                  title=f"{run_b} vs {run_a} ({next(iter(result.profiles.values())).problems} problems)")
+    table = Table(
+        "profile",
+        "A pass@1",
+        "B pass@1",
+        "B−A [95% CI]",
+        "greedy A/B-only",
+        "McNemar p",
+        title=f"{run_b} vs {run_a} ({next(iter(result.profiles.values())).problems} problems)",
+    )
     for profile, row in result.profiles.items():
         d = row.pass_at_1
         greedy = row.greedy
         table.add_row(
-            profile, f"{100 * d.a:.1f}", f"{100 * d.b:.1f}",
+            profile,
+            f"{100 * d.a:.1f}",
+            f"{100 * d.b:.1f}",
             f"{100 * d.diff:+.1f} [{100 * d.ci_low:+.1f}, {100 * d.ci_high:+.1f}]",
             f"{greedy.a_only}/{greedy.b_only}" if greedy else "-",
             f"{greedy.p_value:.3g}" if greedy else "-",

@@ -76,7 +76,7 @@ class _StopRows:
             if not stops:
                 flags.append(False)
                 continue
-            tail = input_ids[row, self.prompt_len:][-self.window:]
+            tail = input_ids[row, self.prompt_len :][-self.window :]
             text = self.tokenizer.decode(tail, skip_special_tokens=False)
             flags.append(any(stop in text for stop in stops))
         return torch.tensor(flags, dtype=torch.bool, device=input_ids.device)
@@ -138,7 +138,11 @@ class BatchedGenerator:
         while len(self._pending) < self.max_batch:
             remaining = deadline - time.monotonic()
             try:
-                job = self._queue.get(timeout=max(remaining, 0.0)) if remaining > 0 else self._queue.get_nowait()
+                job = (
+                    self._queue.get(timeout=max(remaining, 0.0))
+                    if remaining > 0
+                    else self._queue.get_nowait()
+                )
             except queue.Empty:
                 break
             if job is None:
@@ -178,8 +182,8 @@ class BatchedGenerator:
         mask = torch.zeros((len(batch), width), dtype=torch.long)
         for row, job in enumerate(batch):
             n = len(job.prompt_ids)
-            ids[row, width - n:] = torch.tensor(job.prompt_ids, dtype=torch.long)  # left padding
-            mask[row, width - n:] = 1
+            ids[row, width - n :] = torch.tensor(job.prompt_ids, dtype=torch.long)  # left padding
+            mask[row, width - n :] = 1
         first = batch[0]
         kwargs: dict[str, Any] = {
             "max_new_tokens": max(j.max_new_tokens for j in batch),
@@ -193,9 +197,7 @@ class BatchedGenerator:
             kwargs["stopping_criteria"] = [_StopRows(self.tokenizer, [j.stop for j in batch], width)]
         device = self.model.device
         with torch.no_grad():
-            out = self.model.generate(
-                input_ids=ids.to(device), attention_mask=mask.to(device), **kwargs
-            )
+            out = self.model.generate(input_ids=ids.to(device), attention_mask=mask.to(device), **kwargs)
         eos = _eos_ids(self.model, self.tokenizer)
         results = []
         for row, job in enumerate(batch):
@@ -238,7 +240,9 @@ def load_model(model_dir: str | Path, *, device: str | None = None) -> tuple[Any
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
     except ImportError as exc:
-        raise BackendError("hf: policies need torch and transformers (pip install 'shoparena[train]')") from exc
+        raise BackendError(
+            "hf: policies need torch and transformers (pip install 'shoparena[train]')"
+        ) from exc
     tokenizer = AutoTokenizer.from_pretrained(path)
     model = AutoModelForCausalLM.from_pretrained(path, dtype="auto")
     model = model.to(device or ("cuda" if torch.cuda.is_available() else "cpu"))

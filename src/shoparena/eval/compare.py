@@ -61,7 +61,7 @@ class Comparison(BaseModel):
 
 
 def mcnemar_exact(a_only: int, b_only: int) -> float:
-    """Two-sided exact McNemar p-value: P(X ≤ min) doubled, X ~ Binomial(a_only + b_only, 1/2), capped at 1."""
+    """Two-sided exact McNemar p: 2·P(X ≤ min(a_only, b_only)), X ~ Binomial(a_only + b_only, ½), ≤ 1."""
     n = a_only + b_only
     if n == 0:
         return 1.0
@@ -91,9 +91,7 @@ def _difference(a: np.ndarray, b: np.ndarray, resamples: int, seed: int) -> Pair
     )
 
 
-def compare_runs(
-    run_a: str | Path, run_b: str | Path, *, resamples: int = 2000, seed: int = 0
-) -> Comparison:
+def compare_runs(run_a: str | Path, run_b: str | Path, *, resamples: int = 2000, seed: int = 0) -> Comparison:
     """Compare two finished eval run directories problem by problem, under both profiles.
 
     Raises:

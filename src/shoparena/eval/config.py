@@ -27,7 +27,9 @@ class EvalConfig(BaseModel):
     max_steps: int = Field(default=30, ge=1, description="Step cap per episode (upstream 30).")
     seed: int = Field(default=0, description="Base seed (per episode: seed + sample index).")
     format: Literal["native", "tagged"] = Field(default="native", description="Prompt/answer format.")
-    thinking: bool = Field(default=False, description="Chat-template thinking switch (Qwen3 enable_thinking).")
+    thinking: bool = Field(
+        default=False, description="Chat-template thinking switch (Qwen3 enable_thinking)."
+    )
     concurrency: int = Field(default=4, ge=1, description="Episodes in flight at once.")
     greedy_episode: bool = Field(
         default=True, description="With sampling, also play one greedy episode per problem (greedy ASR)."

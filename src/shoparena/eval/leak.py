@@ -106,9 +106,7 @@ def check_leaks(
     """
     if corpus is None:
         return LeakCheck(status="unchecked", note="no --train-corpus: held-out status not verified")
-    from shoparena.suites.audit import audit_files
-
-    from shoparena.suites.audit import AuditInputError
+    from shoparena.suites.audit import AuditInputError, audit_files
 
     train_file, n_train = train_split_file(corpus, out_dir)
     if n_train == 0:
@@ -119,8 +117,12 @@ def check_leaks(
         raise ValueError(f"leak audit of {suite} against {corpus}: {exc}") from None
     (out_dir / "audit.json").write_text(report.model_dump_json(indent=1), encoding="utf-8")
     examples = [
-        {"cluster_id": s.cluster_id, "suite": [r.model_dump() for r in s.a[:3]],
-         "train": [r.model_dump() for r in s.b[:3]], "edges": s.edges_by_reason}
+        {
+            "cluster_id": s.cluster_id,
+            "suite": [r.model_dump() for r in s.a[:3]],
+            "train": [r.model_dump() for r in s.b[:3]],
+            "edges": s.edges_by_reason,
+        }
         for s in report.straddling[:5]
     ]
     check = LeakCheck(
@@ -133,8 +135,9 @@ def check_leaks(
     )
     if report.leak and not allow_leak:
         raise LeakError(
-            f"suite {suite} leaks into the train split of {corpus}: {report.counts.straddling_clusters} "
-            f"leak cluster(s) straddle them (e.g. {examples[0]['cluster_id']}); see {out_dir / 'audit.json'}. "
+            f"suite {suite} leaks into the train split of {corpus}: "
+            f"{report.counts.straddling_clusters} leak cluster(s) straddle them "
+            f"(e.g. {examples[0]['cluster_id']}); see {out_dir / 'audit.json'}. "
             "Use a held-out suite, or --allow-leak to report the numbers labelled 'leaked'."
         )
     if report.leak:

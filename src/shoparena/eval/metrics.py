@@ -1,4 +1,4 @@
-"""Evaluation metrics (distillation spec §7): greedy ASR, pass@1, unbiased pass@k, pass^k, with 95 % intervals.
+"""Evaluation metrics (distillation spec §7): greedy ASR, pass@1, unbiased pass@k, pass^k, 95 % intervals.
 
 Every rate's denominator is the whole suite: a problem without a finished episode counts as n samples with
 0 successes. Proportions of 0/1 outcomes (greedy ASR, format pass rates) get Wilson intervals; means over
@@ -33,7 +33,7 @@ def pass_at_k(n: int, c: int, k: int) -> float:
 
 
 def pass_hat_k(n: int, c: int, k: int) -> float:
-    """pass^k for one problem: C(c, k) / C(n, k), the chance that k samples drawn without replacement all pass.
+    """pass^k for one problem: C(c, k) / C(n, k), the chance that k samples (without replacement) all pass.
 
     Product form ∏_{i=0}^{k−1} (c − i)/(n − i).
     """
@@ -133,7 +133,9 @@ class GroupMetrics(BaseModel):
 
     problems: int
     samples: int
-    greedy_asr: Estimate | None = Field(default=None, description="Share of problems the greedy episode solved.")
+    greedy_asr: Estimate | None = Field(
+        default=None, description="Share of problems the greedy episode solved."
+    )
     pass_at_1: Estimate = Field(serialization_alias="pass@1", description="Mean over problems of c/n.")
     pass_at_k: dict[str, Estimate] = Field(
         default_factory=dict, serialization_alias="pass@k", description="Unbiased pass@k for k = 1..n."
@@ -158,7 +160,9 @@ def group_metrics(
     at_k = {}
     hat_k = {}
     for k in range(1, samples + 1):
-        at_k[str(k)] = mean_estimate([pass_at_k(o.n, o.c, k) for o in outcomes], seed=seed, resamples=resamples)
+        at_k[str(k)] = mean_estimate(
+            [pass_at_k(o.n, o.c, k) for o in outcomes], seed=seed, resamples=resamples
+        )
         hat_k[str(k)] = mean_estimate(
             [pass_hat_k(o.n, o.c, k) for o in outcomes], seed=seed, resamples=resamples
         )

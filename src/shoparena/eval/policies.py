@@ -2,9 +2,9 @@
 
 | spec | how it runs |
 |---|---|
-| ``planner`` | the rule-based planner agent, in process (a baseline, not a model) |
-| ``hf:DIR`` | a transformers folder in process; concurrent episodes' turns are generated in one batch |
-| ``openai:URL#model`` | any OpenAI-compatible server (vLLM, ``shoparena eval serve``, llama.cpp ...) over httpx |
+| ``planner`` | the rule-based planner agent, in process (a baseline, no model) |
+| ``hf:DIR`` | a transformers folder in process; concurrent episodes' turns share one batch |
+| ``openai:URL#model`` | an OpenAI-compatible server (vLLM, ``shoparena eval serve``, llama.cpp) over httpx |
 | ``miner:FILE`` | an arena agent file (or built-in miner name) in the sandbox, through the trusted proxy |
 """
 
@@ -215,8 +215,12 @@ class MinerPolicy:
         for sample_idx, specs in sorted(by_sample.items()):
             delivered: set[str] = set()
 
-            def deliver(envelope: dict[str, Any], specs: dict[str, EpisodeSpec] = specs,
-                        delivered: set[str] = delivered, sample_idx: int = sample_idx) -> None:
+            def deliver(
+                envelope: dict[str, Any],
+                specs: dict[str, EpisodeSpec] = specs,
+                delivered: set[str] = delivered,
+                sample_idx: int = sample_idx,
+            ) -> None:
                 pid = str(envelope.get("problem_id"))
                 if pid not in specs or pid in delivered:
                     return
@@ -280,7 +284,12 @@ def build_policy(
 
         agent = PlannerAgent()
         return InProcessPolicy(
-            "planner", "planner", lambda _s, _d: agent, config, engine, knowledge,
+            "planner",
+            "planner",
+            lambda _s, _d: agent,
+            config,
+            engine,
+            knowledge,
             {"note": "rule-based baseline, not a language model"},
         )
     if spec.startswith("miner:"):
@@ -302,9 +311,17 @@ def build_policy(
             )
         closer = getattr(backend, "close", None)
         return chat_policy(
-            backend, config, engine, knowledge, kind="hf", name=folder.name or str(folder),
-            info={"model_dir": str(folder), "engine": "batched transformers generate (in process)",
-                  "max_batch": config.max_batch},
+            backend,
+            config,
+            engine,
+            knowledge,
+            kind="hf",
+            name=folder.name or str(folder),
+            info={
+                "model_dir": str(folder),
+                "engine": "batched transformers generate (in process)",
+                "max_batch": config.max_batch,
+            },
             closer=closer,
         )
     if spec.startswith("openai:") or spec.startswith(("http://", "https://")):
@@ -315,12 +332,16 @@ def build_policy(
         if backend is None:
             backend = OpenAICompatibleBackend(url, None, model, timeout=config.request_timeout_s)
         return chat_policy(
-            backend, config, engine, knowledge, kind="openai", name=model or url, model=model,
+            backend,
+            config,
+            engine,
+            knowledge,
+            kind="openai",
+            name=model or url,
+            model=model,
             info={"url": url, "model": model},
         )
-    raise ValueError(
-        f"--policy {config.policy!r}: expected planner, hf:DIR, openai:URL#model or miner:FILE"
-    )
+    raise ValueError(f"--policy {config.policy!r}: expected planner, hf:DIR, openai:URL#model or miner:FILE")
 
 
 __all__ = [

@@ -238,7 +238,9 @@ def problem_outcomes(
                 category=p.category_label,
                 n=n,
                 c=sum(success),
-                greedy=None if greedy_idx is None else bool(greedy_row and getattr(greedy_row, f"success_{profile}")),
+                greedy=None
+                if greedy_idx is None
+                else bool(greedy_row and getattr(greedy_row, f"success_{profile}")),
                 format_score=sum(getattr(r, f"format_{profile}") for r in sampled) / n,
                 steps=sum(r.steps for r in sampled) / n,
                 tokens=sum(r.completion_tokens for r in sampled) / n,
@@ -310,7 +312,9 @@ def run_eval(
         from shoparena.search import SearchIndex
 
         engine = SearchIndex.open(config.index)
-    knowledge = suite_knowledge(engine, config.suite) if any(p.intent.value == "web" for p in problems) else None
+    knowledge = (
+        suite_knowledge(engine, config.suite) if any(p.intent.value == "web" for p in problems) else None
+    )
     store = EpisodeStore(root)
     scorer = _Scorer(problems, engine, config.similarity)
     plan = config.episode_plan()
@@ -415,7 +419,10 @@ class _Progress:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
         self.bar = Progress(
-            TextColumn("eval"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+            TextColumn("eval"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
             TextColumn("{task.fields[wins]}"),
         )
         self.task = self.bar.add_task("eval", total=total, completed=completed, wins="")

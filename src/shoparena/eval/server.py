@@ -7,7 +7,8 @@ from this app batches concurrent requests into one ``generate`` call. Start it w
     shoparena eval serve hf:/path/to/model --port 8000 --max-batch 8
 
 and evaluate with ``--policy openai:http://127.0.0.1:8000/v1#<name>``. Requests run on FastAPI's
-thread pool (40 threads), so concurrent requests reach the backend together. ``/stats`` reports the batcher's counters.
+thread pool (40 threads), so concurrent requests reach the backend together. ``/stats`` reports the
+batcher's counters.
 """
 
 from __future__ import annotations
