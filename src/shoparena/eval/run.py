@@ -3,7 +3,7 @@
 Run directory::
 
     config.yaml      resolved EvalConfig
-    manifest.json    the typed run manifest (shoparena.runs), stage "episodes" and "summary"
+    manifest.json    the typed run manifest (EvalManifest, a shoparena.runs.RunManifest)
     output.jsonl     one ORO envelope per finished episode (the arena's trajectory format)
     episodes.jsonl   one EpisodeRecord per finished episode, line i describing envelope i
     leak/            the leak audit against --train-corpus (audit.json)
@@ -18,10 +18,8 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import threading
 import time
-import uuid
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -34,9 +32,11 @@ from shoparena.eval.config import RESUMABLE_CHANGES, EvalConfig
 from shoparena.eval.leak import LeakCheck, SuiteIdentity, check_leaks, file_sha256, partition_of
 from shoparena.eval.metrics import Estimate, GroupMetrics, ProblemOutcome, metrics_by_category, proportion
 from shoparena.eval.policies import EpisodeResult, EpisodeSpec, build_policy
-from shoparena.formats.oro import dumps_oro_line
+from shoparena.formats.oro import to_oro_envelope
+from shoparena.jsonl import append_line, repair_torn_tail
 from shoparena.records.problem import Problem
-from shoparena.runs.rundir import RunDir
+from shoparena.runs.envelopes import dumps_envelope
+from shoparena.runs.manifest import FileRef, RunManifest, load_or_new, write_manifest
 
 logger = logging.getLogger(__name__)
 
@@ -97,16 +97,24 @@ class EvalSummary(BaseModel):
         return self.model_dump(mode="json", by_alias=True)
 
 
-def _trim_torn(path: Path) -> list[bytes]:
-    """Complete lines of a JSONL file; a torn last line (killed mid-write) is cut off the file."""
+def _complete_lines(path: Path) -> list[bytes]:
+    """Complete lines of a JSONL file; a torn last line (killed mid-write) is cut off the file first."""
+    repair_torn_tail(path)
     if not path.exists():
         return []
-    raw = path.read_bytes()
-    if raw and not raw.endswith(b"\n"):
-        raw = raw[: raw.rfind(b"\n") + 1]
-        with open(path, "r+b") as fh:
-            fh.truncate(len(raw))
-    return [line for line in raw.split(b"\n") if line]
+    return [line for line in path.read_bytes().split(b"\n") if line]
+
+
+class EvalManifest(RunManifest):
+    """``manifest.json`` of an ``eval run`` directory."""
+
+    kind: str = "eval"
+    policy: dict[str, Any] = Field(default_factory=dict)
+    suite: SuiteIdentity | None = None
+    label: str = Field(default="unchecked", description="held_out, leaked or unchecked.")
+    decoding: dict[str, Any] = Field(default_factory=dict)
+    episodes_expected: int = 0
+    episodes_finished: int = 0
 
 
 class EpisodeStore:
@@ -114,8 +122,8 @@ class EpisodeStore:
 
     def __init__(self, root: Path) -> None:
         self.output, self.episodes = root / "output.jsonl", root / "episodes.jsonl"
-        envelopes = _trim_torn(self.output)
-        records = _trim_torn(self.episodes)
+        envelopes = _complete_lines(self.output)
+        records = _complete_lines(self.episodes)
         keep = min(len(envelopes), len(records))
         if len(envelopes) != keep:  # an envelope whose record never got written: play it again
             self.output.write_bytes(b"".join(line + b"\n" for line in envelopes[:keep]))
@@ -132,11 +140,8 @@ class EpisodeStore:
         with self._lock:
             if (record.problem_id, record.sample_idx) in self.done():
                 return False
-            for path, line in ((self.output, envelope_line), (self.episodes, record.model_dump_json())):
-                with open(path, "a", encoding="utf-8") as fh:
-                    fh.write(line + "\n")
-                    fh.flush()
-                    os.fsync(fh.fileno())
+            append_line(self.output, envelope_line)  # envelope first: a record never lacks its envelope
+            append_line(self.episodes, record.model_dump_json())
             self.records.append(record)
             return True
 
@@ -303,11 +308,14 @@ def run_eval(
     leak = check_leaks(
         config.suite, config.train_corpus, root / "leak", allow_leak=config.allow_leak, index_dir=config.index
     )
-    rundir = RunDir(root, kind="eval", config=config)
-    previous = rundir.manifest.stages.get("setup")
-    run_id = (previous.outputs.get("run_id") if previous else None) or uuid.uuid4().hex[:12]
-    started = time.time()
-    rundir.complete("setup", {"suite": sha}, started, {"run_id": run_id, "suite": identity.model_dump()})
+    (root / "config.yaml").write_text(
+        yaml.safe_dump(config.model_dump(mode="json"), sort_keys=False), encoding="utf-8"
+    )
+    manifest = load_or_new(root, EvalManifest, kind="eval")
+    manifest.inputs["suite"] = FileRef.of(config.suite)
+    manifest.suite, manifest.label, manifest.decoding = identity, leak.status, config.decoding_record()
+    run_id = manifest.run_id
+    write_manifest(manifest, root)
     if engine is None:
         from shoparena.search import SearchIndex
 
@@ -324,6 +332,8 @@ def run_eval(
     ]
     expected = len(problems) * len(plan)
     policy = build_policy(config, engine, knowledge, backend=backend)
+    manifest.policy, manifest.episodes_expected = policy.describe(), expected
+    write_manifest(manifest, root)
     wall = time.perf_counter()
     new_records: list[EpisodeRecord] = []
     try:
@@ -332,7 +342,7 @@ def run_eval(
         def on_done(spec: EpisodeSpec, result: EpisodeResult) -> None:
             result.trajectory.run_id = run_id
             record = scorer.record(spec, result)
-            if store.append(dumps_oro_line(result.trajectory), record):
+            if store.append(dumps_envelope(to_oro_envelope(result.trajectory)), record):
                 new_records.append(record)
                 if progress is not None:
                     progress.advance(record)
@@ -357,10 +367,9 @@ def run_eval(
         "episodes_per_s": round(len(new_records) / elapsed, 4) if elapsed > 0 else 0.0,
         "completion_tokens_per_s": round(new_tokens / elapsed, 2) if elapsed > 0 else 0.0,
     }
-    rundir.complete(
-        "episodes", {"expected": expected}, started, {"finished": len(store.records), "new": len(new_records)}
-    )
-    rundir.write_summary(summary.dump())
+    manifest.episodes_finished = summary.episodes["finished"]
+    write_manifest(manifest, root)
+    (root / "summary.json").write_text(json.dumps(summary.dump(), indent=2), encoding="utf-8")
     return summary
 
 
@@ -450,7 +459,7 @@ def read_run(run_dir: str | Path) -> tuple[dict[str, Any], list[EpisodeRecord], 
         raise EvalConfigError(f"{root}: no summary.json (not a finished eval run directory)")
     summary = json.loads(summary_path.read_text(encoding="utf-8"))
     config = EvalConfig.model_validate(yaml.safe_load((root / "config.yaml").read_text(encoding="utf-8")))
-    records = [EpisodeRecord.model_validate_json(line) for line in _trim_torn(root / "episodes.jsonl")]
+    records = [EpisodeRecord.model_validate_json(line) for line in _complete_lines(root / "episodes.jsonl")]
     return summary, records, config
 
 
@@ -459,6 +468,7 @@ __all__ = [
     "EpisodeRecord",
     "EpisodeStore",
     "EvalConfigError",
+    "EvalManifest",
     "EvalSummary",
     "problem_outcomes",
     "read_run",
