@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -18,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from shoparena.env.environment import ShopEnv
 from shoparena.env.episodes import run_episode
 from shoparena.env.knowledge import KnowledgeBase
 from shoparena.eval.chat_agent import ChatAgent, Decoding, EpisodeTimeout, EpisodeUsage
@@ -101,18 +103,25 @@ class InProcessPolicy:
         self.engine, self.knowledge = engine, knowledge
         self.info = info or {}
         self._closer = closer
+        self._local = threading.local()  # one ShopEnv per worker thread, reused across its episodes
+
+    def _env(self, run_id: str) -> ShopEnv:
+        env = getattr(self._local, "env", None)
+        if env is None or env.run_id != run_id:
+            env = ShopEnv(
+                self.engine,
+                knowledge=self.knowledge,
+                max_steps=self.config.max_steps,
+                agent_id=self.name,
+                run_id=run_id,
+            )
+            self._local.env = env
+        return env
 
     def play(self, spec: EpisodeSpec, run_id: str) -> EpisodeResult:
         started = time.monotonic()
         agent = self.make_agent(spec, started + self.config.episode_timeout_s)
-        traj = run_episode(
-            agent,
-            spec.problem,
-            self.engine,
-            run_id=run_id,
-            max_steps=self.config.max_steps,
-            knowledge=self.knowledge,
-        )
+        traj = run_episode(agent, spec.problem, self.engine, env=self._env(run_id))
         traj.rollout_idx = spec.sample_idx
         usage = getattr(agent, "usage", None) or EpisodeUsage()
         traj.inference_total, traj.inference_failure_count = usage.calls, usage.failed_calls
