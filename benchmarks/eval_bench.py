@@ -28,7 +28,7 @@ from shoparena.eval.config import EvalConfig
 from shoparena.eval.run import run_eval
 from shoparena.llm.types import ChatRequest, ChatResponse, Usage
 from shoparena.records.problem import Intent
-from shoparena.search import SearchIndex, build_index
+from shoparena.search import build_index
 from shoparena.suites.synth import SynthOptions, synthesize_bank
 
 
@@ -52,8 +52,12 @@ class FixedLatencyBackend:
             {"id": f"c{i}", "type": "function", "function": {"name": n, "arguments": json.dumps(a)}}
             for i, (n, a) in enumerate(calls)
         ]
-        return ChatResponse(tool_calls=tool_calls, usage=Usage(prompt_tokens=100, completion_tokens=20),
-                            model="fixed-latency", finish_reason="tool_calls")
+        return ChatResponse(
+            tool_calls=tool_calls,
+            usage=Usage(prompt_tokens=100, completion_tokens=20),
+            model="fixed-latency",
+            finish_reason="tool_calls",
+        )
 
 
 def build_world(root: Path, products: int, problems: int) -> tuple[Path, Path]:
@@ -67,9 +71,15 @@ def build_world(root: Path, products: int, problems: int) -> tuple[Path, Path]:
 
 
 def overhead(root: Path, suite: Path, index: Path, latency: float, concurrency: int) -> dict[str, Any]:
-    config = EvalConfig(policy="openai:http://fixed.invalid/v1#fixed", suite=suite, index=index,
-                        out=root / f"overhead-{concurrency}", concurrency=concurrency, progress=False,
-                        max_steps=4)
+    config = EvalConfig(
+        policy="openai:http://fixed.invalid/v1#fixed",
+        suite=suite,
+        index=index,
+        out=root / f"overhead-{concurrency}",
+        concurrency=concurrency,
+        progress=False,
+        max_steps=4,
+    )
     started = time.perf_counter()
     summary = run_eval(config, backend=FixedLatencyBackend(latency)).dump()
     total = time.perf_counter() - started
@@ -78,8 +88,13 @@ def overhead(root: Path, suite: Path, index: Path, latency: float, concurrency: 
     ideal = calls * latency / concurrency
     loop = summary["throughput"]["wall_s"]
     return {
-        "episodes": episodes, "model_calls": calls, "latency_s": latency, "concurrency": concurrency,
-        "ideal_model_s": round(ideal, 3), "episode_loop_s": loop, "whole_call_s": round(total, 3),
+        "episodes": episodes,
+        "model_calls": calls,
+        "latency_s": latency,
+        "concurrency": concurrency,
+        "ideal_model_s": round(ideal, 3),
+        "episode_loop_s": loop,
+        "whole_call_s": round(total, 3),
         "loop_overhead_pct": round(100 * (loop - ideal) / loop, 2),
         "whole_call_overhead_pct": round(100 * (total - ideal) / total, 2),
     }
@@ -96,9 +111,15 @@ def serving(root: Path, suite: Path, index: Path, model: Path, args: argparse.Na
             for concurrency in (1, 8):
                 before = dict(vars_of(backend.generator.stats))
                 config = EvalConfig(
-                    policy=f"openai:{server.base_url}#{model.name}", suite=suite, index=index,
-                    out=root / f"serve-{concurrency}", concurrency=concurrency, progress=False,
-                    max_steps=args.max_steps, max_tokens=args.max_tokens, limit=args.serve_problems,
+                    policy=f"openai:{server.base_url}#{model.name}",
+                    suite=suite,
+                    index=index,
+                    out=root / f"serve-{concurrency}",
+                    concurrency=concurrency,
+                    progress=False,
+                    max_steps=args.max_steps,
+                    max_tokens=args.max_tokens,
+                    limit=args.serve_problems,
                 )
                 summary = run_eval(config).dump()
                 after = vars_of(backend.generator.stats)
@@ -109,8 +130,9 @@ def serving(root: Path, suite: Path, index: Path, model: Path, args: argparse.Na
                     "wall_s": summary["throughput"]["wall_s"],
                     "episodes_per_s": summary["throughput"]["episodes_per_s"],
                     "completion_tokens_per_s": summary["throughput"]["completion_tokens_per_s"],
-                    "prompt_tokens_mean": round(sum(r["prompt_tokens"] for r in rows) / max(1, sum(
-                        r["calls"] for r in rows)), 1),
+                    "prompt_tokens_mean": round(
+                        sum(r["prompt_tokens"] for r in rows) / max(1, sum(r["calls"] for r in rows)), 1
+                    ),
                     "mean_batch": round((after["sequences"] - before["sequences"]) / max(1, batches), 2),
                     "max_batch": after["max_batch_seen"],
                 }
@@ -125,7 +147,9 @@ def vars_of(stats: Any) -> dict[str, Any]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--quick", action="store_true", help="Small sizes (a few minutes on 2 cores).")
     parser.add_argument("--model", type=Path, default=None, help="Model folder for the serving benchmark.")
     parser.add_argument("--max-tokens", type=int, default=None)

@@ -110,3 +110,37 @@ def test_leak_guard_passes_a_held_out_suite(make_config, bank, tmp_path) -> None
     corpus = _corpus(tmp_path, [dict(r, split="eval", cluster_id=f"c{i}") for i, r in enumerate(suite)])
     summary = run_eval(make_config(train_corpus=corpus, limit=2)).dump()
     assert summary["label"] == "held_out" and summary["leak"]["train_problems"] == 0
+
+
+class _SlowSearcher:
+    """Searches forever, 0.2 s per call; the third problem's backend call fails."""
+
+    def complete(self, request):
+        import time
+
+        from shoparena.llm.types import ChatResponse, Unavailable
+
+        query = next(m["content"] for m in request.messages if m["role"] == "user")
+        if "boom" in query:
+            raise Unavailable("server down", reason="server")
+        time.sleep(0.2)
+        call = {"id": "c", "type": "function", "function": {"name": "find_product", "arguments": '{"q": "x"}'}}
+        return ChatResponse(tool_calls=[call])
+
+
+def test_timed_out_and_failed_episodes_count_as_failures(make_config, bank, tmp_path) -> None:
+    suite = json.loads(bank.read_text())[:3]
+    suite[2]["query"] = "boom " + suite[2]["query"]
+    path = tmp_path / "suite.json"
+    path.write_text(json.dumps(suite))
+    config = make_config("openai:http://unused.invalid/v1#m", limit=None, episode_timeout_s=0.3)
+    config = config.model_copy(update={"suite": path})
+    summary = run_eval(config, backend=_SlowSearcher()).dump()
+    rows = _lines(config.out / "episodes.jsonl")
+    assert sorted(r["status"] for r in rows) == ["FAILED", "TIMED_OUT", "TIMED_OUT"]
+    failed = next(r for r in rows if r["status"] == "FAILED")
+    assert failed["failed_calls"] == 1 and "server down" in failed["error"]
+    assert summary["episodes"]["by_status"] == {"TIMED_OUT": 2, "FAILED": 1}
+    for profile in ("strict", "shoppingbench"):
+        overall = summary["profiles"][profile]["overall"]
+        assert overall["problems"] == 3 and overall["pass@1"]["value"] == 0.0

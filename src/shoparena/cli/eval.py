@@ -44,6 +44,9 @@ def run(
         _default("concurrency"), "--concurrency", min=1, help="Episodes at once."
     ),
     limit: int | None = typer.Option(_default("limit"), "--limit", min=1, help="First N problems only."),
+    kb: list[Path] = typer.Option(
+        [], "--kb", exists=True, dir_okay=False, help="Extra web_search pages, JSONL (repeatable)."
+    ),
     train_corpus: Path | None = typer.Option(
         _default("train_corpus"),
         "--train-corpus",
@@ -91,6 +94,7 @@ def run(
             thinking=thinking,
             concurrency=concurrency,
             limit=limit,
+            kb=kb,
             train_corpus=train_corpus,
             allow_leak=allow_leak,
             similarity=similarity,

@@ -35,6 +35,9 @@ class EvalConfig(BaseModel):
         default=True, description="With sampling, also play one greedy episode per problem (greedy ASR)."
     )
     limit: int | None = Field(default=None, ge=1, description="Only the first N problems of the suite.")
+    kb: list[Path] = Field(
+        default_factory=list, description="Extra web_search pages (JSONL); SUITE.knowledge.jsonl is used too."
+    )
     train_corpus: Path | None = Field(default=None, description="Corpus dir: audit the suite for leaks.")
     allow_leak: bool = Field(default=False, description="Report a leaking suite anyway, labelled leaked.")
     similarity: str = Field(default="lexical", description="Title similarity backend for scoring.")

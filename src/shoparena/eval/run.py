@@ -321,7 +321,9 @@ def run_eval(
 
         engine = SearchIndex.open(config.index)
     knowledge = (
-        suite_knowledge(engine, config.suite) if any(p.intent.value == "web" for p in problems) else None
+        suite_knowledge(engine, config.suite, config.kb)
+        if any(p.intent.value == "web" for p in problems)
+        else None
     )
     store = EpisodeStore(root)
     scorer = _Scorer(problems, engine, config.similarity)
