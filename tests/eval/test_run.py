@@ -124,7 +124,8 @@ class _SlowSearcher:
         if "boom" in query:
             raise Unavailable("server down", reason="server")
         time.sleep(0.2)
-        call = {"id": "c", "type": "function", "function": {"name": "find_product", "arguments": '{"q": "x"}'}}
+        function = {"name": "find_product", "arguments": '{"q": "x"}'}
+        call = {"id": "c", "type": "function", "function": function}
         return ChatResponse(tool_calls=[call])
 
 
