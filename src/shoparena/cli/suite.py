@@ -81,6 +81,7 @@ def synth(
     rewriter: str | None = typer.Option(None, "--rewriter", help="OpenAI-compatible base URL (rewrites)."),
     rewriter_model: str | None = typer.Option(None, "--rewriter-model", help="Model name for --rewriter."),
     allow_less_than: bool = field_option(SynthOptions, "allow_less_than", "--allow-less-than"),
+    hard: bool = field_option(SynthOptions, "hard", "--hard"),
     as_json: bool = typer.Option(False, "--json", help="Print the synthesis report as JSON."),
 ) -> None:
     """Synthesise a checked problem bank (upstream recipe, template queries, ORO labels) over an index.
@@ -94,7 +95,7 @@ def synth(
 
     try:
         chosen = parse_intents(intents)
-        options = SynthOptions(n=n, seed=seed, intents=chosen, allow_less_than=allow_less_than)
+        options = SynthOptions(n=n, seed=seed, intents=chosen, allow_less_than=allow_less_than, hard=hard)
     except ValueError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(code=2) from None

@@ -49,6 +49,9 @@ class SynthOptions(BaseModel):
         6, ge=1, description="Candidates tried per kept problem before giving up."
     )
     discriminative: bool = Field(True, description="Run the discriminative check (needs a search engine).")
+    hard: bool = Field(
+        False, description="Also reject problems the no-LLM shortcut miner (first hit of the query) solves."
+    )
     oro_labels: bool = Field(True, description="Set ORO category, difficulty and display title.")
 
     def quotas(self) -> dict[Intent, int]:

@@ -555,7 +555,12 @@ def synthesize_problems(
     """
     started = time.perf_counter()
     lookup = engine if engine is not None else DictLookup(products)
-    checker = ProblemChecker(engine, lookup, discriminative=options.discriminative and engine is not None)
+    checker = ProblemChecker(
+        engine,
+        lookup,
+        discriminative=options.discriminative and engine is not None,
+        shortcut=options.hard and engine is not None,
+    )
     synth = _Synth(products, options, checker, rewriter)
     makers = {
         Intent.PRODUCT: synth.product,
