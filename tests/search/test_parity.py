@@ -61,8 +61,9 @@ def test_scores_follow_lucene_formula(random_catalog) -> None:
         assert set(got_docs.tolist()) == set(expected)
         for d, s in zip(got_docs.tolist(), got_scores.tolist(), strict=True):
             assert s == pytest.approx(expected[d], rel=1e-5)
-        # Relevance order: score desc, then index asc.
-        keys = list(zip((-got_scores).tolist(), got_docs.tolist(), strict=True))
+        # Relevance order: score desc, then product_id asc (Pyserini's tie order).
+        ids = [products[d].product_id for d in got_docs.tolist()]
+        keys = list(zip((-got_scores).tolist(), ids, strict=True))
         assert keys == sorted(keys)
 
 
