@@ -33,9 +33,9 @@ def _scores_by_id(index: SearchIndex, q: str) -> dict[str, np.float32]:
 
 
 def _check_against(index: SearchIndex, recorded: dict, k: int) -> None:
-    stats = index.manifest["stats"]
-    assert stats["docs_with_terms"] == recorded["docCount"]
-    assert stats["total_tokens"] == recorded["sumTotalTermFreq"]
+    stats = index.manifest.stats
+    assert stats.docs_with_terms == recorded["docCount"]
+    assert stats.total_tokens == recorded["sumTotalTermFreq"]
     for text, tokens in recorded["tokens"].items():
         assert analyze(text) == tokens, text
     for entry in recorded["queries"]:

@@ -23,7 +23,7 @@ import orjson
 from shoparena.records.catalog import SERVICES, Product, ProductHit, ProductView
 from shoparena.search.analysis import LuceneEnglishAnalyzer, sanitize_query
 from shoparena.search.bm25 import lucene_avgdl, lucene_idf, norm_inverse_table, term_scores
-from shoparena.search.index import FORMAT_VERSION, SERVICE_BITS
+from shoparena.search.index import FORMAT_VERSION, SERVICE_BITS, read_index_manifest
 
 #: Survivors kept after filtering (5 pages of 10).
 WINDOW = 50
@@ -200,10 +200,10 @@ class SearchIndex:
         d = Path(index_dir)
         self.index_dir = d
         self.retrieve_k = retrieve_k
-        self.manifest: dict[str, Any] = json.loads((d / "manifest.json").read_text())
-        if self.manifest.get("format_version") != FORMAT_VERSION:
+        self.manifest = read_index_manifest(d)
+        if self.manifest.format_version != FORMAT_VERSION or self.manifest.stats is None:
             raise ValueError(
-                f"{d / 'manifest.json'}: index format_version {self.manifest.get('format_version')!r}, this "
+                f"{d / 'manifest.json'}: index format_version {self.manifest.format_version!r}, this "
                 f"shoparena reads {FORMAT_VERSION}; rebuild it with `shoparena catalog index`"
             )
         self.params: dict[str, Any] = json.loads((d / "params.index.json").read_text())
@@ -218,10 +218,10 @@ class SearchIndex:
         self._tf = load("tf.csc.index.npy")
         self._norms = load("norms.npy")
         self._id_rank = load("id_rank.npy")
-        stats = self.manifest["stats"]
-        self._doc_count = int(stats["docs_with_terms"])
+        stats = self.manifest.stats
+        self._doc_count = stats.docs_with_terms
         self._norm_inv = norm_inverse_table(
-            lucene_avgdl(int(stats["total_tokens"]), self._doc_count), float(stats["k1"]), float(stats["b"])
+            lucene_avgdl(stats.total_tokens, self._doc_count), stats.k1, stats.b
         )
         self._offsets = load("offsets.npy")
         self.price = load("price.npy")
