@@ -13,6 +13,7 @@ import json
 import math
 import re
 import threading
+import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -250,10 +251,11 @@ class SearchIndex:
         )
         self._terms = _Terms(blob, load("terms_off.npy"))
         self._docs = (
-            np.memmap(d / "products.jsonl", dtype=np.uint8, mode="r").view(np.ndarray)
-            if self._n
+            np.memmap(d / "products.deflate", dtype=np.uint8, mode="r").view(np.ndarray)
+            if self._offsets[-1]
             else np.zeros(0, np.uint8)
         )
+        self._zdict = (d / "products.zdict").read_bytes()
         self._shop_codes: dict[str, int] = {
             s: i for i, s in enumerate(orjson.loads((d / "shops.json").read_bytes()))
         }
@@ -279,7 +281,8 @@ class SearchIndex:
         return self._n
 
     def _raw_doc(self, i: int) -> dict[str, Any]:
-        return orjson.loads(self._docs[int(self._offsets[i]) : int(self._offsets[i + 1])].tobytes())
+        packed = self._docs[int(self._offsets[i]) : int(self._offsets[i + 1])].tobytes()
+        return orjson.loads(zlib.decompressobj(-15, zdict=self._zdict).decompress(packed))
 
     def doc_index(self, product_id: str) -> int | None:
         """Document index of ``product_id`` (exact string match), or ``None``."""

@@ -8,7 +8,9 @@ The directory holds:
   Term ids are the ranks of the terms in sorted (code point) order.
 * ``terms.bin`` + ``terms_off.npy``: the sorted terms as one UTF-8 blob, for lookups without a dict;
   ``term_max.npy``: each term's highest posting score (lets queries skip hopeless documents).
-* the docstore ``products.jsonl`` (one product JSON per document, upstream key order) and ``offsets.npy``.
+* the docstore: each product's JSON (upstream key order) raw-deflated on its own against the shared
+  dictionary ``products.zdict`` (about 3.5x smaller than plain JSON, still one read per document), in
+  ``products.deflate``, with ``offsets.npy`` (start of each document, plus the end).
 * column arrays ``price.npy`` (float64), ``shop.npy`` (int32 codes into ``shops.json``), ``service.npy``
   (uint8 bitmask, bit i = ``SERVICES[i]``), ``sold_count.npy`` (int64).
 * ``tf.csc.index.npy`` (term frequency per posting, uint8 unless a frequency needs more) and ``norms.npy``
@@ -24,6 +26,7 @@ from __future__ import annotations
 import json
 import shutil
 import time
+import zlib
 from array import array
 from collections.abc import Callable
 from pathlib import Path
@@ -106,9 +109,54 @@ class _Columns:
         self.sold = array("q")
         self.service = array("B")
         self.shop = array("i")
-        self.offsets = array("q", [0])
         self.shop_codes: dict[str, int] = {}
         self.ids: list[bytes] = []
+
+
+#: Documents whose JSON seeds the docstore's deflate dictionary; zlib uses at most its last 32 KiB.
+_ZDICT_SAMPLE_DOCS = 400
+_ZDICT_BYTES = 32 * 1024
+
+
+class _DocstoreWriter:
+    """Writes each document raw-deflated on its own with a dictionary learnt from the first documents.
+
+    The dictionary is the tail of the first documents' JSON (deflate's preset dictionary is a window of
+    earlier text), so a document shares its field names, categories and boilerplate with it.
+    """
+
+    def __init__(self, out: Path) -> None:
+        self._out = out
+        self._fh = open(out / "products.deflate", "wb")  # noqa: SIM115 - closed in close()
+        self._pending: list[bytes] | None = []
+        self._zdict = b""
+        self.offsets = array("q", [0])
+
+    def add(self, blob: bytes) -> None:
+        if self._pending is not None:
+            self._pending.append(blob)
+            if len(self._pending) >= _ZDICT_SAMPLE_DOCS:
+                self._start()
+            return
+        self._write(blob)
+
+    def _start(self) -> None:
+        pending, self._pending = self._pending or [], None
+        self._zdict = b"\n".join(pending)[-_ZDICT_BYTES:]
+        (self._out / "products.zdict").write_bytes(self._zdict)
+        for blob in pending:
+            self._write(blob)
+
+    def _write(self, blob: bytes) -> None:
+        packer = zlib.compressobj(6, zlib.DEFLATED, -15, zdict=self._zdict)
+        packed = packer.compress(blob) + packer.flush()
+        self._fh.write(packed)
+        self.offsets.append(self.offsets[-1] + len(packed))
+
+    def close(self) -> None:
+        if self._pending is not None:
+            self._start()
+        self._fh.close()
 
 
 def _dir_bytes(path: Path) -> int:
@@ -224,13 +272,12 @@ def build_index(
     sink = _ProgressSink(progress)
 
     qfh = open(out / "quarantine.jsonl", "wb")  # noqa: SIM115 - closed in finally
-    dfh = open(out / "products.jsonl", "wb")  # noqa: SIM115
+    docstore = _DocstoreWriter(out)
     try:
 
         def quarantine(item: QuarantinedLine) -> None:
             qfh.write(item.to_json() + b"\n")
 
-        offset = 0
         for line in iter_products(catalog_path, summary=summary, quarantine=quarantine):
             product = line.product
             pid = product.product_id
@@ -261,10 +308,7 @@ def build_index(
             chunk_counts.append(len(ids))
 
             blob = product.model_dump_json().encode()
-            dfh.write(blob)
-            dfh.write(b"\n")
-            offset += len(blob) + 1
-            cols.offsets.append(offset)
+            docstore.add(blob)
             cols.price.append(product.price)
             cols.sold.append(product.sold_count)
             mask = 0
@@ -286,7 +330,7 @@ def build_index(
             chunk_first += len(chunk_counts)
     finally:
         qfh.close()
-        dfh.close()
+        docstore.close()
 
     n_docs = chunk_first
     sink.update(n_docs, "scoring")
@@ -379,7 +423,7 @@ def build_index(
         "backend": "numpy",
     }
     (out / "params.index.json").write_text(json.dumps(params, indent=4))
-    np.save(out / "offsets.npy", np.frombuffer(cols.offsets, dtype=np.int64))
+    np.save(out / "offsets.npy", np.frombuffer(docstore.offsets, dtype=np.int64))
     np.save(out / "price.npy", np.frombuffer(cols.price, dtype=np.float64))
     np.save(out / "sold_count.npy", np.frombuffer(cols.sold, dtype=np.int64))
     np.save(out / "service.npy", np.frombuffer(cols.service, dtype=np.uint8))
