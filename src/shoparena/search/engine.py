@@ -523,6 +523,10 @@ class SearchIndex:
             theta = -math.inf  # k-th best candidate score so far
             for j, (_, s, e, w) in enumerate(order):
                 postings, own = self._indices[s:e], self._data[s:e]
+                if theta > -math.inf:
+                    # Drop hopeless postings first: the masks commute, and this one is the cheapest.
+                    hopeful = (own.astype(np.float64) * w + rest[j + 1]) * (1 + 1e-5) + 1e-6 >= theta
+                    postings, own = postings[hopeful], own[hopeful]
                 # Candidates are kept filtered: each term's postings pass the filter once.
                 if keep is not None:
                     ok = keep(postings)
