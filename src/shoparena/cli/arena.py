@@ -91,14 +91,16 @@ def run(
     for note in summary.notes:
         console.print(f"[yellow]note[/]: {note}")
     if judge is not None or race_bank is not None:
-        from shoparena.arena.incentives import RaceRunConfig, incentives_table, judge_run, race_run
+        from shoparena.arena.judging import judge_run
+        from shoparena.arena.racing import RaceRunConfig, race_run
+        from shoparena.cli.arena_tables import incentives_table, leaderboard_table
 
         report = judge_run(out, judge or "rubric", backend)
         console.print(incentives_table(report))
         if race_bank is not None:
             race_config = RaceRunConfig(judge=judge or "rubric", index=index, backend=backend,
                                         workers=workers, timeout_s=timeout, run_timeout_s=run_timeout)
-            race_run([out], race_bank, out / "race", race_config, console=console)
+            console.print(leaderboard_table(race_run([out], race_bank, out / "race", race_config)))
 
 
 @arena_app.command("judge")
@@ -116,7 +118,8 @@ def judge_cmd(
     ),
 ) -> None:
     """Judge every SUCCESS trajectory; write judge.jsonl, richness and final scores; print a table."""
-    from shoparena.arena.incentives import incentives_table, judge_run
+    from shoparena.arena.judging import judge_run
+    from shoparena.cli.arena_tables import incentives_table
     from shoparena.judge.llm_judge import LLMJudgeConfig
 
     if judge not in ("rubric", "llm"):
@@ -185,8 +188,9 @@ def race_cmd(
     """Race the qualifiers on the hidden bank; resolve the incumbent; write weights; print the leaderboard."""
     from pydantic import ValidationError
 
-    from shoparena.arena.incentives import RaceRunConfig, race_run
     from shoparena.arena.race import Incumbent, RaceConfig
+    from shoparena.arena.racing import RaceRunConfig, race_run
+    from shoparena.cli.arena_tables import leaderboard_table
 
     if (incumbent is None) != (incumbent_since is None):
         raise typer.BadParameter("--incumbent and --incumbent-since go together")
@@ -212,7 +216,8 @@ def race_cmd(
         )
     except ValidationError as err:
         raise typer.BadParameter(str(err)) from None
-    result = race_run(list(qualifying), race_bank, out, config, console=console)
+    result = race_run(list(qualifying), race_bank, out, config)
+    console.print(leaderboard_table(result))
     for note in result.notes:
         console.print(f"[yellow]note[/]: {note}")
 
