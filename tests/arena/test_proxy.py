@@ -10,6 +10,7 @@ from arena_helpers import FakeSearch
 from fastapi.testclient import TestClient
 
 from shoparena.arena.proxy import ProxyConfig, ProxyState, create_proxy_app
+from shoparena.arena.runner import inference_counts
 from shoparena.llm.scripted import ScriptedBackend, scripted_reply
 from shoparena.llm.types import RateLimited
 
@@ -74,7 +75,7 @@ def test_inference_checks_in_order(tmp_path):
     entries = log_of(ident)
     assert "messages" not in entries[-2]["json_data"] and entries[-2]["json_data"]["model"] == "good-model"
     assert "secret" not in ident.log_path.read_text()
-    assert ident.counts == {"inference_total": 6, "inference_failed": 5}
+    assert inference_counts(entries) == (6, 5)  # envelope counts come from this trusted log
 
 
 def test_backend_errors_map_to_status(tmp_path):

@@ -65,8 +65,8 @@ def normalise_arguments(arguments: Mapping[str, Any]) -> tuple[tuple[str, str], 
     """A comparable form of tool arguments, whichever way they travelled (model JSON, query string, body).
 
     Aliases fold (``query`` → ``q``, ``product_id`` → ``product_ids``), values become whitespace-collapsed
-    strings (lists comma-joined, ``3.0`` → ``3``), empty values and the default ``page=1`` drop out, and keys
-    sort.
+    strings (lists comma-joined, ``3.0`` → ``3``), empty values, the default ``page=1`` and a ``sort`` or
+    ``service`` of ``default`` drop out, and keys sort.
     """
     out: dict[str, str] = {}
     for key, value in arguments.items():
@@ -76,7 +76,7 @@ def normalise_arguments(arguments: Mapping[str, Any]) -> tuple[tuple[str, str], 
         text = _argument_text(value)
         if name == "product_ids":
             text = ",".join(part.strip() for part in text.split(",") if part.strip())
-        if text:
+        if text and not (name in ("sort", "service") and text == "default"):
             out[name] = text
     if out.get("page") == "1":
         del out["page"]

@@ -46,9 +46,14 @@ class ArenaRunConfig(BaseModel):
     index: Path | None = None
     out: Path
     backend: str | None = Field(default=None, description="LLM backend spec (shoparena.llm.factory).")
-    workers: int = Field(default=3, ge=1)
-    timeout_s: float = Field(default=300.0, gt=0)
-    run_timeout_s: float | None = Field(default=1800.0, gt=0)
+    model: str | None = Field(
+        default=None,
+        description="The run's model: given to agents as SANDBOX_MODEL and served for every inference call, "
+        "whatever model the agent names. Default: the backend spec's #model, else the backend's own name.",
+    )
+    workers: int = Field(default=3, ge=1, description="Parallel sandboxes.")
+    timeout_s: float = Field(default=300.0, gt=0, description="Per-problem timeout (s).")
+    run_timeout_s: float | None = Field(default=1800.0, gt=0, description="Whole-run limit per agent (s).")
     run_id: str | None = None
     similarity: str = Field(default="lexical", description="Title similarity for scoring (offline default).")
     proxy: ProxyConfig = Field(default_factory=ProxyConfig)
@@ -63,6 +68,11 @@ class AgentSummary(BaseModel):
     success: int
     failed: int
     timed_out: int
+    no_model_reply: int = Field(
+        default=0, description="Problems that made inference calls of which none got a model reply."
+    )
+    inference_total: int = 0
+    inference_failed: int = 0
     scores: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
 
@@ -71,6 +81,7 @@ class ArenaRunSummary(BaseModel):
 
     run_dir: str
     run_id: str
+    model: str | None = None
     agents: list[AgentSummary]
     isolation_warnings: list[str] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
@@ -144,6 +155,32 @@ def _score(
     return scores, None
 
 
+def run_model(config: ArenaRunConfig, backend: Any) -> str | None:
+    """The run's model: ``config.model``, else the spec's ``#model``, else the backend's name (or None)."""
+    if config.model:
+        return config.model
+    if config.backend:
+        from shoparena.llm.factory import spec_model_name
+
+        return spec_model_name(config.backend)
+    return getattr(backend, "model_name", None)
+
+
+def prepare_backend(backend: Any) -> None:
+    """Load the backend's model once, before the proxy accepts calls (a failure stops the run here).
+
+    Raises:
+        RuntimeError: The model could not be loaded (the message names the backend and the cause).
+    """
+    load = getattr(backend, "load", None)
+    if load is None:
+        return
+    try:
+        load()
+    except Exception as err:
+        raise RuntimeError(f"backend {backend!r} failed to load its model: {err}") from err
+
+
 def run_arena(config: ArenaRunConfig, *, backend: Any = None, search: Any = None) -> ArenaRunSummary:
     """Run every agent on the suite in ``config.out`` (resuming what is already there).
 
@@ -170,10 +207,18 @@ def run_arena(config: ArenaRunConfig, *, backend: Any = None, search: Any = None
         from shoparena.search import SearchIndex
 
         search = SearchIndex.open(config.index)
-    if backend is None and config.backend:
+    own_backend = backend is None and bool(config.backend)
+    if own_backend:
         from shoparena.llm.factory import backend_from_spec
 
         backend = backend_from_spec(config.backend)
+    if backend is not None:
+        prepare_backend(backend)
+    model = run_model(config, backend)
+    proxy_config = config.proxy
+    if model and not proxy_config.served_model:
+        proxy_config = proxy_config.model_copy(update={"served_model": model})
+    agent_env = proxy_config.inference.agent_env(model, config.timeout_s)
     sandbox = Sandbox(config.sandbox.model_copy(update={"timeout_s": config.timeout_s}))
     names = _agent_names(config.agents)
     manifest = {
@@ -193,11 +238,13 @@ def run_arena(config: ArenaRunConfig, *, backend: Any = None, search: Any = None
             "allowed_models": config.proxy.allowed_models,
             "strict_nonces": config.proxy.strict_nonces,
             "backend": config.backend,
+            "served_model": proxy_config.served_model,
+            "inference": proxy_config.inference.model_dump(mode="json"),
         },
         "notes": notes,
     }
     previous.write_text(json.dumps(manifest, indent=2))
-    state = ProxyState(config.proxy, unattributed_log=out / "proxy" / "_unattributed.jsonl")
+    state = ProxyState(proxy_config, unattributed_log=out / "proxy" / "_unattributed.jsonl")
     (out / "proxy").mkdir(exist_ok=True)
     summaries: list[AgentSummary] = []
     server = ProxyServer(create_proxy_app(search, backend, state)).start()
@@ -216,11 +263,17 @@ def run_arena(config: ArenaRunConfig, *, backend: Any = None, search: Any = None
                 workers=config.workers,
                 timeout_s=config.timeout_s,
                 run_timeout_s=config.run_timeout_s,
+                agent_env=agent_env,
             )
             runner.run(problems)
             envelopes = read_jsonl_dicts(out / "agents" / name / "output.jsonl")
             logger.info("%s: %d envelopes in %.1fs", name, len(envelopes), time.monotonic() - started)
             statuses = [e.get("status") for e in envelopes]
+            no_reply = sum(
+                bool(e.get("inference_total"))
+                and e.get("inference_failure_count") == e.get("inference_total")
+                for e in envelopes
+            )
             scores, note = _score(loader_problems, envelopes, search, config.similarity)
             if note and note not in notes:
                 notes.append(note)
@@ -231,15 +284,21 @@ def run_arena(config: ArenaRunConfig, *, backend: Any = None, search: Any = None
                     success=statuses.count("SUCCESS"),
                     failed=statuses.count("FAILED"),
                     timed_out=statuses.count("TIMED_OUT"),
+                    no_model_reply=no_reply,
+                    inference_total=sum(int(e.get("inference_total") or 0) for e in envelopes),
+                    inference_failed=sum(int(e.get("inference_failure_count") or 0) for e in envelopes),
                     scores=scores,
                 )
             )
     finally:
         server.stop()
         sandbox.close()
+        if own_backend and hasattr(backend, "close"):
+            backend.close()  # no generation thread may outlive the run (clean interpreter exit)
     summary = ArenaRunSummary(
         run_dir=str(out),
         run_id=run_id,
+        model=model,
         agents=summaries,
         isolation_warnings=sandbox.report.warnings,
         notes=notes,

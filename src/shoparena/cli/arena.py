@@ -9,6 +9,12 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from shoparena.arena.inference import InferenceLimits
+from shoparena.arena.run import ArenaRunConfig
+
+_RUN = ArenaRunConfig.model_fields
+_LIMITS = InferenceLimits.model_fields
+
 arena_app = typer.Typer(
     help="ORO-compatible arena: sandboxed agent runs, proxy, races.", no_args_is_help=True
 )
@@ -26,9 +32,19 @@ def run(
     out: Path = typer.Option(..., help="Run directory (re-running resumes it)."),
     index: Path | None = typer.Option(None, exists=True, file_okay=False, help="Search index directory."),
     backend: str | None = typer.Option(None, help="LLM backend spec, e.g. openai:http://host/v1#model."),
-    workers: int = typer.Option(3, min=1, help="Parallel sandboxes."),
-    timeout: float = typer.Option(300.0, min=0.1, help="Per-problem timeout (s)."),
-    run_timeout: float = typer.Option(1800.0, min=1, help="Whole-run limit per agent (s)."),
+    model: str | None = typer.Option(_RUN["model"].default, help=_RUN["model"].description),
+    workers: int = typer.Option(_RUN["workers"].default, min=1, help=_RUN["workers"].description),
+    timeout: float = typer.Option(_RUN["timeout_s"].default, min=0.1, help=_RUN["timeout_s"].description),
+    run_timeout: float = typer.Option(
+        _RUN["run_timeout_s"].default, min=1, help=_RUN["run_timeout_s"].description
+    ),
+    max_tokens: int = typer.Option(
+        _LIMITS["max_tokens"].default, min=1, help=_LIMITS["max_tokens"].description
+    ),
+    stop: list[str] = typer.Option([], help=_LIMITS["stop"].description + " Repeat for several."),
+    call_timeout: float = typer.Option(
+        _LIMITS["call_timeout_s"].default, min=0.1, help=_LIMITS["call_timeout_s"].description
+    ),
     allowed_model: list[str] = typer.Option([], help="Inference allowlist (repeat); none accepts any model."),
     strict_nonces: bool = typer.Option(False, help="403 on catalogue dispatches without a valid nonce."),
     require_isolation: bool = typer.Option(False, help="Fail instead of degrading when bwrap is unusable."),
@@ -42,7 +58,7 @@ def run(
     """Run each agent on every suite problem, one sandbox per problem; print a summary table."""
     from shoparena.arena.miners import resolve_agent
     from shoparena.arena.proxy import ProxyConfig
-    from shoparena.arena.run import ArenaRunConfig, run_arena
+    from shoparena.arena.run import run_arena
     from shoparena.arena.sandbox import SandboxConfig
 
     try:
@@ -62,15 +78,25 @@ def run(
         index=index,
         out=out,
         backend=backend,
+        model=model,
         workers=workers,
         timeout_s=timeout,
         run_timeout_s=run_timeout,
-        proxy=ProxyConfig(allowed_models=allowed_model or None, strict_nonces=strict_nonces),
+        proxy=ProxyConfig(
+            allowed_models=allowed_model or None,
+            strict_nonces=strict_nonces,
+            inference=InferenceLimits(max_tokens=max_tokens, stop=stop, call_timeout_s=call_timeout),
+        ),
         sandbox=SandboxConfig(timeout_s=timeout, require_isolation=require_isolation),
     )
-    summary = run_arena(config)
-    table = Table(title=f"arena run {summary.run_id}  ({summary.run_dir})")
-    for col in ("agent", "problems", "SUCCESS", "FAILED", "TIMED_OUT", "success_rate (sb / strict)"):
+    try:
+        summary = run_arena(config)
+    except RuntimeError as err:  # the backend's model failed to load: nothing ran
+        console.print(f"[bold red]error[/]: {err}")
+        raise typer.Exit(1) from None
+    table = Table(title=f"arena run {summary.run_id}  ({summary.run_dir}; model {summary.model or '-'})")
+    for col in ("agent", "problems", "SUCCESS", "FAILED", "TIMED_OUT", "no model reply",
+                "inference (failed/total)", "success_rate (sb / strict)"):
         table.add_column(col)
     for agent in summary.agents:
         rates = " / ".join(
@@ -83,6 +109,8 @@ def run(
             str(agent.success),
             str(agent.failed),
             str(agent.timed_out),
+            str(agent.no_model_reply),
+            f"{agent.inference_failed}/{agent.inference_total}",
             rates,
         )
     console.print(table)
