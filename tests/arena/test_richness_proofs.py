@@ -122,3 +122,27 @@ def test_oro_style_miner_through_cli_solves_most_and_is_agentic(tmp_path, shop_w
     assert manifest["proxy"]["served_model"] == MODEL_NAME
     # Envelope counts equal the trusted log's.
     assert sum(e["inference_total"] for e in envelopes) == len(inference)
+
+
+@needs_bwrap
+def test_web_problems_run_in_the_arena(tmp_path, shop_world):
+    from shoparena.records.problem import Intent
+    from shoparena.suites.loaders import write_oro_suite
+    from shoparena.suites.synth import SynthOptions, synthesize_problems
+
+    products = list(shop_world.engine.iter_products())
+    problems = synthesize_problems(
+        products, SynthOptions(n=2, seed=4, intents=(Intent.WEB,)), engine=shop_world.engine
+    ).problems
+    suite = tmp_path / "web.json"
+    write_oro_suite(problems, suite)
+    out = tmp_path / "run"
+    config = ArenaRunConfig(agents=[miner_path("agentic")], suite=suite, out=out, workers=2, timeout_s=20,
+                            sandbox=SandboxConfig(grace_s=1, memory_bytes=1024**3))
+    summary = run_arena(config, backend=PlannerBackend(), search=shop_world.engine)
+    logs = [e for p in (out / "proxy" / "agentic").glob("*.jsonl") for e in read_jsonl(p)]
+    web = [e for e in logs if e.get("path") == "/search/web_search"]
+    assert len(web) >= 2 and all(e["status_code"] == 200 for e in web)
+    assert all(e.get("response", {}).get("success", True) for e in web)
+    assert summary.agents[0].success == 2
+    assert summary.agents[0].scores["strict"]["success_rate"] >= 0.5

@@ -35,6 +35,15 @@ DEFAULT_RATE_LIMIT_RETRY_DELAY = 5
 MAX_RETRY_DELAY = 10.0
 
 
+def default_timeout() -> float:
+    """ORO's 120 s, raised to the arena's per-call limit plus a margin when that is longer."""
+    try:
+        announced = float(os.environ.get("SHOPARENA_CALL_TIMEOUT_S") or 0)
+    except ValueError:
+        announced = 0.0
+    return max(float(DEFAULT_TIMEOUT), announced + 10.0 if announced else 0.0)
+
+
 def parse_nonces(response_json: Any) -> dict[str, str]:
     """The proxy-minted ``{call_id: nonce}`` map of an inference response ({} when absent)."""
     if not isinstance(response_json, dict):
@@ -51,7 +60,8 @@ class ProxyClient:
 
     Args:
         proxy_url: Base URL; defaults to ``$SANDBOX_PROXY_URL`` (then ``http://proxy:80``).
-        timeout: Per-attempt timeout in seconds.
+        timeout: Per-attempt timeout in seconds; by default ORO's 120 s, or longer when the arena announces
+            a longer per-call inference limit (``$SHOPARENA_CALL_TIMEOUT_S``), so the proxy answers first.
         max_retries: Total attempts per call (ORO semantics: 3 means three tries).
         retry_delay: Base delay before a retry, doubled per attempt, capped at 10 s.
         rate_limit_retry_delay: Base delay after a 429.
@@ -62,7 +72,7 @@ class ProxyClient:
     def __init__(
         self,
         proxy_url: str | None = None,
-        timeout: float = DEFAULT_TIMEOUT,
+        timeout: float | None = None,
         max_retries: int = DEFAULT_MAX_RETRIES,
         retry_delay: float = DEFAULT_RETRY_DELAY,
         rate_limit_retry_delay: float = DEFAULT_RATE_LIMIT_RETRY_DELAY,
@@ -70,7 +80,7 @@ class ProxyClient:
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self.proxy_url = (proxy_url or os.environ.get("SANDBOX_PROXY_URL") or DEFAULT_PROXY_URL).rstrip("/")
-        self.timeout = timeout
+        self.timeout = timeout if timeout is not None else default_timeout()
         self.max_retries = max(1, max_retries)
         self.retry_delay = retry_delay
         self.rate_limit_retry_delay = rate_limit_retry_delay

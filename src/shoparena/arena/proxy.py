@@ -2,6 +2,7 @@
 
 Routes:
 - ``/search/find_product``, ``/search/view_product_information`` → the search engine, in process;
+- ``/search/web_search`` → the offline knowledge pages (web problems; not a catalogue dispatch);
 - ``/search/get_product_raw`` → 403 (scoring only);
 - ``POST /inference/chat/completions`` → the configured :class:`~shoparena.llm.types.ChatBackend`, after
   ORO's checks (400 empty/non-JSON body, missing ``model``, ``stream: true``; 403 not allowlisted);
@@ -53,6 +54,9 @@ logger = logging.getLogger(__name__)
 #: Serialised responses longer than this are summarised instead of stored (§5.3).
 RESPONSE_LOG_LIMIT = 2000
 SEARCH_TOOLS = ("find_product", "view_product_information")
+#: Served from the offline knowledge pages (shoparena.env.knowledge), so web problems run in the arena.
+WEB_TOOL = "web_search"
+WEB_MAX_RESULTS = 20
 _CHAT_FIELDS = ("model", "messages", "tools", "temperature", "max_tokens", "stop")
 
 
@@ -302,13 +306,15 @@ def chat_response_dict(resp: Any, model: str) -> dict[str, Any]:
     }
 
 
-def create_proxy_app(search: Any, backend: Any, state: ProxyState) -> FastAPI:
+def create_proxy_app(search: Any, backend: Any, state: ProxyState, knowledge: Any = None) -> FastAPI:
     """Build the FastAPI app.
 
     Args:
         search: A :class:`shoparena.search.SearchEngine` (``find_product``, ``view_product_information``).
         backend: A :class:`shoparena.llm.types.ChatBackend`, or None (inference answers 503).
         state: Shared :class:`ProxyState`.
+        knowledge: A :class:`~shoparena.env.knowledge.KnowledgeBase` behind ``/search/web_search``; None
+            answers ``{"observation": [], "success": false}`` (as the offline environment does).
 
     Returns:
         The ASGI application.
@@ -383,6 +389,30 @@ def create_proxy_app(search: Any, backend: Any, state: ProxyState) -> FastAPI:
             logger.exception("search %s failed", tool)
             return 500, {"error": f"{type(err).__name__}: {err}"}, headers
         return 200, _jsonable(result), headers
+
+    async def web_call(request: Request, body: bytes, entry: dict[str, Any]) -> tuple[int, Any]:
+        if request.method == "GET":
+            params: Any = dict(request.query_params)
+            entry["params"] = _raw_params(request.scope.get("query_string", b""))
+        else:
+            try:
+                params = json.loads(body) if body.strip() else {}
+            except ValueError:
+                params = None
+            if not isinstance(params, dict):
+                return 400, {"error": "web_search body must be a JSON object"}
+            entry["json_data"] = params
+        q = params.get("q", params.get("query"))
+        if not q:
+            return 400, {"error": "web_search needs q"}
+        try:
+            limit = max(1, min(WEB_MAX_RESULTS, int(params.get("max_results", 10))))
+        except (TypeError, ValueError):
+            return 400, {"error": "web_search max_results must be an integer"}
+        if knowledge is None:
+            return 200, {"observation": [], "success": False}
+        pages = await run_in_threadpool(knowledge.search, str(q), limit)
+        return 200, {"observation": [p.model_dump(mode="json") for p in pages], "success": True}
 
     async def inference_call(
         request: Request, body: bytes, entry: dict[str, Any], ident: ClientIdentity
@@ -488,6 +518,8 @@ def create_proxy_app(search: Any, backend: Any, state: ProxyState) -> FastAPI:
                 tool = route[len("/search/") :]
                 if tool in SEARCH_TOOLS and request.method in ("GET", "POST"):
                     status, payload, headers = await search_call(tool, request, body, entry, ident)
+                elif tool == WEB_TOOL and request.method in ("GET", "POST"):
+                    status, payload = await web_call(request, body, entry)
                 elif tool in CATALOGUE_TOOLS and request.method in ("GET", "POST"):
                     status, payload = 403, {"error": f"/search/{tool} is not served by this proxy"}
                 else:

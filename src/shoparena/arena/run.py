@@ -247,7 +247,12 @@ def run_arena(config: ArenaRunConfig, *, backend: Any = None, search: Any = None
     state = ProxyState(proxy_config, unattributed_log=out / "proxy" / "_unattributed.jsonl")
     (out / "proxy").mkdir(exist_ok=True)
     summaries: list[AgentSummary] = []
-    server = ProxyServer(create_proxy_app(search, backend, state)).start()
+    knowledge = None
+    if search is not None and any(str(p.public.get("category", "")).lower() == "web" for p in problems):
+        from shoparena.env.episodes import suite_knowledge
+
+        knowledge = suite_knowledge(search, config.suite)
+    server = ProxyServer(create_proxy_app(search, backend, state, knowledge)).start()
     try:
         for name, agent_file in zip(names, config.agents, strict=True):
             started = time.monotonic()
