@@ -125,9 +125,12 @@ async def complete_with_limits(
     try:
         while True:
             done, _ = await asyncio.wait({future}, timeout=POLL_S)
-            if done:
-                return future.result()
             waited = loop.time() - started
+            if done:
+                if cancel.is_set():  # its problem ended meanwhile: whatever came back reaches nobody
+                    future.exception()
+                    raise CallAbandoned("abandoned", waited)
+                return future.result()
             reason = "timeout" if waited >= timeout_s else ("abandoned" if await gone() else None)
             if reason is not None:
                 cancel.set()
