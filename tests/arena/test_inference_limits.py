@@ -145,3 +145,31 @@ def test_a_model_that_cannot_load_fails_the_run_up_front(tmp_path, shop_world):
     with pytest.raises(RuntimeError, match="failed to load its model"):
         run_arena(config, search=shop_world.engine)
     assert not (tmp_path / "run" / "agents").exists()
+
+
+@pytest.mark.slow
+@needs_bwrap
+@needs_torch
+def test_smollm2_as_agentic_miner_finishes_inside_its_limits(tmp_path, shop_world):
+    from shoparena.models.smollm2 import convert_smollm2
+
+    try:
+        folder = convert_smollm2()  # reused when already built (~/.cache/shoparena/models)
+    except Exception as err:  # no wheel and no network: nothing to test with
+        pytest.skip(f"SmolLM2 unavailable: {err}")
+    timeout = 600.0
+    out = tmp_path / "run"
+    config = ArenaRunConfig(
+        agents=[miner_path("agentic")], suite=shop_world.product_only, out=out, backend=f"hf:{folder}",
+        workers=1, timeout_s=timeout,
+        proxy=ProxyConfig(inference=InferenceLimits(max_tokens=48, call_timeout_s=240)),
+        sandbox=SandboxConfig(grace_s=2, memory_bytes=2 * 1024**3),
+    )
+    summary = run_arena(config, search=shop_world.engine)
+    envelopes = read_jsonl(out / "agents" / "agentic" / "output.jsonl")
+    assert len(envelopes) == 2 and summary.agents[0].no_model_reply == 0
+    for envelope in envelopes:
+        assert envelope["status"] == "SUCCESS" and envelope["dialogue"]  # success of the task not required
+        assert envelope["execution_time"] < timeout / 2
+    calls = [e for e in _trusted(out, "agentic") if e["path"] == INFERENCE]
+    assert calls and all(e["status_code"] == 200 and e["usage"]["completion_tokens"] <= 48 for e in calls)

@@ -145,10 +145,13 @@ class TransformersBackend:
     def load(self) -> None:
         """Load the model and tokenizer now (once, thread-safe); the arena calls it before serving.
 
+        A one-token generation follows, so the first real call does not also pay torch's warm-up.
+
         Raises:
             BackendError: Not a directory, the optional extras are missing, or the weights do not load.
         """
         self._load()
+        self.complete(ChatRequest(messages=[{"role": "user", "content": "hi"}], max_tokens=1))
 
     def __repr__(self) -> str:
         return f"TransformersBackend(model_dir={str(self.model_dir)!r})"
@@ -235,6 +238,8 @@ class TransformersBackend:
         if getattr(tokenizer, "pad_token_id", None) is None:
             gen_kwargs["pad_token_id"] = getattr(tokenizer, "eos_token_id", None)
         with self._lock:
+            if cancel is not None and cancel.is_set():  # given up while queued behind another generation
+                raise BackendError("generation cancelled before it started", retryable=True)
             output = model.generate(**inputs.to(model.device), **gen_kwargs)
         new_tokens = output[0][prompt_len:]
         text = tokenizer.decode(new_tokens, skip_special_tokens=True)
