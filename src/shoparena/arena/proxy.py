@@ -40,22 +40,15 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.concurrency import run_in_threadpool
 
 from shoparena.arena.inference import CallAbandoned, InferenceLimits, complete_with_limits
-from shoparena.arena.nonce import (
-    CATALOGUE_TOOLS,
-    NonceAuthority,
-    NonceStatus,
-    ParsedToolCall,
-    parse_response_tool_calls,
-)
+from shoparena.arena.nonce import NonceAuthority, NonceStatus, ParsedToolCall, parse_response_tool_calls
 from shoparena.arena.richness import ProofKind, normalise_arguments
+from shoparena.records.tools import CATALOGUE_TOOLS, SEARCH_TOOLS, WEB_SEARCH
 
 logger = logging.getLogger(__name__)
 
 #: Serialised responses longer than this are summarised instead of stored (§5.3).
 RESPONSE_LOG_LIMIT = 2000
-SEARCH_TOOLS = ("find_product", "view_product_information")
-#: Served from the offline knowledge pages (shoparena.env.knowledge), so web problems run in the arena.
-WEB_TOOL = "web_search"
+#: web_search is served from the offline knowledge pages (shoparena.env.knowledge), so web problems run.
 WEB_MAX_RESULTS = 20
 _CHAT_FIELDS = ("model", "messages", "tools", "temperature", "max_tokens", "stop")
 
@@ -518,7 +511,7 @@ def create_proxy_app(search: Any, backend: Any, state: ProxyState, knowledge: An
                 tool = route[len("/search/") :]
                 if tool in SEARCH_TOOLS and request.method in ("GET", "POST"):
                     status, payload, headers = await search_call(tool, request, body, entry, ident)
-                elif tool == WEB_TOOL and request.method in ("GET", "POST"):
+                elif tool == WEB_SEARCH and request.method in ("GET", "POST"):
                     status, payload = await web_call(request, body, entry)
                 elif tool in CATALOGUE_TOOLS and request.method in ("GET", "POST"):
                     status, payload = 403, {"error": f"/search/{tool} is not served by this proxy"}

@@ -33,7 +33,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from shoparena.arena.nonce import CATALOGUE_TOOLS, parse_response_tool_calls
+from shoparena.arena.nonce import parse_response_tool_calls
+from shoparena.records.tools import CATALOGUE_TOOLS
 
 SEARCH_PREFIX = "/search/"
 INFERENCE_PATH = "/inference/chat/completions"
