@@ -127,15 +127,10 @@ def test_oro_style_miner_through_cli_solves_most_and_is_agentic(tmp_path, shop_w
 @needs_bwrap
 def test_web_problems_run_in_the_arena(tmp_path, shop_world):
     from shoparena.records.problem import Intent
-    from shoparena.suites.loaders import write_oro_suite
-    from shoparena.suites.synth import SynthOptions, synthesize_problems
+    from shoparena.suites.synth import SynthOptions, synthesize_bank
 
-    products = list(shop_world.engine.iter_products())
-    problems = synthesize_problems(
-        products, SynthOptions(n=2, seed=4, intents=(Intent.WEB,)), engine=shop_world.engine
-    ).problems
-    suite = tmp_path / "web.json"
-    write_oro_suite(problems, suite)
+    suite = tmp_path / "web.json"  # with its knowledge-page sidecar web.json.knowledge.jsonl
+    synthesize_bank(shop_world.index, suite, SynthOptions(n=2, seed=4, intents=(Intent.WEB,)))
     out = tmp_path / "run"
     config = ArenaRunConfig(agents=[miner_path("agentic")], suite=suite, out=out, workers=2, timeout_s=20,
                             sandbox=SandboxConfig(grace_s=1, memory_bytes=1024**3))
@@ -145,4 +140,11 @@ def test_web_problems_run_in_the_arena(tmp_path, shop_world):
     assert len(web) >= 2 and all(e["status_code"] == 200 for e in web)
     assert all(e.get("response", {}).get("success", True) for e in web)
     assert summary.agents[0].success == 2
-    assert summary.agents[0].scores["strict"]["success_rate"] >= 0.5
+    # The brand found through web_search reached the recommendation (web keyword check); the title check
+    # needs an embedding similarity (lexical titles are not comparable), so success is not asserted here.
+    assert summary.agents[0].scores["shoppingbench"]["web_kw_score"] == 1.0
+    for envelope in read_jsonl(out / "agents" / "agentic" / "output.jsonl"):
+        calls = [c for s in envelope["dialogue"] for c in s["completion"]["message"].get("tool_call", [])]
+        assert calls[0]["name"] == "web_search" and calls[0]["result"]["observation"]
+        brand = calls[0]["result"]["observation"][0]["title"].split(" (")[0]
+        assert any(brand in c["parameters"].get("q", "") for c in calls if c["name"] == "find_product")

@@ -29,6 +29,7 @@ from shoparena.arena.runner import read_trusted_log, safe_name
 from shoparena.jsonl import read_jsonl_dicts
 from shoparena.judge.coefficient import ArenaScore, combine_scores, reasoning_coefficient, reasoning_quality
 from shoparena.judge.records import JudgeStatus, JudgeVerdict
+from shoparena.runs.manifest import ArenaManifest, manifest_path, read_manifest
 
 ScoreVariant = Literal["judge", "richness", "base"]
 
@@ -150,10 +151,11 @@ def _suite_queries(run_dir: Path, config: dict[str, Any]) -> tuple[dict[str, str
     return {p.problem_id: p.query for p in problems}, [p.problem_id for p in problems], None
 
 
-def _agent_version(name: str, manifest: dict[str, Any]) -> tuple[str, str | None]:
-    info = (manifest.get("agents") or {}).get(name) or {}
-    sha = str(info.get("sha256") or "")
-    return (f"{name}@{sha[:12]}" if sha else name), info.get("path")
+def _agent_version(name: str, manifest: ArenaManifest | None) -> tuple[str, str | None]:
+    ref = manifest.agents.get(name) if manifest is not None else None
+    if ref is None:
+        return name, None
+    return f"{name}@{ref.sha256[:12]}", ref.path
 
 
 def judge_run(
@@ -188,15 +190,14 @@ def judge_run(
     if not (root / "config.yaml").exists():
         raise FileNotFoundError(f"{root}: not an arena run directory (no config.yaml)")
     config = yaml.safe_load((root / "config.yaml").read_text(encoding="utf-8")) or {}
-    manifest_path = root / "manifest.json"
-    manifest = json.loads(manifest_path.read_text(encoding="utf-8")) if manifest_path.exists() else {}
+    manifest = read_manifest(root, ArenaManifest) if manifest_path(root).exists() else None
     scores_path = root / "scores.json"
     scores = json.loads(scores_path.read_text(encoding="utf-8")) if scores_path.exists() else {}
     queries, order, note = _suite_queries(root, config)
     notes = [note] if note else []
     judge_obj, judge_model = make_judge(judge, backend_spec, backend=backend, llm_config=llm_config)
     rank = {pid: i for i, pid in enumerate(order)}
-    names = list(manifest.get("agents") or {}) or sorted(
+    names = list(manifest.agents if manifest is not None else {}) or sorted(
         p.name for p in (root / "agents").iterdir() if p.is_dir()
     )
     entries: list[AgentIncentives] = []
@@ -263,7 +264,7 @@ def judge_run(
         entries.append(entry)
     report = IncentiveReport(
         run_dir=str(root),
-        run_id=manifest.get("run_id") or config.get("run_id"),
+        run_id=manifest.run_id if manifest is not None else config.get("run_id"),
         judge=str(JudgeKind(judge).value),
         judge_model=judge_model,
         profile=profile,

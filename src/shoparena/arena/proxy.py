@@ -36,10 +36,11 @@ from urllib.parse import unquote, unquote_plus
 
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel
 from starlette.concurrency import run_in_threadpool
 
-from shoparena.arena.inference import CallAbandoned, InferenceLimits, complete_with_limits
+from shoparena.arena.config import ProxyConfig
+from shoparena.arena.inference import CallAbandoned, complete_with_limits
 from shoparena.arena.nonce import NonceAuthority, NonceStatus, ParsedToolCall, parse_response_tool_calls
 from shoparena.arena.richness import ProofKind, normalise_arguments
 from shoparena.records.tools import CATALOGUE_TOOLS, SEARCH_TOOLS, WEB_SEARCH
@@ -51,37 +52,6 @@ RESPONSE_LOG_LIMIT = 2000
 #: web_search is served from the offline knowledge pages (shoparena.env.knowledge), so web problems run.
 WEB_MAX_RESULTS = 20
 _CHAT_FIELDS = ("model", "messages", "tools", "temperature", "max_tokens", "stop")
-
-
-class ProxyConfig(BaseModel):
-    """Proxy settings.
-
-    Attributes:
-        allowed_models: Inference model allowlist, checked against the served (mapped) model name; None
-            accepts any model. A configured list is enforced with 403 + ``allowed_models``.
-        served_model: The run's model: every inference request is sent to the backend as this model,
-            whatever the agent named (logged as ``model``, the agent's choice as ``requested_model``);
-            None passes the agent's model through.
-        rate_per_s: Token-bucket refill rate per client (per problem token).
-        burst: Token-bucket capacity.
-        strict_nonces: Answer 403 to catalogue dispatches whose nonce is not ``valid``.
-        require_nonces: With ``strict_nonces``, also reject dispatches without any nonce (``missing``).
-        nonce_ttl_s: Nonce lifetime.
-        max_body_bytes: Request body cap (413 above).
-        inference: Generation limits and the per-call timeout (:mod:`shoparena.arena.inference`).
-    """
-
-    model_config = ConfigDict(extra="forbid")
-
-    allowed_models: list[str] | None = None
-    served_model: str | None = None
-    inference: InferenceLimits = Field(default_factory=InferenceLimits)
-    rate_per_s: float = Field(default=30.0, gt=0)
-    burst: int = Field(default=50, ge=1)
-    strict_nonces: bool = False
-    require_nonces: bool = False
-    nonce_ttl_s: float = Field(default=60.0, gt=0)
-    max_body_bytes: int = Field(default=10 * 1024 * 1024, ge=1)
 
 
 @dataclass(slots=True, frozen=True)

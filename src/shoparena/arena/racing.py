@@ -30,6 +30,8 @@ from shoparena.arena.race import (
     select_qualifiers,
 )
 from shoparena.arena.weights import WeightConfig, WeightVector, compute_weights, weights_document
+from shoparena.jsonl import sha256_file
+from shoparena.runs.manifest import ArenaManifest, read_manifest
 
 
 class RaceRunConfig(BaseModel):
@@ -97,10 +99,6 @@ class RaceRunResult(BaseModel):
     leaderboard: list[LeaderboardRow]
     score: ScoreVariant
     notes: list[str] = Field(default_factory=list)
-
-
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def _race_suite(bank: Path, out_dir: Path, count: int | None, seed: int) -> Path:
@@ -176,7 +174,7 @@ def race_run(
             files[entry.agent_version_id] = Path(entry.agent_path)
             qual_entries[entry.agent_version_id] = entry
     qualifying = select_qualifiers(candidates, cfg.race, cfg.incumbent)
-    bank_sha = _sha256(bank)
+    bank_sha = sha256_file(bank)
     identity = {
         "qualifiers": sorted(q.agent_version_id for q in qualifying.qualifiers),
         "bank": bank_sha,
@@ -224,9 +222,9 @@ def race_run(
             search=search,
         )
         race_report = judge_run(race_dir, cfg.judge, cfg.backend, backend=judge_backend, profile=cfg.profile)
-        manifest = json.loads((race_dir / "manifest.json").read_text(encoding="utf-8"))
+        manifest = read_manifest(race_dir, ArenaManifest)
         # run_arena names agents in the order given, so names line up with qualifiers.
-        for qualifier, name in zip(qualifying.qualifiers, manifest["agents"], strict=True):
+        for qualifier, name in zip(qualifying.qualifiers, manifest.agents, strict=True):
             race_entries[qualifier.agent_version_id] = race_report.agent(name)
         raced = [
             q.model_copy(update={"race_score": race_entries[q.agent_version_id].final(cfg.score)})

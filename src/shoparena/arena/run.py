@@ -22,9 +22,10 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
-from shoparena.arena.proxy import ProxyConfig, ProxyServer, ProxyState, create_proxy_app
+from shoparena.arena.config import ArenaRunConfig
+from shoparena.arena.proxy import ProxyServer, ProxyState, create_proxy_app
 from shoparena.arena.runner import AgentRunner, ArenaProblem, safe_name
-from shoparena.arena.sandbox import Sandbox, SandboxConfig
+from shoparena.arena.sandbox import Sandbox
 from shoparena.formats._common import FormatError
 from shoparena.formats.oro import from_oro_envelope
 from shoparena.jsonl import read_jsonl_dicts
@@ -42,30 +43,6 @@ from shoparena.scoring import get_similarity, score_run
 from shoparena.suites.loaders import load_suite
 
 logger = logging.getLogger(__name__)
-
-
-class ArenaRunConfig(BaseModel):
-    """Everything ``arena run`` needs (written resolved to ``config.yaml``)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    agents: list[Path] = Field(min_length=1)
-    suite: Path
-    index: Path | None = None
-    out: Path
-    backend: str | None = Field(default=None, description="LLM backend spec (shoparena.llm.factory).")
-    model: str | None = Field(
-        default=None,
-        description="The run's model: given to agents as SANDBOX_MODEL and served for every inference call, "
-        "whatever model the agent names. Default: the backend spec's #model, else the backend's own name.",
-    )
-    workers: int = Field(default=3, ge=1, description="Parallel sandboxes.")
-    timeout_s: float = Field(default=300.0, gt=0, description="Per-problem timeout (s).")
-    run_timeout_s: float | None = Field(default=1800.0, gt=0, description="Whole-run limit per agent (s).")
-    run_id: str | None = None
-    similarity: str = Field(default="lexical", description="Title similarity for scoring (offline default).")
-    proxy: ProxyConfig = Field(default_factory=ProxyConfig)
-    sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
 
 
 class AgentSummary(BaseModel):
@@ -120,6 +97,7 @@ def _score(
 ) -> tuple[dict[str, dict[str, Any]], str | None]:
     if lookup is None:
         return {}, "scoring skipped: needs a search index"
+
     def read(env: dict[str, Any]) -> Any:
         try:
             return from_oro_envelope(env)

@@ -9,11 +9,9 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from shoparena.arena.config import ArenaRunConfig
 from shoparena.arena.inference import InferenceLimits
-from shoparena.arena.run import ArenaRunConfig
-
-_RUN = ArenaRunConfig.model_fields
-_LIMITS = InferenceLimits.model_fields
+from shoparena.cli._options import field_option
 
 arena_app = typer.Typer(
     help="ORO-compatible arena: sandboxed agent runs, proxy, races.", no_args_is_help=True
@@ -32,19 +30,13 @@ def run(
     out: Path = typer.Option(..., help="Run directory (re-running resumes it)."),
     index: Path | None = typer.Option(None, exists=True, file_okay=False, help="Search index directory."),
     backend: str | None = typer.Option(None, help="LLM backend spec, e.g. openai:http://host/v1#model."),
-    model: str | None = typer.Option(_RUN["model"].default, help=_RUN["model"].description),
-    workers: int = typer.Option(_RUN["workers"].default, min=1, help=_RUN["workers"].description),
-    timeout: float = typer.Option(_RUN["timeout_s"].default, min=0.1, help=_RUN["timeout_s"].description),
-    run_timeout: float = typer.Option(
-        _RUN["run_timeout_s"].default, min=1, help=_RUN["run_timeout_s"].description
-    ),
-    max_tokens: int = typer.Option(
-        _LIMITS["max_tokens"].default, min=1, help=_LIMITS["max_tokens"].description
-    ),
-    stop: list[str] = typer.Option([], help=_LIMITS["stop"].description + " Repeat for several."),
-    call_timeout: float = typer.Option(
-        _LIMITS["call_timeout_s"].default, min=0.1, help=_LIMITS["call_timeout_s"].description
-    ),
+    model: str | None = field_option(ArenaRunConfig, "model"),
+    workers: int = field_option(ArenaRunConfig, "workers", min=1),
+    timeout: float = field_option(ArenaRunConfig, "timeout_s", "--timeout", min=0.1),
+    run_timeout: float = field_option(ArenaRunConfig, "run_timeout_s", "--run-timeout", min=1),
+    max_tokens: int = field_option(InferenceLimits, "max_tokens", min=1),
+    stop: list[str] = field_option(InferenceLimits, "stop"),
+    call_timeout: float = field_option(InferenceLimits, "call_timeout_s", "--call-timeout", min=0.1),
     allowed_model: list[str] = typer.Option([], help="Inference allowlist (repeat); none accepts any model."),
     strict_nonces: bool = typer.Option(False, help="403 on catalogue dispatches without a valid nonce."),
     require_isolation: bool = typer.Option(False, help="Fail instead of degrading when bwrap is unusable."),
@@ -56,8 +48,8 @@ def run(
     ),
 ) -> None:
     """Run each agent on every suite problem, one sandbox per problem; print a summary table."""
+    from shoparena.arena.config import ProxyConfig
     from shoparena.arena.miners import resolve_agent
-    from shoparena.arena.proxy import ProxyConfig
     from shoparena.arena.run import run_arena
     from shoparena.arena.sandbox import SandboxConfig
 

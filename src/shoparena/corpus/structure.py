@@ -1,7 +1,7 @@
 """Structural evidence of one trajectory: both richness variants, forgery checks, the chat message rule.
 
-Variant B (nonce-stamped) comes from the arena's richness module (:func:`shoparena.arena.richness.trajectory_richness`,
-field ``nonce_stamped``);
+Variant B (nonce-stamped) comes from the arena's richness module
+(:func:`shoparena.arena.richness.trajectory_richness`, field ``nonce_stamped``);
 Variant A (pending-target matching, distillation spec §2) lives here because only the corpus needs it. Both
 read *summary* entries of a proxy log; the trusted proxy log is a flat list, so Variant A walks it once (the
 pending list is replaced at every inference entry anyway), while sandbox-side ``extra_info.proxy_calls``
