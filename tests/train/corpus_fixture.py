@@ -9,7 +9,7 @@ from typing import Any
 
 from shoparena.env.environment import ShopEnv
 from shoparena.records.problem import Problem
-from shoparena.suites.loaders import write_oro_suite
+from shoparena.suites.loaders import load_suite, write_oro_suite
 
 SYSTEM = "You are a shopping assistant. Use the tools, recommend the products, then terminate."
 
@@ -65,6 +65,10 @@ def write_fixture_corpus(root: Path, engine: Any, problems: list[Problem]) -> Pa
     """Write the corpus directory; 4 trajectories per problem (outcomes :data:`OUTCOMES`)."""
     import datasets
 
+    # Written first and read back: the suite loader gives problems their content-hash ids, which the corpus
+    # rows must carry.
+    write_oro_suite(problems, root / "problems.json")
+    problems, _ = load_suite(root / "problems.json")
     tools = tools_json(engine)
     sft, steps, kto = [], [], []
     for problem in problems:
@@ -87,5 +91,4 @@ def write_fixture_corpus(root: Path, engine: Any, problems: list[Problem]) -> Pa
         train = datasets.Dataset.from_list(rows)
         dsd = datasets.DatasetDict({"train": train, "eval": train.select(range(2))})
         dsd.save_to_disk(str(root / "views" / name))
-    write_oro_suite(problems, root / "problems.json")
     return root

@@ -133,8 +133,19 @@ def apply_overrides(raw: dict[str, Any], overrides: list[str]) -> dict[str, Any]
             node = node.setdefault(part, {})
             if not isinstance(node, dict):
                 raise ConfigError(f"--set {item!r}: {part} is not a section")
-        node[leaf] = yaml.safe_load(value)
+        node[leaf] = _scalar(value)
     return out
+
+
+def _scalar(text: str) -> Any:
+    """A YAML scalar, with ``1e-4`` read as a float (YAML 1.1 wants ``1.0e-4``)."""
+    value = yaml.safe_load(text)
+    if isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            return value
+    return value
 
 
 def load_config(source: str | Path, method: str, overrides: list[str] | None = None) -> TrainConfig:

@@ -66,7 +66,7 @@ class ShopRolloutEnv:
     def terminate(self, status: str) -> str:
         return self._call("terminate", status=status)
 
-    def trajectory(self) -> Any:
+    def _trajectory(self) -> Any:
         return self._env.trajectory()
 
 
@@ -88,7 +88,7 @@ def outcome_reward_func(lookup: Any, similarity: Any) -> Callable[..., list[floa
     def strict_outcome(prompts: Any, completions: Any, environments: Sequence[ShopRolloutEnv], **kwargs: Any):
         out = []
         for env in environments:
-            verdict = score_trajectory(env.problem, env.trajectory(), lookup, profile="strict", similarity=similarity)
+            verdict = score_trajectory(env.problem, env._trajectory(), lookup, profile="strict", similarity=similarity)
             out.append(1.0 if verdict.success else 0.0)
         return out
 
