@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from shoparena.arena.envelope import EnvelopeLog, apply_executor_defaults, bucket_calls, make_envelope
+from shoparena.runs.envelopes import EnvelopeLog, apply_executor_defaults, bucket_proxy_calls, make_envelope
 
 
 def test_make_envelope_shape():
@@ -26,17 +26,17 @@ def test_make_envelope_shape():
 
 
 def test_bucketing_rules():
-    steps = [{"extra_info": {"timestamp": 100}}, {"extra_info": {"timestamp": 200}}, {"extra_info": {}}]
+    stamps = [100, 200, None]
     calls = [
         {"kind": "summary", "timestamp": 50},
         {"kind": "summary", "timestamp": 150},
         {"kind": "summary", "timestamp": 250},
         {"kind": "attempt", "timestamp": 160},
     ]
-    bucket_calls(steps, calls)
-    assert [c["timestamp"] for c in steps[0]["extra_info"]["proxy_calls"]] == [50, 150]
-    assert [c["timestamp"] for c in steps[1]["extra_info"]["proxy_calls"]] == [250]
-    assert "proxy_calls" not in steps[2]["extra_info"]
+    buckets = bucket_proxy_calls(stamps, calls)
+    assert [c["timestamp"] for c in buckets[0]] == [50, 150]
+    assert [c["timestamp"] for c in buckets[1]] == [250]
+    assert buckets[2] == []
 
 
 def test_executor_defaults_replace_agent_proxy_calls():
@@ -71,3 +71,19 @@ def test_log_repairs_torn_line_and_never_duplicates(tmp_path):
     assert log.append(make_envelope("b", "SUCCESS", 1, dialogue=[])) is True
     lines = path.read_text().splitlines()
     assert [json.loads(line)["problem_id"] for line in lines] == ["a", "b"]
+
+
+def test_log_resume_over_a_large_torn_line_writes_ascii_oro_lines(tmp_path):
+    path = tmp_path / "output.jsonl"
+    dialogue = [{"completion": {"message": {"content": "é"}}}]
+    done = json.dumps(make_envelope("a", "SUCCESS", 1, dialogue=dialogue), ensure_ascii=False)
+    torn = json.dumps(make_envelope("b", "SUCCESS", 1, dialogue=[{"x": "y" * 300_000}]))[:200_000]
+    path.write_text(done + "\n" + torn, encoding="utf-8")
+    log = EnvelopeLog(path)
+    assert log.repaired_bytes == 200_000 and log.done() == {"a"}
+    assert log.append(make_envelope("b", "FAILED", 2, error={"type": "X", "message": "ü"})) is True
+    raw = path.read_bytes()
+    appended = raw.split(b"\n")[1]
+    assert appended.isascii() and b"\\u00fc" in appended and raw.endswith(b"\n")  # ORO's json.dumps defaults
+    assert [e["problem_id"] for e in EnvelopeLog(path).read()] == ["a", "b"]
+    assert EnvelopeLog(path).repaired_bytes == 0
