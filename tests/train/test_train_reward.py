@@ -47,8 +47,12 @@ def test_teacher_without_call_scores_zero() -> None:
 def test_missing_or_unparseable_call_scores_minus_three() -> None:
     assert correctness([FIND], None) == -3.0
     assert correctness([FIND], []) == -3.0
-    assert step_reward('<tool_call>\n{"name": "find_product", "arguments": {"q": \n</tool_call>',
-                       teacher_json([FIND])).correct == -3.0
+    assert (
+        step_reward(
+            '<tool_call>\n{"name": "find_product", "arguments": {"q": \n</tool_call>', teacher_json([FIND])
+        ).correct
+        == -3.0
+    )
 
 
 def test_exact_match_scores_three() -> None:
@@ -82,7 +86,11 @@ def test_helpers() -> None:
     assert multiset_jaccard(["a", "a", "b"], ["a", "b", "b"]) == pytest.approx(2 / 4)
     assert multiset_jaccard([], ["a"]) == 0.0 and multiset_jaccard([], []) == 1.0
     assert value_similarity("1,2", "1 2") == 1.0  # commas are spaces
-    assert value_similarity(3, 3) == 1.0 and value_similarity(3.0, 3.0) == 0.0 and value_similarity("3", 3) == 0.0
+    assert (
+        value_similarity(3, 3) == 1.0
+        and value_similarity(3.0, 3.0) == 0.0
+        and value_similarity("3", 3) == 0.0
+    )
 
 
 # --- the Hermes format check --------------------------------------------------------------------------------
@@ -112,9 +120,18 @@ def test_think_required_only_when_the_teacher_thought() -> None:
 
 
 def test_trl_reward_function_on_text_and_native_completions() -> None:
-    native = [{"role": "assistant", "content": "",
-               "tool_calls": [{"type": "function", "function": {"name": "find_product",
-                                                                 "arguments": json.dumps(FIND["parameters"])}}]}]
+    native = [
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [
+                {
+                    "type": "function",
+                    "function": {"name": "find_product", "arguments": json.dumps(FIND["parameters"])},
+                }
+            ],
+        }
+    ]
     rewards = toolrl_reward(["p", "p", "p"], [hermes([FIND]), native, "no call"], [teacher_json([FIND])] * 3)
     assert rewards == [4.0, 4.0, -3.0]
 
@@ -122,8 +139,12 @@ def test_trl_reward_function_on_text_and_native_completions() -> None:
 # --- properties ---------------------------------------------------------------------------------------------
 values = st.one_of(st.integers(-3, 3), st.text("ab ,", max_size=6), st.floats(0, 2), st.booleans())
 params = st.dictionaries(st.sampled_from(["q", "page", "price", "product_ids"]), values, max_size=3)
-calls = st.lists(st.builds(call, st.sampled_from(["find_product", "terminate", "recommend_product"])).flatmap(
-    lambda c: params.map(lambda p: {"name": c["name"], "parameters": p})), max_size=3)
+calls = st.lists(
+    st.builds(call, st.sampled_from(["find_product", "terminate", "recommend_product"])).flatmap(
+        lambda c: params.map(lambda p: {"name": c["name"], "parameters": p})
+    ),
+    max_size=3,
+)
 
 
 @settings(max_examples=200, deadline=None)

@@ -22,8 +22,12 @@ def _logs(run):
     return [json.loads(line) for line in (run / "logs.jsonl").read_text().splitlines()]
 
 
-FAST = ["grpo.max_steps=1", "grpo.max_completion_length=16", "grpo.num_generations=2",
-        "grpo.per_device_train_batch_size=2"]
+FAST = [
+    "grpo.max_steps=1",
+    "grpo.max_completion_length=16",
+    "grpo.num_generations=2",
+    "grpo.per_device_train_batch_size=2",
+]
 
 
 def _jittered(real):
@@ -55,14 +59,19 @@ def test_grpo_offline_is_dr_grpo_and_changes_weights(tiny_path, corpus, tmp_path
     assert _weights_changed(tiny_path, run / "final")
 
 
-def test_grpo_online_plays_shopenv_and_changes_weights(tiny_path, corpus, hand, tmp_path, monkeypatch) -> None:
+def test_grpo_online_plays_shopenv_and_changes_weights(
+    tiny_path, corpus, hand, tmp_path, monkeypatch
+) -> None:
     import shoparena.train.online as online
     from shoparena.train.runner import train
 
     monkeypatch.setattr(online, "teacher_agreement", _jittered(online.teacher_agreement))
     index = hand.catalog.parent / "index"
-    cfg = load_config("tiny", "grpo", [f"data.corpus={corpus}", *FAST, "grpo.grpo_mode=online",
-                                       f"env.index={index}", "env.max_steps=2"])
+    cfg = load_config(
+        "tiny",
+        "grpo",
+        [f"data.corpus={corpus}", *FAST, "grpo.grpo_mode=online", f"env.index={index}", "env.max_steps=2"],
+    )
     run = tmp_path / "run"
     summary = train(cfg, run, progress=False)
     assert summary["data"]["used"] == 4  # one opening state per kept agentic trajectory
@@ -87,13 +96,23 @@ def test_online_tools_match_the_env_schemas(hand) -> None:
 def test_teacher_agreement() -> None:
     from shoparena.train.online import teacher_agreement
 
-    teacher = json.dumps([[{"name": "find_product", "arguments": {"q": "x", "page": 1}}],
-                          [{"name": "terminate", "arguments": {"status": "success"}}]])
-    good = [{"role": "assistant", "tool_calls": [{"function": {"name": "find_product",
-                                                                "arguments": {"q": "x", "page": 1}}}]},
-            {"role": "tool", "content": "[]"},
-            {"role": "assistant", "tool_calls": [{"function": {"name": "terminate",
-                                                                "arguments": {"status": "success"}}}]}]
+    teacher = json.dumps(
+        [
+            [{"name": "find_product", "arguments": {"q": "x", "page": 1}}],
+            [{"name": "terminate", "arguments": {"status": "success"}}],
+        ]
+    )
+    good = [
+        {
+            "role": "assistant",
+            "tool_calls": [{"function": {"name": "find_product", "arguments": {"q": "x", "page": 1}}}],
+        },
+        {"role": "tool", "content": "[]"},
+        {
+            "role": "assistant",
+            "tool_calls": [{"function": {"name": "terminate", "arguments": {"status": "success"}}}],
+        },
+    ]
     assert teacher_agreement(None, [good, good[:1], []], [teacher] * 3) == [1.0, 0.0, -1.0]
 
 
@@ -101,9 +120,32 @@ def test_teacher_agreement() -> None:
 def test_kto_on_both_granularities(tiny_path, corpus, tmp_path, granularity, rows) -> None:
     from shoparena.train.runner import train
 
-    cfg = load_config("tiny", "kto", [f"data.corpus={corpus}", "kto.max_steps=1", "kto.per_device_train_batch_size=2",
-                                      f"kto.kto_granularity={granularity}", "data.select=unfiltered"])
+    cfg = load_config(
+        "tiny",
+        "kto",
+        [
+            f"data.corpus={corpus}",
+            "kto.max_steps=1",
+            "kto.per_device_train_batch_size=2",
+            f"kto.kto_granularity={granularity}",
+            "data.select=unfiltered",
+        ],
+    )
     summary = train(cfg, tmp_path / "run", progress=False)
     assert summary["data"]["used"] == rows * 2  # 8 trajectories: 4 kept (desirable), 4 others (undesirable)
     assert any("loss" in e for e in _logs(tmp_path / "run"))
     assert _weights_changed(tiny_path, tmp_path / "run" / "final")
+
+
+def test_kto_steps_are_split_from_trajectory_rows(corpus) -> None:
+    """A corpus with trajectory rows only (the corpus builder's default) still trains per step."""
+    from shoparena.train.data import prepare_kto, select_rows
+
+    rows, report = select_rows(
+        load_config("tiny", "kto", [f"data.corpus={corpus}", "data.select=unfiltered"])
+    )
+    only_trajectories = rows.filter(lambda r: r["granularity"] == "trajectory")
+    steps = prepare_kto(only_trajectories, report, granularity="step")
+    assert len(steps) == 8 * 3  # three assistant turns per trajectory
+    assert all(s["completion"][0]["role"] == "assistant" for s in steps)
+    assert sum(s["label"] for s in steps) == 6 * 3  # kept (both origins) are desirable

@@ -54,7 +54,9 @@ class EnvSection(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     index: str | None = Field(None, description="Search index directory (`shoparena search build`).")
-    suite: str | None = Field(None, description="Suite file with the problems (default CORPUS/problems.json).")
+    suite: str | None = Field(
+        None, description="Suite file with the problems (default CORPUS/problems.json)."
+    )
     max_steps: int = Field(6, ge=1, description="Tool-calling turns per rollout.")
     similarity: str = "lexical"
 
@@ -69,7 +71,9 @@ class TrainConfig(BaseModel):
     data: DataSection = Field(default_factory=DataSection)
     lora: LoraSection | None = None
     env: EnvSection = Field(default_factory=EnvSection)
-    trainer: dict[str, Any] = Field(default_factory=dict, description="The TRL config section, passed through.")
+    trainer: dict[str, Any] = Field(
+        default_factory=dict, description="The TRL config section, passed through."
+    )
 
     @property
     def view(self) -> str:
