@@ -2,7 +2,8 @@
 
 Defaults changed on purpose: activation (gradient) checkpointing is off (TRL turns it on;
 12-33 % slower on small models); GRPO defaults to Dr. GRPO (``loss_type="dr_grpo"``,
-``scale_rewards="none"``, ``beta=0``) with the per-step budget of ShoppingBench (1024 tokens) as ``max_completion_length``.
+``scale_rewards="none"``, ``beta=0``) with the per-step budget of ShoppingBench (1024 tokens) as
+``max_completion_length``.
 """
 
 from __future__ import annotations
