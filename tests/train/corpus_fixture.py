@@ -16,7 +16,7 @@ SYSTEM = "You are a shopping assistant. Use the tools, recommend the products, t
 
 def tools_json(engine: Any) -> str:
     """The env's OpenAI tool schemas, as the corpus stores them (a JSON string)."""
-    return json.dumps([s.to_openai() for s in ShopEnv(engine).tool_schemas()])
+    return json.dumps([s.to_openai() for s in ShopEnv(engine).tool_schemas()])  # engine unused by schemas
 
 
 def _msg(

@@ -81,15 +81,21 @@ def test_sft_loss_falls_and_every_parameter_changes(tiny_path, corpus, tmp_path)
     assert summary["global_step"] == 8
 
 
-def test_final_folder_loads_in_the_transformers_backend(corpus, tmp_path) -> None:
-    from shoparena.llm.transformers_backend import TransformersBackend
+def test_final_folder_loads_as_hf_spec(corpus, tmp_path) -> None:
+    """``hf:RUN/final`` (the spec eval and the arena's backend take) renders tools and generates."""
+    from corpus_fixture import tools_json
+
+    from shoparena.llm.factory import backend_from_spec
     from shoparena.llm.types import ChatRequest
     from shoparena.train.runner import train
 
     train(_cfg(corpus, "sft", "sft.max_steps=1"), tmp_path / "run", progress=False)
-    backend = TransformersBackend(tmp_path / "run" / "final", device="cpu")
-    response = backend.complete(ChatRequest(messages=[{"role": "user", "content": "shoes"}], max_tokens=4))
-    assert response.usage.completion_tokens >= 1
+    backend = backend_from_spec(f"hf:{tmp_path / 'run' / 'final'}", device="cpu")
+    request = ChatRequest(messages=[{"role": "user", "content": "shoes"}], max_tokens=4)
+    plain = backend.complete(request)
+    with_tools = backend.complete(request.model_copy(update={"tools": json.loads(tools_json(None))}))
+    assert plain.usage.completion_tokens >= 1
+    assert with_tools.usage.prompt_tokens > plain.usage.prompt_tokens + 100  # the tool schemas are rendered
 
 
 @pytest.mark.parametrize("select,expected", [("kept", 4), ("kept+recovered", 6), ("unfiltered", 8)])
