@@ -134,7 +134,9 @@ def apply_overrides(raw: dict[str, Any], overrides: list[str]) -> dict[str, Any]
         node = out
         *parents, leaf = key.split(".")
         for part in parents:
-            node = node.setdefault(part, {})
+            if node.get(part) is None:  # absent, or `lora: null` being switched on
+                node[part] = {}
+            node = node[part]
             if not isinstance(node, dict):
                 raise ConfigError(f"--set {item!r}: {part} is not a section")
         node[leaf] = _scalar(value)
