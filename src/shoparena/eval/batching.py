@@ -11,8 +11,9 @@ On a CPU the prompt, not the reply, is the cost: the native prompt of a shopping
 (system turn plus tool schemas) and its prefill takes ~10 s for SmolLM2-135M on one busy core, against
 ~0.03 s per decoded token; batching cannot shrink prefill, which is compute-bound. So the generator keeps
 the KV cache of the longest prompt prefix it has seen shared (the system turn and tools every request
-repeats), reuses it for every later prompt that starts the same way, and prefills only the rest. Decoding is a small explicit loop
-over the cache (greedy, or temperature with top-p), with per-row positions and a padding mask.
+repeats), reuses it for every later prompt that starts the same way, and prefills only the rest.
+Decoding is a small explicit loop over the cache (greedy, or temperature with top-p), with per-row
+positions and a padding mask.
 
 :class:`BatchedTransformersBackend` is a :class:`~shoparena.llm.types.ChatBackend` over it, and
 :mod:`shoparena.eval.server` serves the same backend over an OpenAI-compatible HTTP API.
