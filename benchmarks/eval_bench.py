@@ -166,6 +166,7 @@ def main() -> None:
         "machine": f"{platform.machine()} {os.cpu_count()} cpus, {platform.python_version()}",
         "date": time.strftime("%Y-%m-%d", time.gmtime()),
         "quick": args.quick,
+        "load_average_at_start": round(os.getloadavg()[0], 1),
     }
     with tempfile.TemporaryDirectory(prefix="eval-bench-") as tmp:
         root = Path(tmp)
