@@ -1,0 +1,166 @@
+"""The pipeline's one configuration: a section per stage, an embedded default and the paper preset.
+
+Each stage hashes only its own section (plus its inputs' hashes, see :mod:`shoparena.pipeline.dag`), so editing
+``sft`` re-runs SFT and what reads its model, never the catalog or the firehose.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class CatalogSection(_Section):
+    products: int = Field(default=5000, ge=100, description="Synthetic catalog size.")
+    seed: int = 42
+    workers: int = Field(default=2, ge=1, description="Generator worker processes.")
+
+
+class IndexSection(_Section):
+    k1: float = 0.9
+    b: float = 0.4
+
+
+class BankSection(_Section):
+    problems: int = Field(default=120, ge=4, description="Synthesised problems (split over the four intents).")
+    seed: int = 42
+    public_size: int = Field(default=30, ge=1, description="Problems per public race suite.")
+    public_versions: int = Field(default=2, ge=1, description="Public suite versions (rotated between races).")
+    heldout: int | None = Field(default=None, ge=0, description="Held-out size (None: 15 % of the bank).")
+    hidden: int = Field(default=10, ge=0, description="Hidden race bank size.")
+
+
+class ReferenceSection(_Section):
+    """The rule-based planner on the held-out partition: the teacher's ceiling shown beside base and student."""
+
+    agent: str = "planner"
+    similarity: str = Field(default="lexical", description="Title backend for scoring (exact | lexical).")
+
+
+class FirehoseSection(_Section):
+    races: int = Field(default=3, ge=1, description="Races (each on a rotated public suite).")
+    trajectories: int | None = Field(default=None, ge=1, description="Target firehose size (None: races x suite).")
+    population: dict[str, float] = Field(
+        default_factory=dict, description="Miner kind -> share of the population ({} = the firehose default)."
+    )
+    options: dict[str, Any] = Field(default_factory=dict, description="Passed to the firehose builder as is.")
+
+
+class JudgeSection(_Section):
+    judge: str = Field(default="rubric", description="rubric (offline) or an LLM backend spec.")
+    options: dict[str, Any] = Field(default_factory=dict)
+
+
+class CorpusSection(_Section):
+    options: dict[str, Any] = Field(default_factory=dict, description="Corpus build config (issue 11) as is.")
+
+
+class ModelSection(_Section):
+    """The student's starting point; base evaluation depends on it, not on the SFT knobs."""
+
+    base: str = Field(default="tiny", description="tiny | smollm2 | a transformers folder | a hub id.")
+
+
+class SFTSection(_Section):
+    view: str = "sft"
+    select: Literal["kept", "kept+recovered", "unfiltered"] = "kept"
+    epochs: float = Field(default=1.0, gt=0)
+    learning_rate: float = Field(default=2e-4, gt=0)
+    max_steps: int = Field(default=-1, description="-1: epochs decide.")
+    options: dict[str, Any] = Field(default_factory=dict, description="Further TRL SFTConfig fields.")
+
+
+class EvalSection(_Section):
+    backend: str = Field(default="transformers", description="transformers | vllm | openai:<url>.")
+    samples: int = Field(default=4, ge=1, description="k sampled episodes per problem besides the greedy one.")
+    temperature: float = Field(default=0.7, ge=0)
+    max_problems: int | None = Field(default=None, ge=1, description="Cap on held-out problems (None: all).")
+    options: dict[str, Any] = Field(default_factory=dict)
+
+
+class ReportSection(_Section):
+    examples: int = Field(default=3, ge=0, description="Example trajectories rendered as conversations.")
+
+
+class PipelineConfig(_Section):
+    """``pipeline.yaml``: every stage's knobs."""
+
+    name: str = "quickstart"
+    preset: str = "default"
+    executor: Literal["process", "ray"] = Field(default="process", description="Where episode tasks run.")
+    workers: int = Field(default=2, ge=1, description="Episode workers (processes or Ray CPUs).")
+    ray_address: str | None = Field(default=None, description="Existing Ray cluster (None: local ray.init).")
+    catalog: CatalogSection = Field(default_factory=CatalogSection)
+    index: IndexSection = Field(default_factory=IndexSection)
+    bank: BankSection = Field(default_factory=BankSection)
+    reference: ReferenceSection = Field(default_factory=ReferenceSection)
+    firehose: FirehoseSection = Field(default_factory=FirehoseSection)
+    judge: JudgeSection = Field(default_factory=JudgeSection)
+    corpus: CorpusSection = Field(default_factory=CorpusSection)
+    model: ModelSection = Field(default_factory=ModelSection)
+    sft: SFTSection = Field(default_factory=SFTSection)
+    eval: EvalSection = Field(default_factory=EvalSection)
+    report: ReportSection = Field(default_factory=ReportSection)
+
+
+#: The full-scale run of the paper: 2.5M products, an 18k-trajectory firehose, Qwen3-4B served by vLLM on a GPU.
+PAPER_PRESET: dict[str, Any] = {
+    "name": "paper",
+    "preset": "paper",
+    "executor": "ray",
+    "workers": 16,
+    "catalog": {"products": 2_500_000, "workers": 16},
+    "bank": {"problems": 4000, "public_size": 200, "public_versions": 10, "heldout": 600, "hidden": 400},
+    "firehose": {"races": 90, "trajectories": 18_043},
+    "judge": {"judge": "vllm:Qwen/Qwen3-4B"},
+    "model": {"base": "Qwen/Qwen3-4B"},
+    "sft": {"epochs": 2.0, "learning_rate": 1e-5, "options": {"bf16": True, "gradient_checkpointing": True}},
+    "eval": {"backend": "vllm", "samples": 8, "temperature": 0.7, "options": {"gpu_memory_utilization": 0.85}},
+}
+
+PRESETS: dict[str, dict[str, Any]] = {"default": {}, "paper": PAPER_PRESET}
+
+
+class PipelineConfigError(ValueError):
+    """A pipeline.yaml that cannot be used; the message names the file and the field."""
+
+
+def _merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in override.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict) and key not in {"population"}:
+            out[key] = _merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def load_pipeline_config(path: str | Path | None = None, *, preset: str | None = None) -> PipelineConfig:
+    """The preset (default: embedded) overlaid with ``path``'s YAML; errors name the file and field."""
+    name = preset or "default"
+    if name not in PRESETS:
+        raise PipelineConfigError(f"unknown preset {name!r}; known: {sorted(PRESETS)}")
+    data: dict[str, Any] = dict(PRESETS[name])
+    where = f"preset {name}"
+    if path is not None:
+        where = str(path)
+        try:
+            loaded = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+        except (OSError, yaml.YAMLError) as exc:
+            raise PipelineConfigError(f"{path}: cannot read pipeline config: {exc}") from None
+        if not isinstance(loaded, dict):
+            raise PipelineConfigError(f"{path}: top level must be a mapping, got {type(loaded).__name__}")
+        data = _merge(data, loaded)
+    try:
+        return PipelineConfig.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(part) for part in first["loc"])
+        raise PipelineConfigError(f"{where}: field {field}: {first['msg']}") from None
