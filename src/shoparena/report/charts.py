@@ -8,6 +8,7 @@ screen, stays text-searchable, and matplotlib is the plotting library every read
 from __future__ import annotations
 
 import io
+import re
 from collections.abc import Mapping, Sequence
 
 #: One colour per series, fixed, so base / student / reference look the same in every chart.
@@ -35,7 +36,8 @@ def _svg(fig) -> str:  # noqa: ANN001
     fig.savefig(buf, format="svg", metadata={"Date": None})
     plt.close(fig)
     text = buf.getvalue()
-    return text[text.index("<svg") :]  # drop the XML prolog and doctype: the SVG is inlined in HTML
+    text = text[text.index("<svg") :]  # drop the XML prolog and doctype: the SVG is inlined in HTML
+    return re.sub(r"\s*<metadata>.*?</metadata>", "", text, flags=re.S)  # RDF boilerplate with URLs
 
 
 def funnel_chart(stages: Sequence[tuple[str, int]]) -> str:
