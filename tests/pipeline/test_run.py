@@ -14,7 +14,7 @@ from shoparena.runs.rundir import Manifest
 
 TINY = {
     "catalog": {"products": 600, "workers": 1, "seed": 5},
-    "bank": {"problems": 20, "public_size": 4, "public_versions": 1, "hidden": 2, "seed": 5},
+    "bank": {"problems": 24, "public_size": 4, "public_versions": 1, "reserve": 4, "heldout": 6, "hidden": 2, "seed": 5},
     "workers": 1,
 }
 REAL = ["catalog", "index", "bank", "partitions", "reference"]

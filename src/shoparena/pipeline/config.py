@@ -29,12 +29,13 @@ class IndexSection(_Section):
 
 
 class BankSection(_Section):
-    problems: int = Field(default=120, ge=4, description="Synthesised problems (split over the four intents).")
+    problems: int = Field(default=300, ge=4, description="Synthesised problems (split over the four intents).")
     seed: int = 42
     public_size: int = Field(default=30, ge=1, description="Problems per public race suite.")
     public_versions: int = Field(default=2, ge=1, description="Public suite versions (rotated between races).")
-    heldout: int | None = Field(default=None, ge=0, description="Held-out size (None: 15 % of the bank).")
-    hidden: int = Field(default=10, ge=0, description="Hidden race bank size.")
+    reserve: int = Field(default=30, ge=0, description="Problems kept back for rotating public suites.")
+    heldout: int = Field(default=60, ge=1, description="Held-out evaluation size (whole leak clusters).")
+    hidden: int = Field(default=20, ge=0, description="Hidden race bank size.")
 
 
 class ReferenceSection(_Section):
@@ -117,7 +118,9 @@ PAPER_PRESET: dict[str, Any] = {
     "executor": "ray",
     "workers": 16,
     "catalog": {"products": 2_500_000, "workers": 16},
-    "bank": {"problems": 4000, "public_size": 200, "public_versions": 10, "heldout": 600, "hidden": 400},
+    "bank": {
+        "problems": 4000, "public_size": 200, "public_versions": 10, "reserve": 400, "heldout": 600, "hidden": 400,
+    },
     "firehose": {"races": 90, "trajectories": 18_043},
     "judge": {"judge": "vllm:Qwen/Qwen3-4B"},
     "model": {"base": "Qwen/Qwen3-4B"},

@@ -78,6 +78,7 @@ def partitions_stage(ctx: StageContext) -> dict[str, Any]:
         seed=section.seed,
         public_size=section.public_size,
         public_versions=section.public_versions,
+        reserve=section.reserve,
         heldout=section.heldout,
         hidden=section.hidden,
     )
@@ -86,6 +87,13 @@ def partitions_stage(ctx: StageContext) -> dict[str, Any]:
     )
     for row in summary_rows(manifest):
         ctx.console.print("  ".join(row), highlight=False)
+    heldout = manifest.pools.get("heldout")
+    if heldout is None or heldout.problems == 0:
+        raise ValueError(
+            f"partitions: the held-out pool is empty ({manifest.bank_problems} problems in the bank, "
+            f"public {section.public_size} x {section.public_versions}, reserve {section.reserve}): "
+            "raise bank.problems or lower the other pool sizes"
+        )
     pools = {
         name: {"path": str(ctx.dir / pool.files["full"].path), "problems": pool.problems, "kind": pool.kind}
         for name, pool in manifest.pools.items()
