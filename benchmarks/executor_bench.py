@@ -48,7 +48,10 @@ def main() -> None:
         build_index(root / "cat.jsonl.gz", root / "index", progress=False)
         synthesize_bank(root / "index", root / "bank.json", SynthOptions(n=problems, seed=1))
         suite, _ = load_suite(root / "bank.json")
-        tasks = [EpisodeTask(p.model_dump_json(), str(root / "index"), suite_path=str(root / "bank.json")) for p in suite]
+        tasks = [
+            EpisodeTask(p.model_dump_json(), str(root / "index"), suite_path=str(root / "bank.json"))
+            for p in suite
+        ]
         started = time.perf_counter()
         run_episode_tasks(ProcessExecutor(args.workers), tasks, root / "pool.jsonl")
         pool_s = time.perf_counter() - started
@@ -68,7 +71,10 @@ def main() -> None:
         "process_pool_s": round(pool_s, 2),
         "ray_init_s": round(init_s, 2),
         "ray_episodes_s": round(ray_s, 2),
-        "per_problem_ms": {"pool": round(1000 * pool_s / len(tasks), 1), "ray": round(1000 * ray_s / len(tasks), 1)},
+        "per_problem_ms": {
+            "pool": round(1000 * pool_s / len(tasks), 1),
+            "ray": round(1000 * ray_s / len(tasks), 1),
+        },
         "identical_outcomes": same,
     }
     print(json.dumps(result, indent=1))

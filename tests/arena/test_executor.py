@@ -25,7 +25,8 @@ def tasks(synth, tmp_path_factory):
     synthesize_bank(index_dir, bank, SynthOptions(n=12, seed=4))
     problems, _ = load_suite(bank)
     return [
-        EpisodeTask(p.model_dump_json(), str(index_dir), run_id="exec", suite_path=str(bank)) for p in problems
+        EpisodeTask(p.model_dump_json(), str(index_dir), run_id="exec", suite_path=str(bank))
+        for p in problems
     ]
 
 

@@ -35,7 +35,7 @@ def test_yaml_overlays_the_preset(tmp_path):
 def test_bad_config_names_file_and_field(tmp_path, text, needle):
     path = tmp_path / "pipeline.yaml"
     path.write_text(text)
-    with pytest.raises(PipelineConfigError, match="pipeline.yaml") as err:
+    with pytest.raises(PipelineConfigError, match=r"pipeline\.yaml") as err:
         load_pipeline_config(path)
     assert needle in str(err.value)
 

@@ -103,9 +103,7 @@ def test_unavailable_stage_blocks_its_downstream_and_runs_later(tmp_path):
 
 def test_pipeline_run_writes_summary_and_report_with_fake_stages(tmp_path):
     calls: list[str] = []
-    summary = run_pipeline(
-        PipelineConfig(), tmp_path / "run", stages=fake_stages(calls), console=_quiet()
-    )
+    summary = run_pipeline(PipelineConfig(), tmp_path / "run", stages=fake_stages(calls), console=_quiet())
     assert set(summary["stages"]) == set(ALL)
     assert (tmp_path / "run" / "report.html").read_text().count('class="notrun"') >= 3
 

@@ -14,7 +14,15 @@ from shoparena.runs.rundir import Manifest
 
 TINY = {
     "catalog": {"products": 600, "workers": 1, "seed": 5},
-    "bank": {"problems": 24, "public_size": 4, "public_versions": 1, "reserve": 4, "heldout": 6, "hidden": 2, "seed": 5},
+    "bank": {
+        "problems": 24,
+        "public_size": 4,
+        "public_versions": 1,
+        "reserve": 4,
+        "heldout": 6,
+        "hidden": 2,
+        "seed": 5,
+    },
     "workers": 1,
 }
 REAL = ["catalog", "index", "bank", "partitions", "reference"]
@@ -27,7 +35,9 @@ def _console() -> Console:
 @pytest.fixture(scope="module")
 def tiny_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("pipeline") / "run"
-    summary = run_pipeline(PipelineConfig.model_validate(TINY), out, stages=light_stages(), console=_console())
+    summary = run_pipeline(
+        PipelineConfig.model_validate(TINY), out, stages=light_stages(), console=_console()
+    )
     return out, summary
 
 
@@ -53,7 +63,7 @@ def test_real_stages_run_and_record_their_hashes(tiny_run):
 
 
 def test_rerun_resumes_without_redoing_anything(tiny_run):
-    out, first = tiny_run
+    out, _ = tiny_run
     manifest = Manifest.model_validate_json((out / "manifest.json").read_text())
     reference = out / manifest.stages["reference"].outputs["path"]
     before = reference.read_text()

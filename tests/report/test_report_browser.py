@@ -6,13 +6,14 @@ from __future__ import annotations
 import shutil
 
 import pytest
+from report_fixtures import empty_run_dir, full_run_dir
 
 from shoparena.report import render_report
 
-from report_fixtures import empty_run_dir, full_run_dir
-
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-playwright = pytest.importorskip("playwright.sync_api", reason="playwright not installed (pip install playwright)")
+playwright = pytest.importorskip(
+    "playwright.sync_api", reason="playwright not installed (pip install playwright)"
+)
 pytestmark = pytest.mark.skipif(
     CHROMIUM is None, reason="chromium not installed (scripts/install_system_deps.sh installs it)"
 )
@@ -50,8 +51,22 @@ def test_full_report_renders_every_section_with_key_numbers(tmp_path):
     assert errors == []
     assert [m for m in messages if m[0] in {"error", "warning"}] == []
     assert all(url.startswith("file://") for url in requests)  # self-contained: nothing fetched
-    for needle in ("1,234", "321", "0.123", "0.456", "race-1", "miner-b", "find_product", "Answer: P77",
-                   "red <shoes> under 50", "pass@k", "Provenance"):
+    for needle in (
+        "1,234",
+        "321",
+        "0.123",
+        "0.456",
+        "race-1",
+        "miner-b",
+        "find_product",
+        "Answer: P77",
+        "0.606",
+        "rejected: subtask",
+        "view sft/train",
+        "red <shoes> under 50",
+        "pass@k",
+        "Provenance",
+    ):
         assert needle in text, needle
     assert "not run" not in text.split("Provenance")[0]
     assert svgs >= 6  # funnel, richness, judge, weights, ASR x2, pass@k

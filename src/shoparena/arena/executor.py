@@ -2,8 +2,8 @@
 
 One task is one problem. A task is a small picklable :class:`EpisodeTask` (paths + the problem as JSON), so it
 ships to a Ray worker on another node as easily as to a local process; each worker opens the search index once
-and caches it. The caller appends results to the run directory's ``output.jsonl`` in the parent process as they
-complete, so an interrupted run resumes with the problems still missing, whichever executor ran the rest.
+and caches it. The caller appends results to the run directory's ``output.jsonl`` in the parent process as
+they complete, so an interrupted run resumes with the problems still missing, whichever executor ran the rest.
 """
 
 from __future__ import annotations
@@ -103,7 +103,7 @@ class ProcessExecutor:
 
 
 class RayExecutor:
-    """Ray tasks (one per problem) on a local ``ray.init(num_cpus=N)`` or an existing cluster (``address``)."""
+    """Ray tasks (one per problem) on a local ``ray.init(num_cpus=N)`` or a running cluster (``address``)."""
 
     name = "ray"
 
@@ -120,7 +120,9 @@ class RayExecutor:
             if address:
                 ray.init(address=address, ignore_reinit_error=True, log_to_driver=False)
             else:
-                ray.init(num_cpus=workers, ignore_reinit_error=True, log_to_driver=False, include_dashboard=False)
+                ray.init(
+                    num_cpus=workers, ignore_reinit_error=True, log_to_driver=False, include_dashboard=False
+                )
         self.workers = workers
 
     def imap(self, fn: Callable[[Any], Any], items: Sequence[Any]) -> Iterator[Any]:

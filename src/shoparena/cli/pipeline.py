@@ -12,7 +12,9 @@ pipeline_app = typer.Typer(help="The whole pipeline in one resumable run directo
 
 @pipeline_app.command("run")
 def run(
-    out: Path = typer.Option(Path("runs/quickstart"), "--out", "-o", help="Run directory (re-running resumes)."),
+    out: Path = typer.Option(
+        Path("runs/quickstart"), "--out", "-o", help="Run directory (re-running resumes)."
+    ),
     config: Path | None = typer.Option(
         None, "--config", "-c", exists=True, dir_okay=False, help="pipeline.yaml (overlaid on the preset)."
     ),
@@ -25,9 +27,11 @@ def run(
     from shoparena.pipeline import (
         PipelineConfigError,
         PipelineIncompleteError,
-        dry_run as plan_run,
         load_pipeline_config,
         run_pipeline,
+    )
+    from shoparena.pipeline import (
+        dry_run as plan_run,
     )
 
     try:

@@ -1,7 +1,7 @@
 """The pipeline's one configuration: a section per stage, an embedded default and the paper preset.
 
-Each stage hashes only its own section (plus its inputs' hashes, see :mod:`shoparena.pipeline.dag`), so editing
-``sft`` re-runs SFT and what reads its model, never the catalog or the firehose.
+Each stage hashes only its own section (plus its inputs' hashes, see :mod:`shoparena.pipeline.dag`), so
+editing ``sft`` re-runs SFT and what reads its model, never the catalog or the firehose.
 """
 
 from __future__ import annotations
@@ -29,61 +29,82 @@ class IndexSection(_Section):
 
 
 class BankSection(_Section):
-    problems: int = Field(default=300, ge=4, description="Synthesised problems (split over the four intents).")
+    problems: int = Field(
+        default=300, ge=4, description="Synthesised problems (split over the four intents)."
+    )
     seed: int = 42
     public_size: int = Field(default=30, ge=1, description="Problems per public race suite.")
-    public_versions: int = Field(default=2, ge=1, description="Public suite versions (rotated between races).")
+    public_versions: int = Field(
+        default=2, ge=1, description="Public suite versions (rotated between races)."
+    )
     reserve: int = Field(default=30, ge=0, description="Problems kept back for rotating public suites.")
     heldout: int = Field(default=60, ge=1, description="Held-out evaluation size (whole leak clusters).")
     hidden: int = Field(default=20, ge=0, description="Hidden race bank size.")
 
 
 class ReferenceSection(_Section):
-    """The rule-based planner on the held-out partition: the teacher's ceiling shown beside base and student."""
+    """The rule-based planner on the held-out partition: the teacher's ceiling beside base and student."""
 
     agent: str = "planner"
     similarity: str = Field(default="lexical", description="Title backend for scoring (exact | lexical).")
 
 
 class FirehoseSection(_Section):
-    races: int = Field(default=3, ge=1, description="Races (each on a rotated public suite).")
-    trajectories: int | None = Field(default=None, ge=1, description="Target firehose size (None: races x suite).")
-    population: dict[str, float] = Field(
-        default_factory=dict, description="Miner kind -> share of the population ({} = the firehose default)."
+    """Arena races over the rotating public suites with the miner population (shoparena.arena.firehose)."""
+
+    races: int = Field(default=2, ge=1, description="Races (each on a rotated public suite).")
+    problems_per_race: int = Field(default=8, ge=1)
+    seed: int = 0
+    timeout_s: float = Field(default=30.0, gt=0, description="Per-problem sandbox limit.")
+    options: dict[str, Any] = Field(
+        default_factory=dict, description="Further FirehoseConfig fields (teachers, population) as is."
     )
-    options: dict[str, Any] = Field(default_factory=dict, description="Passed to the firehose builder as is.")
 
 
 class JudgeSection(_Section):
-    judge: str = Field(default="rubric", description="rubric (offline) or an LLM backend spec.")
-    options: dict[str, Any] = Field(default_factory=dict)
+    """The firehose judges every race with the offline rubric; an LLM judge re-judges the race directories."""
+
+    judge: str = Field(default="rubric", description="rubric | llm.")
+    backend: str | None = Field(
+        default=None, description="LLM judge backend spec (transformers:DIR, openai:URL)."
+    )
 
 
 class CorpusSection(_Section):
-    options: dict[str, Any] = Field(default_factory=dict, description="Corpus build config (issue 11) as is.")
+    recover: bool = Field(default=True, description="Rewrite sub-task trajectories as agentic ones.")
+    options: dict[str, Any] = Field(
+        default_factory=dict, description="Further CorpusConfig fields (filter, gates, split) as is."
+    )
 
 
 class ModelSection(_Section):
     """The student's starting point; base evaluation depends on it, not on the SFT knobs."""
 
-    base: str = Field(default="tiny", description="tiny | smollm2 | a transformers folder | a hub id.")
+    base: str = Field(default="tiny", description="tiny | student-cpu | smollm2 | a model folder | a hub id.")
 
 
 class SFTSection(_Section):
-    view: str = "sft"
+    preset: str = Field(default="tiny", description="A training preset name or a train YAML file.")
     select: Literal["kept", "kept+recovered", "unfiltered"] = "kept"
-    epochs: float = Field(default=1.0, gt=0)
-    learning_rate: float = Field(default=2e-4, gt=0)
-    max_steps: int = Field(default=-1, description="-1: epochs decide.")
-    options: dict[str, Any] = Field(default_factory=dict, description="Further TRL SFTConfig fields.")
+    trainer: dict[str, Any] = Field(default_factory=dict, description="TRL SFTConfig fields over the preset.")
 
 
 class EvalSection(_Section):
-    backend: str = Field(default="transformers", description="transformers | vllm | openai:<url>.")
-    samples: int = Field(default=4, ge=1, description="k sampled episodes per problem besides the greedy one.")
-    temperature: float = Field(default=0.7, ge=0)
-    max_problems: int | None = Field(default=None, ge=1, description="Cap on held-out problems (None: all).")
-    options: dict[str, Any] = Field(default_factory=dict)
+    samples: int = Field(default=2, ge=1, description="Sampled episodes per problem (n of pass@k).")
+    temperature: float = Field(
+        default=0.7, ge=0, description="Sampling temperature (a greedy episode is added)."
+    )
+    max_tokens: int = Field(default=256, ge=1, description="New-token cap per model turn.")
+    max_steps: int = Field(default=8, ge=1, description="Step cap per episode.")
+    limit: int | None = Field(
+        default=None, ge=1, description="Only the first N held-out problems (None: all)."
+    )
+    seed: int = 0
+    server: str | None = Field(
+        default=None,
+        description="OpenAI-compatible server (vLLM) of the policy: openai:URL#<model> instead of hf:DIR.",
+    )
+    options: dict[str, Any] = Field(default_factory=dict, description="Further EvalConfig fields as is.")
 
 
 class ReportSection(_Section):
@@ -111,7 +132,7 @@ class PipelineConfig(_Section):
     report: ReportSection = Field(default_factory=ReportSection)
 
 
-#: The full-scale run of the paper: 2.5M products, an 18k-trajectory firehose, Qwen3-4B served by vLLM on a GPU.
+#: The paper's full-scale run: 2.5M products, an 18k-trajectory firehose, Qwen3-4B on a GPU behind vLLM.
 PAPER_PRESET: dict[str, Any] = {
     "name": "paper",
     "preset": "paper",
@@ -119,13 +140,26 @@ PAPER_PRESET: dict[str, Any] = {
     "workers": 16,
     "catalog": {"products": 2_500_000, "workers": 16},
     "bank": {
-        "problems": 4000, "public_size": 200, "public_versions": 10, "reserve": 400, "heldout": 600, "hidden": 400,
+        "problems": 4000,
+        "public_size": 200,
+        "public_versions": 10,
+        "reserve": 400,
+        "heldout": 600,
+        "hidden": 400,
     },
-    "firehose": {"races": 90, "trajectories": 18_043},
-    "judge": {"judge": "vllm:Qwen/Qwen3-4B"},
+    # 67 races x 30 problems x the 9-miner default population = 18,090 trajectories (the paper: 18,043).
+    "firehose": {"races": 67, "problems_per_race": 30, "timeout_s": 300.0},
+    "judge": {"judge": "llm", "backend": "openai:http://localhost:8000/v1#Qwen/Qwen3-4B"},
     "model": {"base": "Qwen/Qwen3-4B"},
-    "sft": {"epochs": 2.0, "learning_rate": 1e-5, "options": {"bf16": True, "gradient_checkpointing": True}},
-    "eval": {"backend": "vllm", "samples": 8, "temperature": 0.7, "options": {"gpu_memory_utilization": 0.85}},
+    "sft": {"preset": "qwen3-4b", "trainer": {"num_train_epochs": 2, "learning_rate": 1e-5}},
+    "eval": {
+        "samples": 8,
+        "temperature": 0.7,
+        "max_tokens": 2048,
+        "max_steps": 30,
+        "server": "http://localhost:8000/v1",
+        "options": {"concurrency": 64, "request_timeout_s": 600},
+    },
 }
 
 PRESETS: dict[str, dict[str, Any]] = {"default": {}, "paper": PAPER_PRESET}
@@ -138,7 +172,7 @@ class PipelineConfigError(ValueError):
 def _merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
     out = dict(base)
     for key, value in override.items():
-        if isinstance(value, dict) and isinstance(out.get(key), dict) and key not in {"population"}:
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
             out[key] = _merge(out[key], value)
         else:
             out[key] = value

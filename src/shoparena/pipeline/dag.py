@@ -23,7 +23,7 @@ from shoparena.runs import RunDir
 from shoparena.runs.rundir import config_hash
 
 
-class StageUnavailable(RuntimeError):  # noqa: N818 - a state, not a failure of the run
+class StageUnavailable(RuntimeError):
     """The stage's implementation is missing on this checkout (the message says which module and issue)."""
 
 
@@ -118,7 +118,9 @@ def plan(stages: Sequence[Stage], config: Any, run: RunDir | None = None) -> lis
     for stage in topological(stages):
         hashes[stage.name] = stage_hash(stage, config, hashes)
         record = run.manifest.stages.get(stage.name) if run is not None else None
-        rows.append((stage.name, hashes[stage.name], record is not None and record.config_hash == hashes[stage.name]))
+        rows.append(
+            (stage.name, hashes[stage.name], record is not None and record.config_hash == hashes[stage.name])
+        )
     return rows
 
 

@@ -1,4 +1,4 @@
-"""``shoparena pipeline run``: the whole paper pipeline in one resumable run directory, then its HTML report."""
+"""``shoparena pipeline run``: the paper's whole pipeline in one resumable run directory, then its report."""
 
 from __future__ import annotations
 
@@ -74,9 +74,7 @@ def run_pipeline(
     if strict:
         missing = [r for r in results if r.status not in {"ran", "resumed"}]
         if missing:
-            raise PipelineIncompleteError(
-                "; ".join(f"{r.name}: {r.status} ({r.reason})" for r in missing)
-            )
+            raise PipelineIncompleteError("; ".join(f"{r.name}: {r.status} ({r.reason})" for r in missing))
     return summary
 
 

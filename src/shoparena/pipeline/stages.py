@@ -63,7 +63,9 @@ def bank_stage(ctx: StageContext) -> dict[str, Any]:
     options = SynthOptions(n=ctx.config.bank.problems, seed=ctx.config.bank.seed)
     path = ctx.dir / "bank.json"
     report = synthesize_bank(ctx.inputs["index"]["path"], path, options)
-    ctx.console.print(f"kept {report.kept} of {report.generated} generated; by intent {report.kept_by_intent}")
+    ctx.console.print(
+        f"kept {report.kept} of {report.generated} generated; by intent {report.kept_by_intent}"
+    )
     return {"path": str(path), "report": as_jsonable(report)}
 
 
@@ -153,33 +155,189 @@ def reference_stage(ctx: StageContext) -> dict[str, Any]:
 
 
 def firehose_stage(ctx: StageContext) -> dict[str, Any]:
-    build = entry_point("shoparena.corpus.firehose", "run_firehose", 11)
-    return as_jsonable(build(ctx))  # wired when issue 11 lands
+    """Races over the public suites with the miner population; each race judged, ranked and weighted."""
+    entry_point("shoparena.arena.firehose", "run_firehose", 11)
+    from shoparena.arena.firehose import FirehoseConfig, run_firehose
+
+    section = ctx.config.firehose
+    pools = ctx.inputs["partitions"]["pools"]
+    suites = [Path(pools[name]["path"]) for name in ctx.inputs["partitions"]["public"]]
+    config = FirehoseConfig.model_validate(
+        {
+            **section.options,
+            "suites": suites,
+            "index": Path(ctx.inputs["index"]["path"]),
+            "out": ctx.dir / ctx.stage_hash,
+            "races": section.races,
+            "problems_per_race": section.problems_per_race,
+            "seed": section.seed,
+            "workers": ctx.config.workers,
+            "timeout_s": section.timeout_s,
+        }
+    )
+    race_dirs = run_firehose(config, progress=lambda text: ctx.console.print(text))
+    races = [race_summary(d) for d in race_dirs]
+    trajectories = sum(r["trajectories"] for r in races)
+    ctx.console.print(f"{len(races)} races, {trajectories} trajectories")
+    return {
+        "path": str(config.out),
+        "race_dirs": [str(d) for d in race_dirs],
+        "races": races,
+        "trajectories": trajectories,
+    }
+
+
+def race_summary(race_dir: Path) -> dict[str, Any]:
+    """Race id, suite, winner, trajectories and the weight per miner of one firehose race directory."""
+    import json
+
+    from shoparena.jsonl import read_jsonl_dicts
+
+    race = json.loads((race_dir / "race.json").read_text(encoding="utf-8"))
+    weights = json.loads((race_dir / "weights.json").read_text(encoding="utf-8"))
+    uid_to_hotkey = {uid: key for key, uid in weights.get("hotkey_to_uid", {}).items()}
+    per_miner = {
+        uid_to_hotkey.get(uid, f"uid {uid}"): w
+        for uid, w in zip(weights.get("uids", []), weights.get("weights", []), strict=False)
+        if w
+    }
+    total = sum(per_miner.values()) or 1
+    trajectories = sum(
+        len(read_jsonl_dicts(path)) for path in sorted((race_dir / "agents").glob("*/output.jsonl"))
+    )
+    return {
+        "race_id": race["race"]["race_id"],
+        "status": race["race"]["status"],
+        "suite": "race_suite.json",
+        "winner": weights.get("top_hotkey") or "",
+        "trajectories": trajectories,
+        "weights": {k: round(v / total, 4) for k, v in sorted(per_miner.items())},
+    }
 
 
 def judge_stage(ctx: StageContext) -> dict[str, Any]:
-    judge = entry_point("shoparena.corpus.judging", "judge_firehose", 11)
-    return as_jsonable(judge(ctx))  # wired when issue 11 lands
+    """Per race and miner: judged trajectories and reasoning quality. ``llm`` re-judges with the backend."""
+    from shoparena.arena.incentives import judge_run, load_incentives
+
+    section = ctx.config.judge
+    agents = []
+    for race_dir in ctx.inputs["firehose"]["race_dirs"]:
+        if section.judge == "rubric":
+            report = load_incentives(race_dir) or judge_run(race_dir)
+        else:
+            report = judge_run(race_dir, section.judge, section.backend)
+        agents += [
+            {
+                "race": Path(race_dir).name,
+                "agent": a.agent,
+                "judged": a.judged,
+                "reasoning_quality": a.reasoning_quality,
+                "final_judge": a.final("judge"),
+            }
+            for a in report.agents
+        ]
+    return {"judge": section.judge, "agents": agents}
 
 
 def corpus_stage(ctx: StageContext) -> dict[str, Any]:
-    build = entry_point("shoparena.corpus", "build_corpus", 11)
-    return as_jsonable(build(ctx))  # wired when issue 11 lands
+    """The firehose's race directories through ingest, filter, gates, recovery, split and the three views."""
+    entry_point("shoparena.corpus", "build_corpus", 11)
+    from shoparena.corpus import CorpusConfig, build_corpus
+
+    section = ctx.config.corpus
+    config = CorpusConfig.model_validate(
+        {
+            **section.options,
+            "run_dirs": [Path(d) for d in ctx.inputs["firehose"]["race_dirs"]],
+            "out": ctx.dir / ctx.stage_hash,
+            "recover": section.recover,
+        }
+    )
+    report = build_corpus(config)
+    funnel = report.get("funnel", {})
+    ctx.console.print(
+        f"corpus: {funnel.get('input')} in, {funnel.get('kept')} kept, views {funnel.get('views')}"
+    )
+    return {"path": str(config.out), "funnel": funnel}
 
 
 def sft_stage(ctx: StageContext) -> dict[str, Any]:
-    train = entry_point("shoparena.train", "run_sft", 12)
-    return as_jsonable(train(ctx))  # wired when issue 12 lands
+    """SFT of the student on the corpus's ``sft`` view with TRL (``shoparena.train``)."""
+    entry_point("shoparena.train.runner", "train", 12)
+    from shoparena.train import load_config
+    from shoparena.train.runner import train
+
+    section = ctx.config.sft
+    overrides = [
+        f"model={ctx.config.model.base}",
+        f"data.corpus={ctx.inputs['corpus']['path']}",
+        f"data.select={section.select}",
+        *(f"trainer.{key}={_yaml_scalar(value)}" for key, value in section.trainer.items()),
+    ]
+    config = load_config(section.preset, "sft", overrides)
+    out = ctx.dir / ctx.stage_hash
+    summary = train(config, out, progress=True)
+    return {
+        "path": str(out),
+        "final": str(out / "final"),
+        "train_loss": summary.get("train_loss"),
+        "global_step": summary.get("global_step"),
+        "rows": summary.get("data", {}),
+    }
+
+
+def _yaml_scalar(value: Any) -> str:
+    import json
+
+    return json.dumps(value)  # JSON is YAML: the train override parser reads it back with its type
+
+
+def _evaluate(ctx: StageContext, policy_model: str, train_corpus: str | None) -> dict[str, Any]:
+    entry_point("shoparena.eval.run", "run_eval", 13)
+    from shoparena.eval.config import EvalConfig
+    from shoparena.eval.run import run_eval
+
+    section = ctx.config.eval
+    policy = f"openai:{section.server}#{policy_model}" if section.server else f"hf:{policy_model}"
+    config = EvalConfig.model_validate(
+        {
+            **section.options,
+            "policy": policy,
+            "suite": Path(_heldout(ctx)),
+            "index": Path(ctx.inputs["index"]["path"]),
+            "out": ctx.dir / ctx.stage_hash,
+            "samples": section.samples,
+            "temperature": section.temperature,
+            "max_tokens": section.max_tokens,
+            "max_steps": section.max_steps,
+            "limit": section.limit,
+            "seed": section.seed,
+            "train_corpus": Path(train_corpus) if train_corpus else None,
+        }
+    )
+    summary = run_eval(config).dump()
+    overall = summary["profiles"]["strict"]["overall"]
+    greedy = overall.get("greedy_asr") or overall.get("pass@1")
+    ctx.console.print(
+        f"{policy}: strict greedy ASR {greedy['value']:.3f} [{greedy['ci_low']:.3f}, {greedy['ci_high']:.3f}]"
+    )
+    return {"path": str(config.out), "policy": policy, "label": summary["label"], "strict_overall": overall}
 
 
 def eval_base_stage(ctx: StageContext) -> dict[str, Any]:
-    evaluate = entry_point("shoparena.eval", "run_eval", 13)
-    return as_jsonable(evaluate(ctx))  # wired when issue 13 lands
+    """The untrained student on the held-out partition (greedy + k samples)."""
+    base = ctx.config.model.base
+    if not ctx.config.eval.server:
+        entry_point("shoparena.train.models", "resolve_model", 12)
+        from shoparena.train.models import resolve_model
+
+        base = resolve_model(base)
+    return _evaluate(ctx, base, None)
 
 
 def eval_student_stage(ctx: StageContext) -> dict[str, Any]:
-    evaluate = entry_point("shoparena.eval", "run_eval", 13)
-    return as_jsonable(evaluate(ctx))  # wired when issue 13 lands
+    """The SFT student on the held-out partition, leak-audited against the corpus it was trained on."""
+    return _evaluate(ctx, ctx.inputs["sft"]["final"], ctx.inputs["corpus"]["path"])
 
 
 def pipeline_stages() -> list[Stage]:
@@ -188,7 +346,9 @@ def pipeline_stages() -> list[Stage]:
         Stage("catalog", (), lambda c: c.catalog, catalog_stage, "synthetic catalog"),
         Stage("index", ("catalog",), lambda c: c.index, index_stage, "BM25 index"),
         Stage("bank", ("index",), lambda c: c.bank, bank_stage, "problem bank (four intents, checked)"),
-        Stage("partitions", ("bank", "index"), lambda c: c.bank, partitions_stage, "public / held-out / hidden"),
+        Stage(
+            "partitions", ("bank", "index"), lambda c: c.bank, partitions_stage, "public / held-out / hidden"
+        ),
         Stage(
             "reference",
             ("partitions", "index", "bank"),
@@ -199,7 +359,9 @@ def pipeline_stages() -> list[Stage]:
         Stage("firehose", ("partitions", "index"), lambda c: c.firehose, firehose_stage, "arena firehose"),
         Stage("judge", ("firehose",), lambda c: c.judge, judge_stage, "judge"),
         Stage("corpus", ("judge", "partitions"), lambda c: c.corpus, corpus_stage, "corpus"),
-        Stage("sft", ("corpus",), lambda c: {"model": c.model, "sft": c.sft}, sft_stage, "SFT of the student"),
+        Stage(
+            "sft", ("corpus",), lambda c: {"model": c.model, "sft": c.sft}, sft_stage, "SFT of the student"
+        ),
         Stage(
             "eval_base",
             ("partitions", "index"),
@@ -209,7 +371,7 @@ def pipeline_stages() -> list[Stage]:
         ),
         Stage(
             "eval_student",
-            ("sft", "partitions", "index"),
+            ("sft", "corpus", "partitions", "index"),
             lambda c: c.eval,
             eval_student_stage,
             "evaluation: student, held-out",

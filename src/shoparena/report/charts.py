@@ -15,20 +15,22 @@ from collections.abc import Mapping, Sequence
 PALETTE = ("#4C72B0", "#DD8452", "#55A868", "#C44E52", "#8172B3", "#937860", "#DA8BC3", "#8C8C8C")
 
 
-def _figure(width: float = 7.0, height: float = 3.2):  # noqa: ANN202 - matplotlib types stay lazy
+def _figure(width: float = 7.0, height: float = 3.2):
     import matplotlib
 
     matplotlib.use("Agg", force=True)
     import matplotlib.pyplot as plt
 
-    plt.rcParams["svg.hashsalt"] = "shoparena"  # deterministic element ids: the same run renders the same bytes
+    plt.rcParams["svg.hashsalt"] = (
+        "shoparena"  # deterministic element ids: the same run renders the same bytes
+    )
     plt.rcParams["svg.fonttype"] = "none"  # text stays text (searchable, small)
     fig, ax = plt.subplots(figsize=(width, height))
     ax.spines[["top", "right"]].set_visible(False)
     return fig, ax
 
 
-def _svg(fig) -> str:  # noqa: ANN001
+def _svg(fig) -> str:
     import matplotlib.pyplot as plt
 
     buf = io.StringIO()
@@ -67,8 +69,10 @@ def grouped_bars(
         yerr = None
         if errors and name in errors:
             lows, highs = errors[name]
-            yerr = [[max(0.0, v - lo) for v, lo in zip(values, lows, strict=True)],
-                    [max(0.0, hi - v) for v, hi in zip(values, highs, strict=True)]]
+            yerr = [
+                [max(0.0, v - lo) for v, lo in zip(values, lows, strict=True)],
+                [max(0.0, hi - v) for v, hi in zip(values, highs, strict=True)],
+            ]
         ax.bar(xs, values, width, label=name, color=PALETTE[i % len(PALETTE)], yerr=yerr, capsize=3)
     ax.set_xticks(range(len(groups)), groups, rotation=20, ha="right", fontsize=8)
     ax.set_ylabel(ylabel)

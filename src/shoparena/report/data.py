@@ -46,7 +46,7 @@ def wilson(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
 
 
 def metric(block: Any, name: str) -> tuple[float, float, float] | None:
-    """``(value, ci_low, ci_high)`` of a metric written either as ``{"value"|"estimate", "ci_low", "ci_high"}``
+    """``(value, ci_low, ci_high)`` of a metric written as ``{"value"|"estimate", "ci_low", "ci_high"}``
     or as a number beside ``<name>_ci_low`` / ``<name>_ci_high``; None when absent."""
     if not isinstance(block, dict) or name not in block:
         return None
@@ -118,7 +118,12 @@ def _examples(
                 for line in fh:
                     row = json.loads(line)
                     if row.get("outcome") == "kept":
-                        out.append((f"corpus {row.get('record_id', '')} ({row.get('category', '')})", row["messages"]))
+                        out.append(
+                            (
+                                f"corpus {row.get('record_id', '')} ({row.get('category', '')})",
+                                row["messages"],
+                            )
+                        )
                     if len(out) >= limit:
                         return out
     reference = data.outputs("reference")
@@ -126,14 +131,16 @@ def _examples(
         from shoparena.formats.io import read_trajectories
 
         for traj in read_trajectories(reference["path"]):
-            out.append((f"reference planner on {traj.problem_id} ({traj.status.value})", trajectory_messages(traj)))
+            out.append(
+                (f"reference planner on {traj.problem_id} ({traj.status.value})", trajectory_messages(traj))
+            )
             if len(out) >= limit:
                 break
     return out
 
 
 def trajectory_messages(traj: Any) -> list[dict[str, Any]]:
-    """A trajectory as chat messages: user query, then per step the assistant's calls and the tools' results."""
+    """A trajectory as chat messages: the query, then per step the assistant's calls and the tool results."""
     messages: list[dict[str, Any]] = [{"role": "user", "content": traj.query}]
     for step in traj.steps:
         calls = [
@@ -143,7 +150,11 @@ def trajectory_messages(traj: Any) -> list[dict[str, Any]]:
         messages.append({"role": "assistant", "content": step.think or step.response, "tool_calls": calls})
         for call in step.tool_calls:
             if call.has_result:
-                result = call.result if isinstance(call.result, str) else json.dumps(call.result, ensure_ascii=False)
+                result = (
+                    call.result
+                    if isinstance(call.result, str)
+                    else json.dumps(call.result, ensure_ascii=False)
+                )
                 messages.append({"role": "tool", "name": call.name, "content": result})
         if step.response and step.think:
             messages.append({"role": "assistant", "content": step.response})

@@ -32,7 +32,7 @@ details{margin:.4em 0} .stamp{color:#777;font-size:.85em}
 """
 
 
-class SectionNotRun(Exception):  # noqa: N818 - control flow: the section renders "not run"
+class SectionNotRun(Exception):
     """The data a section needs is absent; the message says why."""
 
 
@@ -43,9 +43,12 @@ def _esc(value: Any) -> str:
 def _table(header: list[str], rows: list[list[Any]]) -> str:
     head = "".join(f"<th>{_esc(h)}</th>" for h in header)
     body = "".join(
-        "<tr>" + "".join(
-            f'<td class="num">{_fmt(c)}</td>' if isinstance(c, int | float) else f"<td>{_esc(c)}</td>" for c in row
-        ) + "</tr>"
+        "<tr>"
+        + "".join(
+            f'<td class="num">{_fmt(c)}</td>' if isinstance(c, int | float) else f"<td>{_esc(c)}</td>"
+            for c in row
+        )
+        + "</tr>"
         for row in rows
     )
     return f"<table><tr>{head}</tr>{body}</table>"
@@ -67,10 +70,10 @@ def _need(data: ReportData, stage: str, notes: Mapping[str, str]) -> dict[str, A
 
 
 def _funnel_pairs(funnel: Any) -> list[tuple[str, int]]:
-    if isinstance(funnel, dict):
-        return [(str(k), int(v)) for k, v in funnel.items() if isinstance(v, int | float)]
+    """The corpus funnel as ordered (step, count) pairs; nested counts (rejections by reason, views by split)
+    become one row each, e.g. ``rejected: subtask`` or ``view sft/train``."""
+    pairs: list[tuple[str, int]] = []
     if isinstance(funnel, list):
-        pairs = []
         for item in funnel:
             if isinstance(item, dict):
                 name = item.get("stage") or item.get("name") or item.get("reason")
@@ -78,7 +81,22 @@ def _funnel_pairs(funnel: Any) -> list[tuple[str, int]]:
                 if name is not None and isinstance(count, int | float):
                     pairs.append((str(name), int(count)))
         return pairs
-    return []
+    if not isinstance(funnel, dict):
+        return pairs
+    for key, value in funnel.items():
+        if isinstance(value, bool):
+            continue
+        if isinstance(value, int | float):
+            pairs.append((str(key), int(value)))
+        elif isinstance(value, dict) and key == "views":
+            for view, splits in value.items():
+                if isinstance(splits, dict):
+                    pairs += [(f"view {view}/{split}", int(n)) for split, n in splits.items()]
+                elif isinstance(splits, int | float):
+                    pairs.append((f"view {view}", int(splits)))
+        elif isinstance(value, dict):
+            pairs += [(f"{key}: {k}", int(n)) for k, n in value.items() if isinstance(n, int | float) and n]
+    return pairs
 
 
 def section_funnel(data: ReportData, notes: Mapping[str, str]) -> str:
@@ -92,11 +110,15 @@ def section_funnel(data: ReportData, notes: Mapping[str, str]) -> str:
 def section_richness(data: ReportData, notes: Mapping[str, str]) -> str:
     _need(data, "corpus", notes)
     report = data.corpus_report or {}
-    hist = report.get("richness_by_miner_kind") or report.get("richness")
+    hist = report.get("richness_histogram") or report.get("richness_by_miner_kind")
     if not isinstance(hist, dict) or not hist:
         raise SectionNotRun("the corpus report.json has no richness histogram by miner kind")
     bins = sorted({str(b) for counts in hist.values() if isinstance(counts, dict) for b in counts})
-    series = {kind: [float(counts.get(b, 0)) for b in bins] for kind, counts in hist.items() if isinstance(counts, dict)}
+    series = {
+        kind: [float(counts.get(b, 0)) for b in bins]
+        for kind, counts in hist.items()
+        if isinstance(counts, dict)
+    }
     return charts.grouped_bars(bins, series, ylabel="trajectories")
 
 
@@ -106,7 +128,9 @@ def section_judge(data: ReportData, notes: Mapping[str, str]) -> str:
     if not isinstance(bins, dict) or not bins:
         raise SectionNotRun("the corpus report.json has no judge bins")
     labels = [str(k) for k in bins]
-    return charts.grouped_bars(labels, {"trajectories": [float(v) for v in bins.values()]}, ylabel="trajectories")
+    return charts.grouped_bars(
+        labels, {"trajectories": [float(v) for v in bins.values()]}, ylabel="trajectories"
+    )
 
 
 def section_races(data: ReportData, notes: Mapping[str, str]) -> str:
@@ -126,7 +150,9 @@ def section_races(data: ReportData, notes: Mapping[str, str]) -> str:
     return out
 
 
-def _asr_rows(data: ReportData, profile: str) -> tuple[list[str], dict[str, list[tuple[float, float, float]]]]:
+def _asr_rows(
+    data: ReportData, profile: str
+) -> tuple[list[str], dict[str, list[tuple[float, float, float]]]]:
     """Categories and, per model, (asr, low, high) in category order; reference uses Wilson intervals."""
     per_model: dict[str, dict[str, tuple[float, float, float]]] = {}
     reference = (data.outputs("reference") or {}).get("scores", {}).get(profile)
@@ -136,7 +162,7 @@ def _asr_rows(data: ReportData, profile: str) -> tuple[list[str], dict[str, list
             c: (v["asr"], *wilson(v["successes"], v["n"])) for c, v in cats.items() if v.get("n")
         }
     for label, summary in data.evals.items():
-        block = summary.get(profile, {})
+        block = summary.get("profiles", summary).get(profile, {})
         cats = {c: metric(v, "greedy_asr") for c, v in block.items() if isinstance(v, dict)}
         per_model[label] = {c: m for c, m in cats.items() if m is not None}
     categories = sorted({c for m in per_model.values() for c in m}, key=lambda c: (c != "overall", c))
@@ -164,28 +190,51 @@ def section_asr(data: ReportData, notes: Mapping[str, str]) -> str:
     if not parts:
         raise SectionNotRun("no evaluation and no reference run: " + "; ".join(notes.values()))
     if not data.evals:
-        parts.insert(0, '<p class="notrun">base and student not evaluated yet: '
-                     f"{_esc(notes.get('eval_base', 'stage eval_base has not run'))}</p>")
+        parts.insert(
+            0,
+            '<p class="notrun">base and student not evaluated yet: '
+            f"{_esc(notes.get('eval_base', 'stage eval_base has not run'))}</p>",
+        )
     return "".join(parts)
+
+
+def _pass_at_k_points(overall: dict[str, Any]) -> list[tuple[float, float, float, float]]:
+    """``(k, value, low, high)`` from ``{"pass@k": {"1": est, ...}}`` or flat ``pass@1``, ``pass@2`` keys."""
+    points = []
+    nested = overall.get("pass@k")
+    if isinstance(nested, dict):
+        for k, est in nested.items():
+            m = metric({"x": est}, "x")
+            if m is not None and str(k).isdigit():
+                points.append((float(k), *m))
+    for key in overall:
+        if key.startswith("pass@") and key[5:].isdigit() and not isinstance(nested, dict):
+            m = metric(overall, key)
+            if m is not None:
+                points.append((float(key[5:]), *m))
+    return sorted(points)
 
 
 def section_pass_at_k(data: ReportData, notes: Mapping[str, str]) -> str:
     if not data.evals:
         raise SectionNotRun(notes.get("eval_base", "stage eval_base has not run"))
     series = {}
+    rows = []
     for label, summary in data.evals.items():
-        overall = summary.get("strict", {}).get("overall", {})
-        points = []
-        for key in overall:
-            if key.startswith("pass@"):
-                m = metric(overall, key)
-                if m is not None and key[5:].isdigit():
-                    points.append((float(key[5:]), *m))
+        overall = summary.get("profiles", summary).get("strict", {}).get("overall", {})
+        points = _pass_at_k_points(overall)
         if points:
-            series[label] = sorted(points)
+            series[label] = points
+            rows += [[label, int(k), v, f"[{lo:.3f}, {hi:.3f}]"] for k, v, lo, hi in points]
     if not series:
         raise SectionNotRun("the evaluation summaries hold no pass@k")
-    return charts.curves(series, xlabel="k", ylabel="pass@k (strict)")
+    decoding = next(iter(data.evals.values())).get("decoding", {})
+    caption = f"<p>decoding: {_esc(json.dumps(decoding))}</p>" if decoding else ""
+    return (
+        charts.curves(series, xlabel="k", ylabel="pass@k (strict)")
+        + caption
+        + _table(["model", "k", "pass@k", "95 % CI"], rows)
+    )
 
 
 def _message_html(message: Mapping[str, Any]) -> str:
@@ -218,18 +267,25 @@ def _version(package: str) -> str:
 
 def section_provenance(data: ReportData, notes: Mapping[str, str]) -> str:
     m = data.manifest
-    versions = [["shoparena", m.get("shoparena_version", "-")], ["git sha", m.get("git_sha") or "-"],
-                ["python", m.get("python", platform.python_version())]]
+    versions = [
+        ["shoparena", m.get("shoparena_version", "-")],
+        ["git sha", m.get("git_sha") or "-"],
+        ["python", m.get("python", platform.python_version())],
+    ]
     versions += [[p, _version(p)] for p in ("matplotlib", "datasets", "transformers", "trl", "torch", "ray")]
     stages = [[name, r.get("config_hash", ""), r.get("seconds", 0.0)] for name, r in data.stages.items()]
     stages += [[name, "-", f"not run: {reason}"] for name, reason in notes.items() if name not in data.stages]
     seeds = [[k, v["seed"]] for k, v in data.config.items() if isinstance(v, dict) and "seed" in v]
     return (
-        "<h3>versions</h3>" + _table(["component", "version"], versions)
-        + "<h3>stages (config + input hash)</h3>" + _table(["stage", "hash", "seconds"], stages)
-        + "<h3>seeds</h3>" + _table(["section", "seed"], seeds)
+        "<h3>versions</h3>"
+        + _table(["component", "version"], versions)
+        + "<h3>stages (config + input hash)</h3>"
+        + _table(["stage", "hash", "seconds"], stages)
+        + "<h3>seeds</h3>"
+        + _table(["section", "seed"], seeds)
         + "<h3>resolved config</h3><details><summary>config.yaml</summary><pre>"
-        + _esc(json.dumps(data.config, indent=1)) + "</pre></details>"
+        + _esc(json.dumps(data.config, indent=1))
+        + "</pre></details>"
     )
 
 
@@ -265,10 +321,10 @@ def render_report(
         body.append(f'<section id="{key}"><h2>{_esc(title)}</h2>{content}</section>')
     toc = " · ".join(f'<a href="#{key}">{_esc(title)}</a>' for key, title, _ in SECTIONS)
     page = (
-        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
+        '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
         f"<title>shoparena report: {_esc(Path(run_dir).name)}</title><style>{CSS}</style></head><body>"
         f"<h1>shoparena pipeline report: {_esc(Path(run_dir).name)}</h1>"
-        f"<p class=\"stamp\">run directory {_esc(Path(run_dir).resolve())} · preset "
+        f'<p class="stamp">run directory {_esc(Path(run_dir).resolve())} · preset '
         f"{_esc(data.config.get('preset', '-'))}</p><nav>{toc}</nav>{''.join(body)}</body></html>"
     )
     out = Path(out)
