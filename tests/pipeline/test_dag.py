@@ -60,7 +60,7 @@ def test_changing_sft_reruns_sft_and_student_evaluation_only(tmp_path):
     calls: list[str] = []
     _run(tmp_path, PipelineConfig(), calls)
     calls.clear()
-    changed = PipelineConfig.model_validate({"sft": {"learning_rate": 1e-5}})
+    changed = PipelineConfig.model_validate({"sft": {"trainer": {"learning_rate": 1e-5}}})
     results = _run(tmp_path, changed, calls)
     assert calls == ["sft", "eval_student"]
     status = {r.name: r.status for r in results}

@@ -55,14 +55,18 @@ def full_run_dir(root: Path) -> Path:
     (corpus / "report.json").write_text(
         json.dumps(
             {
-                "funnel": [
-                    {"stage": "firehose", "count": 1234},
-                    {"stage": "quarantined", "count": 34},
-                    {"stage": "structural filter", "count": 600},
-                    {"stage": "kept", "count": 321},
-                    {"stage": "view sft/train", "count": 280},
-                ],
-                "richness_by_miner_kind": {
+                "funnel": {
+                    "input": 1234,
+                    "quarantined": 34,
+                    "records": 1200,
+                    "rejected": {"subtask": 600, "judge_below_bar": 279, "forged": 0},
+                    "kept": 321,
+                    "recovered": 500,
+                    "recovered_kept": 410,
+                    "views": {"sft": {"train": 280, "eval": 41}},
+                    "adds_up": True,
+                },
+                "richness_histogram": {
                     "agentic": {"0.0": 1, "1.0": 80},
                     "subtask": {"0.0": 70, "0.5": 3},
                 },
