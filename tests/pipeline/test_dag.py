@@ -116,3 +116,23 @@ def test_cycles_and_unknown_deps_are_rejected():
         topological([Stage("a", ("b",), lambda c: {}, noop), Stage("b", ("a",), lambda c: {}, noop)])
     with pytest.raises(ValueError, match="unknown stage 'z'"):
         topological([Stage("a", ("z",), lambda c: {}, noop)])
+
+
+def test_a_failing_stage_names_itself_and_the_run_resumes_there(tmp_path):
+    from shoparena.pipeline.dag import StageFailedError
+
+    calls: list[str] = []
+    stages = fake_stages(calls)
+    broken = [
+        Stage(s.name, s.deps, s.sections, _boom, s.title) if s.name == "corpus" else s for s in stages
+    ]
+    run = RunDir(tmp_path / "run", kind="pipeline", config=PipelineConfig())
+    with pytest.raises(StageFailedError, match="stage corpus failed: KeyError"):
+        run_dag(broken, PipelineConfig(), run, console=_quiet())
+    calls.clear()
+    _run(tmp_path, PipelineConfig(), calls)
+    assert calls[0] == "corpus" and "catalog" not in calls
+
+
+def _boom(ctx):
+    raise KeyError("firehose")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 
 import typer
@@ -33,6 +34,7 @@ def run(
     from shoparena.pipeline import (
         dry_run as plan_run,
     )
+    from shoparena.pipeline.dag import StageFailedError
 
     try:
         cfg = load_pipeline_config(config, preset=preset)
@@ -48,6 +50,10 @@ def run(
         run_pipeline(cfg, out, strict=strict)
     except PipelineIncompleteError as exc:
         typer.echo(f"error: pipeline incomplete: {exc}", err=True)
+        raise typer.Exit(code=1) from None
+    except StageFailedError as exc:
+        logging.getLogger(__name__).debug("stage failure", exc_info=exc.__cause__)
+        typer.echo(f"error: {exc} (in {out}: re-running resumes; -v shows the traceback)", err=True)
         raise typer.Exit(code=1) from None
 
 

@@ -23,6 +23,14 @@ from shoparena.runs import RunDir
 from shoparena.runs.rundir import config_hash
 
 
+class StageFailedError(RuntimeError):
+    """A stage raised; earlier stages stay recorded, so fixing the cause and re-running resumes here."""
+
+    def __init__(self, stage: str, cause: BaseException) -> None:
+        super().__init__(f"stage {stage} failed: {type(cause).__name__}: {cause}")
+        self.stage = stage
+
+
 class StageUnavailable(RuntimeError):
     """The stage's implementation is missing on this checkout (the message says which module and issue)."""
 
@@ -169,6 +177,8 @@ def run_dag(
             results[stage.name] = StageResult(stage.name, "unavailable", h, reason=str(exc))
             console.print(f"[yellow]{stage.name}: not available: {exc}")
             continue
+        except Exception as exc:
+            raise StageFailedError(stage.name, exc) from exc
         record = run.complete(stage.name, payload, started, outputs, invalidate_later=False)
         results[stage.name] = StageResult(stage.name, "ran", h, record.seconds, outputs)
         console.print(f"[green]{stage.name}: done in {record.seconds:.1f}s")

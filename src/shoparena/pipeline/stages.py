@@ -358,7 +358,7 @@ def pipeline_stages() -> list[Stage]:
         ),
         Stage("firehose", ("partitions", "index"), lambda c: c.firehose, firehose_stage, "arena firehose"),
         Stage("judge", ("firehose",), lambda c: c.judge, judge_stage, "judge"),
-        Stage("corpus", ("judge", "partitions"), lambda c: c.corpus, corpus_stage, "corpus"),
+        Stage("corpus", ("firehose", "judge", "partitions"), lambda c: c.corpus, corpus_stage, "corpus"),
         Stage(
             "sft", ("corpus",), lambda c: {"model": c.model, "sft": c.sft}, sft_stage, "SFT of the student"
         ),
