@@ -9,6 +9,7 @@ when the stage runs; a missing one raises :class:`StageUnavailable` naming the m
 from __future__ import annotations
 
 import importlib
+import json
 from dataclasses import asdict, is_dataclass
 from pathlib import Path
 from typing import Any
@@ -189,8 +190,6 @@ def firehose_stage(ctx: StageContext) -> dict[str, Any]:
 
 def race_summary(race_dir: Path) -> dict[str, Any]:
     """Race id, suite, winner, trajectories and the weight per miner of one firehose race directory."""
-    import json
-
     from shoparena.jsonl import read_jsonl_dicts
 
     race = json.loads((race_dir / "race.json").read_text(encoding="utf-8"))
@@ -261,51 +260,75 @@ def corpus_stage(ctx: StageContext) -> dict[str, Any]:
     return {"path": str(config.out), "funnel": funnel}
 
 
-def sft_stage(ctx: StageContext) -> dict[str, Any]:
-    """SFT of the student on the corpus's ``sft`` view with TRL (``shoparena.train``)."""
+def train_policy(
+    *,
+    method: str,
+    preset: str,
+    model: str,
+    corpus: str | Path,
+    select: str,
+    trainer: dict[str, Any],
+    out: str | Path,
+    max_rows: int | None = None,
+) -> dict[str, Any]:
+    """Train ``model`` on a corpus view with ``shoparena.train`` (SFT, GRPO or KTO); resumable in ``out``."""
     entry_point("shoparena.train.runner", "train", 12)
     from shoparena.train import load_config
     from shoparena.train.runner import train
 
-    section = ctx.config.sft
-    overrides = [
-        f"model={ctx.config.model.base}",
-        f"data.corpus={ctx.inputs['corpus']['path']}",
-        f"data.select={section.select}",
-        *(f"trainer.{key}={_yaml_scalar(value)}" for key, value in section.trainer.items()),
-    ]
-    config = load_config(section.preset, "sft", overrides)
-    out = ctx.dir / ctx.stage_hash
-    summary = train(config, out, progress=True)
+    overrides = [f"model={model}", f"data.corpus={corpus}", f"data.select={select}"]
+    if max_rows is not None:
+        overrides.append(f"data.max_rows={max_rows}")
+    overrides += [f"trainer.{key}={json.dumps(value)}" for key, value in trainer.items()]  # JSON is YAML
+    summary = train(load_config(preset, method, overrides), out, progress=True)
     return {
         "path": str(out),
-        "final": str(out / "final"),
+        "final": str(Path(out) / "final"),
         "train_loss": summary.get("train_loss"),
         "global_step": summary.get("global_step"),
         "rows": summary.get("data", {}),
     }
 
 
-def _yaml_scalar(value: Any) -> str:
-    import json
+def sft_stage(ctx: StageContext) -> dict[str, Any]:
+    """SFT of the student on the corpus's ``sft`` view with TRL (``shoparena.train``)."""
+    section = ctx.config.sft
+    return train_policy(
+        method="sft",
+        preset=section.preset,
+        model=ctx.config.model.base,
+        corpus=ctx.inputs["corpus"]["path"],
+        select=section.select,
+        trainer=section.trainer,
+        out=ctx.dir / ctx.stage_hash,
+    )
 
-    return json.dumps(value)  # JSON is YAML: the train override parser reads it back with its type
 
-
-def _evaluate(ctx: StageContext, policy_model: str, train_corpus: str | None) -> dict[str, Any]:
+def evaluate_policy(
+    section: Any,
+    *,
+    model: str,
+    suite: str | Path,
+    index: str | Path,
+    out: str | Path,
+    train_corpus: str | Path | None = None,
+    allow_leak: bool = False,
+    console: Any = None,
+) -> dict[str, Any]:
+    """Evaluate ``model`` (a folder, or a name the ``eval.server`` serves) on ``suite`` with the
+    :class:`EvalSection` settings (greedy + ``samples`` sampled episodes); resumable in ``out``."""
     entry_point("shoparena.eval.run", "run_eval", 13)
     from shoparena.eval.config import EvalConfig
     from shoparena.eval.run import run_eval
 
-    section = ctx.config.eval
-    policy = f"openai:{section.server}#{policy_model}" if section.server else f"hf:{policy_model}"
+    policy = f"openai:{section.server}#{model}" if section.server else f"hf:{model}"
     config = EvalConfig.model_validate(
         {
             **section.options,
             "policy": policy,
-            "suite": Path(_heldout(ctx)),
-            "index": Path(ctx.inputs["index"]["path"]),
-            "out": ctx.dir / ctx.stage_hash,
+            "suite": Path(suite),
+            "index": Path(index),
+            "out": Path(out),
             "samples": section.samples,
             "temperature": section.temperature,
             "max_tokens": section.max_tokens,
@@ -313,31 +336,54 @@ def _evaluate(ctx: StageContext, policy_model: str, train_corpus: str | None) ->
             "limit": section.limit,
             "seed": section.seed,
             "train_corpus": Path(train_corpus) if train_corpus else None,
+            "allow_leak": allow_leak,
         }
     )
     summary = run_eval(config).dump()
     overall = summary["profiles"]["strict"]["overall"]
     greedy = overall.get("greedy_asr") or overall.get("pass@1")
-    ctx.console.print(
-        f"{policy}: strict greedy ASR {greedy['value']:.3f} [{greedy['ci_low']:.3f}, {greedy['ci_high']:.3f}]"
-    )
+    if console is not None:
+        console.print(
+            f"{policy}: strict greedy ASR {greedy['value']:.3f} "
+            f"[{greedy['ci_low']:.3f}, {greedy['ci_high']:.3f}] ({summary['label']})"
+        )
     return {"path": str(config.out), "policy": policy, "label": summary["label"], "strict_overall": overall}
+
+
+def base_model_path(name: str, served: bool) -> str:
+    """The base model as eval loads it: a built local folder for tiny/student-cpu/smollm2 unless served."""
+    if served:
+        return name
+    entry_point("shoparena.train.models", "resolve_model", 12)
+    from shoparena.train.models import resolve_model
+
+    return resolve_model(name)
 
 
 def eval_base_stage(ctx: StageContext) -> dict[str, Any]:
     """The untrained student on the held-out partition (greedy + k samples)."""
-    base = ctx.config.model.base
-    if not ctx.config.eval.server:
-        entry_point("shoparena.train.models", "resolve_model", 12)
-        from shoparena.train.models import resolve_model
-
-        base = resolve_model(base)
-    return _evaluate(ctx, base, None)
+    section = ctx.config.eval
+    return evaluate_policy(
+        section,
+        model=base_model_path(ctx.config.model.base, served=bool(section.server)),
+        suite=_heldout(ctx),
+        index=ctx.inputs["index"]["path"],
+        out=ctx.dir / ctx.stage_hash,
+        console=ctx.console,
+    )
 
 
 def eval_student_stage(ctx: StageContext) -> dict[str, Any]:
     """The SFT student on the held-out partition, leak-audited against the corpus it was trained on."""
-    return _evaluate(ctx, ctx.inputs["sft"]["final"], ctx.inputs["corpus"]["path"])
+    return evaluate_policy(
+        ctx.config.eval,
+        model=ctx.inputs["sft"]["final"],
+        suite=_heldout(ctx),
+        index=ctx.inputs["index"]["path"],
+        out=ctx.dir / ctx.stage_hash,
+        train_corpus=ctx.inputs["corpus"]["path"],
+        console=ctx.console,
+    )
 
 
 def pipeline_stages() -> list[Stage]:
