@@ -38,7 +38,7 @@ class BankSection(_Section):
         default=2, ge=1, description="Public suite versions (rotated between races)."
     )
     reserve: int = Field(default=30, ge=0, description="Problems kept back for rotating public suites.")
-    heldout: int = Field(default=60, ge=1, description="Held-out evaluation size (whole leak clusters).")
+    heldout: int = Field(default=24, ge=1, description="Held-out evaluation size (whole leak clusters).")
     hidden: int = Field(default=20, ge=0, description="Hidden race bank size.")
 
 
@@ -94,8 +94,8 @@ class EvalSection(_Section):
     temperature: float = Field(
         default=0.7, ge=0, description="Sampling temperature (a greedy episode is added)."
     )
-    max_tokens: int = Field(default=256, ge=1, description="New-token cap per model turn.")
-    max_steps: int = Field(default=8, ge=1, description="Step cap per episode.")
+    max_tokens: int = Field(default=96, ge=1, description="New-token cap per model turn.")
+    max_steps: int = Field(default=4, ge=1, description="Step cap per episode.")
     limit: int | None = Field(
         default=None, ge=1, description="Only the first N held-out problems (None: all)."
     )
