@@ -10,7 +10,7 @@ from rich.console import Console
 
 from shoparena.pipeline import PipelineConfig, PipelineIncompleteError, Stage, StageUnavailable, run_pipeline
 from shoparena.pipeline.stages import pipeline_stages
-from shoparena.runs.rundir import Manifest
+from shoparena.runs import RunManifest as Manifest
 
 TINY = {
     "catalog": {"products": 600, "workers": 1, "seed": 5},

@@ -37,7 +37,7 @@ class EpisodeTask:
 @dataclass(frozen=True)
 class EpisodeResult:
     problem_id: str
-    envelope_line: str
+    envelope: dict[str, Any]
     status: str
     termination: str
     steps: int
@@ -61,7 +61,7 @@ def play_episode_task(task: EpisodeTask) -> EpisodeResult:
     """Run one episode (in whatever process or node the executor chose) and return its ORO envelope line."""
     from shoparena.agents import get_agent
     from shoparena.env.episodes import run_episode
-    from shoparena.formats.oro import dumps_oro_line
+    from shoparena.formats.oro import to_oro_envelope
     from shoparena.records.problem import Problem
 
     engine, knowledge = _engine_and_knowledge(task.index_dir, task.suite_path)
@@ -76,7 +76,7 @@ def play_episode_task(task: EpisodeTask) -> EpisodeResult:
     )
     return EpisodeResult(
         problem_id=problem.problem_id,
-        envelope_line=dumps_oro_line(traj),
+        envelope=to_oro_envelope(traj),
         status=traj.status.value,
         termination=str(traj.meta.get("termination_reason")),
         steps=len(traj.steps),
@@ -156,20 +156,17 @@ def run_episode_tasks(
     Returns:
         ``{"problems", "skipped", "written"}`` plus a count per trajectory status.
     """
-    from shoparena.env.episodes import done_problem_ids
     from shoparena.records.problem import Problem
+    from shoparena.runs.envelopes import EnvelopeLog
 
-    out = Path(out_path)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    done = done_problem_ids(out)
+    log = EnvelopeLog(out_path)  # the one envelope writer: torn tails cut, problems never written twice
+    done = log.done()
     todo = [t for t in tasks if Problem.model_validate_json(t.problem_json).problem_id not in done]
     counts: dict[str, int] = {"problems": len(tasks), "skipped": len(tasks) - len(todo), "written": 0}
-    with out.open("a", encoding="utf-8") as fh:
-        for result in executor.imap(play_episode_task, todo):
-            fh.write(result.envelope_line + "\n")
-            fh.flush()
+    for result in executor.imap(play_episode_task, todo):
+        if log.append(result.envelope):
             counts["written"] += 1
             counts[result.status] = counts.get(result.status, 0) + 1
-            if on_result is not None:
-                on_result(result)
+        if on_result is not None:
+            on_result(result)
     return counts

@@ -7,16 +7,15 @@ quarantined with its line number and the reason, and :class:`LoadSummary` counts
 
 from __future__ import annotations
 
-import gzip
-import io
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import orjson
 from pydantic import ValidationError
 
+from shoparena.jsonl import iter_raw_lines, open_binary
 from shoparena.records.catalog import IndexLine, Product, build_contents
 
 
@@ -52,43 +51,6 @@ class LoadSummary:
             "quarantined": self.quarantined,
             "reasons": dict(self.reasons),
         }
-
-
-class _OwningGzipWriter(gzip.GzipFile):
-    """A gzip writer with a fixed header (mtime 0, no name) that closes the file it opened."""
-
-    def __init__(self, path: Path) -> None:
-        self._raw = open(path, "wb")  # noqa: SIM115 - closed in close()
-        super().__init__(filename="", mode="wb", fileobj=self._raw, compresslevel=3, mtime=0)
-
-    def close(self) -> None:
-        try:
-            super().close()
-        finally:
-            self._raw.close()
-
-
-def open_binary(path: str | Path, mode: str = "rb") -> IO[bytes]:
-    path = Path(path)
-    if path.suffix == ".gz":
-        if "w" in mode:
-            # Low level: writing multi-GB catalogs stays fast. mtime=0 and no name: reproducible bytes.
-            return _OwningGzipWriter(path)
-        return gzip.open(path, mode)
-    return open(path, mode)
-
-
-def open_text(path: str | Path, mode: str = "r") -> IO[str]:
-    """Open a possibly gzip-compressed text file; newlines are left untranslated."""
-    return io.TextIOWrapper(open_binary(path, mode.replace("t", "") + "b"), encoding="utf-8", newline="")
-
-
-def iter_raw_lines(path: str | Path) -> Iterator[tuple[int, bytes]]:
-    """Yield ``(line_no, bytes)`` for non-blank lines, split on b'\\n' only (1-based numbering)."""
-    with open_binary(path) as fh:
-        for line_no, raw in enumerate(fh, start=1):
-            if raw.strip():
-                yield line_no, raw.rstrip(b"\r\n")
 
 
 def _describe_validation_error(exc: ValidationError) -> str:
@@ -200,8 +162,6 @@ __all__ = [
     "build_contents",
     "dump_index_line",
     "iter_products",
-    "iter_raw_lines",
-    "open_text",
     "parse_index_line",
     "read_catalog",
 ]

@@ -100,7 +100,7 @@ def plant(
     as_json: bool = typer.Option(False, "--json", help="Print the plant report as JSON."),
 ) -> None:
     """Plant upstream problems: input catalog + GT products + distractors violating one constraint each."""
-    from shoparena.catalog.plant import plant_catalog
+    from shoparena.suites.planting import plant_catalog
 
     report = plant_catalog(suite, catalog, out, distractors=distractors, seed=seed)
     if as_json:

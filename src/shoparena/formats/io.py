@@ -16,11 +16,12 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from shoparena.catalog.io import LoadSummary, QuarantinedLine, iter_raw_lines, open_binary
+from shoparena.catalog.io import LoadSummary, QuarantinedLine
 from shoparena.formats._common import FormatError, reason_kind, type_name
 from shoparena.formats.native import chat_to_trajectory
 from shoparena.formats.oro import ENVELOPE_KEYS, dumps_oro_line, from_oro_dialogue, from_oro_envelope
 from shoparena.formats.sb import dumps_sb_line, from_sb_rollout
+from shoparena.jsonl import iter_raw_lines, open_binary
 from shoparena.records.message import ChatRow
 from shoparena.records.trajectory import Trajectory
 

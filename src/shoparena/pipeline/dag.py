@@ -19,7 +19,7 @@ from typing import Any
 
 from rich.console import Console
 
-from shoparena.runs import RunDir
+from shoparena.runs import RunDir, RunManifest
 from shoparena.runs.rundir import config_hash
 
 
@@ -119,13 +119,15 @@ def stage_hash(stage: Stage, config: Any, dep_hashes: Mapping[str, str]) -> str:
     return config_hash(stage_payload(stage, config, dep_hashes))
 
 
-def plan(stages: Sequence[Stage], config: Any, run: RunDir | None = None) -> list[tuple[str, str, bool]]:
-    """(stage, hash, done already) for every stage, without running anything (the dry run)."""
+def plan(
+    stages: Sequence[Stage], config: Any, manifest: RunManifest | None = None
+) -> list[tuple[str, str, bool]]:
+    """(stage, hash, done already in ``manifest``) for every stage, without running anything (the dry run)."""
     hashes: dict[str, str] = {}
     rows = []
     for stage in topological(stages):
         hashes[stage.name] = stage_hash(stage, config, hashes)
-        record = run.manifest.stages.get(stage.name) if run is not None else None
+        record = manifest.stages.get(stage.name) if manifest is not None else None
         rows.append(
             (stage.name, hashes[stage.name], record is not None and record.config_hash == hashes[stage.name])
         )

@@ -13,7 +13,7 @@ from rich.table import Table
 from shoparena.pipeline.config import PipelineConfig
 from shoparena.pipeline.dag import Stage, StageResult, plan, run_dag
 from shoparena.pipeline.stages import pipeline_stages
-from shoparena.runs import RunDir
+from shoparena.runs import RunDir, read_manifest
 
 
 class PipelineIncompleteError(RuntimeError):
@@ -22,16 +22,13 @@ class PipelineIncompleteError(RuntimeError):
 
 def dry_run(config: PipelineConfig, out_dir: str | Path | None = None) -> list[dict[str, Any]]:
     """The plan: every stage with its hash and whether ``out_dir`` already holds it. Writes nothing."""
-    run = None
+    manifest = None
     if out_dir is not None and (Path(out_dir) / "manifest.json").exists():
-        from shoparena.runs.rundir import Manifest
-
-        run = type("_ReadOnly", (), {})()
-        run.manifest = Manifest.model_validate_json((Path(out_dir) / "manifest.json").read_text("utf-8"))
+        manifest = read_manifest(out_dir)
     stages = {s.name: s for s in pipeline_stages()}
     return [
         {"stage": name, "hash": h, "done": done, "deps": list(stages[name].deps)}
-        for name, h, done in plan(list(stages.values()), config, run)
+        for name, h, done in plan(list(stages.values()), config, manifest)
     ]
 
 

@@ -267,10 +267,13 @@ def _version(package: str) -> str:
 
 def section_provenance(data: ReportData, notes: Mapping[str, str]) -> str:
     m = data.manifest
+    recorded = m.get("versions", {})
     versions = [
-        ["shoparena", m.get("shoparena_version", "-")],
-        ["git sha", m.get("git_sha") or "-"],
-        ["python", m.get("python", platform.python_version())],
+        ["shoparena", recorded.get("shoparena", "-")],
+        ["git sha", recorded.get("git_sha") or "-"],
+        ["python", recorded.get("python", platform.python_version())],
+        ["platform", recorded.get("platform", platform.platform())],
+        ["run id", m.get("run_id", "-")],
     ]
     versions += [[p, _version(p)] for p in ("matplotlib", "datasets", "transformers", "trl", "torch", "ray")]
     stages = [[name, r.get("config_hash", ""), r.get("seconds", 0.0)] for name, r in data.stages.items()]

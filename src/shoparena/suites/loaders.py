@@ -20,7 +20,7 @@ from typing import Any, Literal
 import orjson
 from pydantic import ValidationError
 
-from shoparena.catalog.io import open_binary
+from shoparena.jsonl import JsonlReadError, open_binary, read_bytes
 from shoparena.records.problem import (
     CATEGORY_OF_INTENT,
     Intent,
@@ -45,6 +45,9 @@ _KNOWN_KEYS = frozenset(
         "difficulty",
         "title",
         "reward_title_embeddings",
+        # Written by `shoparena corpus build` (problems.json): the leak-guarded side and cluster; not parsed.
+        "split",
+        "cluster_id",
     }
 )
 _ORO_INTENTS = {"product": Intent.PRODUCT, "shop": Intent.SHOP, "voucher": Intent.VOUCHER, "web": Intent.WEB}
@@ -248,8 +251,10 @@ def parse_problem(record: object, source: ProblemSource) -> Problem:
 
 
 def _raw_records(path: Path) -> tuple[SuiteFormat, Iterator[tuple[int | None, int | None, object]]]:
-    with open_binary(path) as fh:
-        data = fh.read()
+    try:
+        data = read_bytes(path)
+    except JsonlReadError as exc:
+        raise SuiteLoadError(str(exc)) from None
     head = data.lstrip()[:1]
     if head == b"[":
         try:
@@ -408,3 +413,15 @@ def write_oro_suite(problems: Iterable[Problem], path: str | Path, *, public: bo
     with open_binary(path, "wb") as fh:
         fh.write(json.dumps(records, indent=2).encode("utf-8"))
     return len(records)
+
+
+def titles_from_suites(paths: Iterable[str | Path]) -> list[str]:
+    """Distinct reward titles of the given suite files, in first-seen order."""
+    titles: dict[str, None] = {}
+    for path in paths:
+        problems, _ = load_suite(path)
+        for problem in problems:
+            for item in problem.reward:
+                for title in item.title:
+                    titles.setdefault(title, None)
+    return list(titles)
