@@ -59,7 +59,8 @@ def index_stage(ctx: StageContext) -> dict[str, Any]:
 
 
 def bank_stage(ctx: StageContext) -> dict[str, Any]:
-    from shoparena.suites.synth import SynthOptions, synthesize_bank
+    from shoparena.suites.options import SynthOptions
+    from shoparena.suites.synth import synthesize_bank
 
     options = SynthOptions(n=ctx.config.bank.problems, seed=ctx.config.bank.seed)
     path = ctx.dir / "bank.json"

@@ -20,7 +20,7 @@ from typing import Any, Literal
 import orjson
 from pydantic import ValidationError
 
-from shoparena.jsonl import JsonlReadError, open_binary, read_bytes
+from shoparena.jsonl import open_binary, read_bytes
 from shoparena.records.problem import (
     CATEGORY_OF_INTENT,
     Intent,
@@ -251,10 +251,7 @@ def parse_problem(record: object, source: ProblemSource) -> Problem:
 
 
 def _raw_records(path: Path) -> tuple[SuiteFormat, Iterator[tuple[int | None, int | None, object]]]:
-    try:
-        data = read_bytes(path)
-    except JsonlReadError as exc:
-        raise SuiteLoadError(str(exc)) from None
+    data = read_bytes(path)  # a damaged .gz raises JsonlReadError (CLI exit 3)
     head = data.lstrip()[:1]
     if head == b"[":
         try:
@@ -283,6 +280,7 @@ def iter_suite(
 
     Raises:
         SuiteLoadError: in ``strict`` mode on the first bad record, or when the file itself is unreadable.
+        JsonlReadError: a damaged gzip file (names the file).
     """
     path = Path(path)
     summary = summary if summary is not None else SuiteLoadSummary(path=str(path))
