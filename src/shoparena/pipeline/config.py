@@ -86,7 +86,10 @@ class ModelSection(_Section):
 class SFTSection(_Section):
     preset: str = Field(default="tiny", description="A training preset name or a train YAML file.")
     select: Literal["kept", "kept+recovered", "unfiltered"] = "kept"
-    trainer: dict[str, Any] = Field(default_factory=dict, description="TRL SFTConfig fields over the preset.")
+    trainer: dict[str, Any] = Field(
+        default_factory=lambda: {"max_steps": 8, "max_length": 2048},
+        description="TRL SFTConfig fields over the preset.",
+    )
 
 
 class EvalSection(_Section):
