@@ -253,7 +253,7 @@ def corpus_stage(ctx: StageContext) -> dict[str, Any]:
             "recover": section.recover,
         }
     )
-    report = build_corpus(config)
+    report = build_corpus(config, progress=lambda message: ctx.console.print(f"corpus: {message}"))
     funnel = report.get("funnel", {})
     ctx.console.print(
         f"corpus: {funnel.get('input')} in, {funnel.get('kept')} kept, views {funnel.get('views')}"
