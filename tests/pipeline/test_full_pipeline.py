@@ -26,9 +26,11 @@ TINY = {
 @pytest.mark.slow
 def test_every_stage_runs_and_the_report_shows_base_and_student(tmp_path):
     console = Console(file=io.StringIO(), width=120)
-    summary = run_pipeline(PipelineConfig.model_validate(TINY), tmp_path / "run", console=console, strict=True)
+    summary = run_pipeline(
+        PipelineConfig.model_validate(TINY), tmp_path / "run", console=console, strict=True
+    )
     assert {r["status"] for r in summary["stages"].values()} == {"ran"}
-    student = json.loads((tmp_path / "run" / "eval_student").glob("*/summary.json").__next__().read_text())
+    student = json.loads(next((tmp_path / "run" / "eval_student").glob("*/summary.json")).read_text())
     assert student["label"] == "held_out"  # leak-audited against the corpus it was trained on
     html = (tmp_path / "run" / "report.html").read_text()
     assert "student" in html and "base" in html and "not run" not in html.split("Provenance")[0]
