@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 from arena_helpers import needs_bwrap
+from corpus_helpers import SN15_ROWS
 from typer.testing import CliRunner
 
-from conftest import SN15_ROWS
 from shoparena.cli.main import app
 from shoparena.corpus import CorpusConfig, build_corpus
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from corpus_helpers import SN15_ROWS
 from test_fuzz_filter import ENVELOPE
 
-from conftest import SN15_ROWS
 from shoparena.corpus import CorpusConfig, build_corpus
 from shoparena.formats import from_oro_envelope
 from shoparena.formats.sb import to_sb_rollout
