@@ -10,7 +10,6 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "arena"))
 
 
-
 @pytest.fixture(scope="session")
 def firehose_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from arena_helpers import needs_bwrap  # noqa: F401 - skip marker lives with the arena tests
