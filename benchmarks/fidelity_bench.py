@@ -57,7 +57,7 @@ QUICK: dict[str, Any] = {
     },
     "firehose": {"races": 2, "problems_per_race": 8},
     "model": {"base": "tiny"},
-    "sft": {"preset": "tiny", "trainer": {"max_steps": 6, "max_length": 1024}},
+    "sft": {"preset": "tiny", "trainer": {"max_steps": 6}},
     "eval": {"samples": 2, "max_tokens": 96, "max_steps": 4, "limit": 16},
 }
 FULL: dict[str, Any] = {
