@@ -175,6 +175,9 @@ def firehose_stage(ctx: StageContext) -> dict[str, Any]:
             "seed": section.seed,
             "workers": ctx.config.workers,
             "timeout_s": section.timeout_s,
+            # Not in the stage hash: switching executor resumes the same race directories.
+            "executor": ctx.config.executor,
+            "ray_address": ctx.config.ray_address,
         }
     )
     race_dirs = run_firehose(config, progress=lambda text: ctx.console.print(text))
