@@ -135,10 +135,18 @@ class RayExecutor:
         ray = self._ray
         remote = ray.remote(num_cpus=min(cpus_per_task, self.largest_node_cpus()))(fn)
         pending = [remote.remote(item) for item in items]
-        while pending:
-            done, pending = ray.wait(pending, num_returns=1)
-            for ref in done:
-                yield ray.get(ref)
+        try:
+            while pending:
+                done, pending = ray.wait(pending, num_returns=1)
+                for ref in done:
+                    yield ray.get(ref)
+        finally:
+            for ref in pending:  # the caller stopped early (an error, a kill): no orphan tasks keep running
+                ray.cancel(ref)
+
+    def call(self, fn: Callable[[Any], Any], item: Any) -> Any:
+        """Run ``fn(item)`` as one Ray task and return its result."""
+        return self._ray.get(self._ray.remote(num_cpus=1)(fn).remote(item))
 
 
 def get_executor(name: str, workers: int = 2, address: str | None = None) -> ProcessExecutor | RayExecutor:
