@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import random
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -297,7 +298,8 @@ def run_firehose(config: FirehoseConfig, *, search: Any = None, progress: Any = 
     if config.executor == "ray" and todo:
         from shoparena.arena.executor import RayExecutor
 
-        executor = RayExecutor(config.workers, address=config.ray_address)
+        # A local ray.init gets every CPU; a race reserves ``workers``: cpu_count // workers run at once.
+        executor = RayExecutor(os.cpu_count() or config.workers, address=config.ray_address)
         payload = config.model_dump_json()
         for _ in executor.imap(_race_task, [(payload, r) for r in todo], cpus_per_task=config.workers):
             advance()
