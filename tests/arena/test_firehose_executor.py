@@ -120,3 +120,13 @@ def test_cli_rejects_an_unknown_executor(shop_world, tmp_path: Path):
     assert result.exit_code == 2
     assert "--executor 'dask'" in result.output and "process, ray" in result.output
     assert not (tmp_path / "fh").exists()
+
+
+def test_a_task_asking_for_more_cpus_than_any_node_still_runs(local_ray):
+    from shoparena.arena.executor import RayExecutor
+    from shoparena.arena.runner import safe_name
+
+    executor = RayExecutor(2)
+    assert executor.largest_node_cpus() == 2
+    # A race with more sandboxes than the biggest node has CPUs is capped to that node, not left pending.
+    assert sorted(executor.imap(safe_name, ["a b", "c/d"], cpus_per_task=8)) == ["a_b", "c_d"]
