@@ -397,8 +397,9 @@ class SearchIndex:
         acc = self._accumulator()
         for span in spans:
             _, s, e, _ = span
-            # Postings of one term hold each document once; np.add.at is the fastest exact scatter-add.
-            np.add.at(acc, self._indices[s:e], self._span_scores(span))
+            # Postings of one term hold each document once; np.add.at is the fastest exact scatter-add,
+            # but only with matching dtypes (float32 values into the float64 buffer take a ~40x slower path).
+            np.add.at(acc, self._indices[s:e], self._span_scores(span).astype(np.float64))
         return acc
 
     def _reset(self, acc: np.ndarray, spans: list[tuple[int, int, int, int]]) -> None:
