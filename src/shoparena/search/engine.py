@@ -13,7 +13,6 @@ import json
 import math
 import re
 import threading
-import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -24,6 +23,7 @@ import orjson
 from shoparena.records.catalog import SERVICES, Product, ProductHit, ProductView
 from shoparena.search.analysis import LuceneEnglishAnalyzer, sanitize_query
 from shoparena.search.bm25 import lucene_avgdl, lucene_idf, norm_inverse_table, term_scores
+from shoparena.search.docstore import inflate
 from shoparena.search.index import FORMAT_VERSION, SERVICE_BITS, read_index_manifest
 
 #: Survivors kept after filtering (5 pages of 10).
@@ -282,7 +282,7 @@ class SearchIndex:
 
     def _raw_doc(self, i: int) -> dict[str, Any]:
         packed = self._docs[int(self._offsets[i]) : int(self._offsets[i + 1])].tobytes()
-        return orjson.loads(zlib.decompressobj(-15, zdict=self._zdict).decompress(packed))
+        return orjson.loads(inflate(packed, self._zdict))
 
     def doc_index(self, product_id: str) -> int | None:
         """Document index of ``product_id`` (exact string match), or ``None``."""

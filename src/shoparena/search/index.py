@@ -26,7 +26,6 @@ from __future__ import annotations
 import json
 import shutil
 import time
-import zlib
 from array import array
 from collections.abc import Callable
 from pathlib import Path
@@ -42,6 +41,7 @@ from shoparena.records.catalog import SERVICES
 from shoparena.runs.manifest import FileRef, RunManifest, read_manifest, write_manifest
 from shoparena.search.analysis import LUCENE_ENGLISH_STOP_WORDS, LuceneEnglishAnalyzer, raw_tokens
 from shoparena.search.bm25 import encode_norm, lucene_avgdl, lucene_idf, norm_inverse_table, term_scores
+from shoparena.search.docstore import DocstoreWriter
 
 FORMAT_VERSION = 2
 CHUNK_DOCS = 50_000
@@ -111,56 +111,6 @@ class _Columns:
         self.shop = array("i")
         self.shop_codes: dict[str, int] = {}
         self.ids: list[bytes] = []
-
-
-#: Documents whose JSON seeds the docstore's deflate dictionary; zlib uses at most its last 32 KiB.
-_ZDICT_SAMPLE_DOCS = 400
-_ZDICT_BYTES = 32 * 1024
-
-
-class _DocstoreWriter:
-    """Writes each document raw-deflated on its own with a dictionary learnt from the first documents.
-
-    The dictionary is the tail of the first documents' JSON (deflate's preset dictionary is a window of
-    earlier text), so a document shares its field names, categories and boilerplate with it.
-    """
-
-    def __init__(self, out: Path) -> None:
-        self._out = out
-        self._fh = open(out / "products.deflate", "wb")  # noqa: SIM115 - closed in close()
-        self._pending: list[bytes] | None = []
-        self._zdict = b""
-        self._primed: Any = None
-        self.offsets = array("q", [0])
-
-    def add(self, blob: bytes) -> None:
-        if self._pending is not None:
-            self._pending.append(blob)
-            if len(self._pending) >= _ZDICT_SAMPLE_DOCS:
-                self._start()
-            return
-        self._write(blob)
-
-    def _start(self) -> None:
-        pending, self._pending = self._pending or [], None
-        self._zdict = b"\n".join(pending)[-_ZDICT_BYTES:]
-        (self._out / "products.zdict").write_bytes(self._zdict)
-        # Copying a compressor primed with the dictionary is cheaper than priming one per document.
-        # Level 4: half the CPU of level 6 for a docstore about 4 % larger.
-        self._primed = zlib.compressobj(4, zlib.DEFLATED, -15, zdict=self._zdict)
-        for blob in pending:
-            self._write(blob)
-
-    def _write(self, blob: bytes) -> None:
-        packer = self._primed.copy()
-        packed = packer.compress(blob) + packer.flush()
-        self._fh.write(packed)
-        self.offsets.append(self.offsets[-1] + len(packed))
-
-    def close(self) -> None:
-        if self._pending is not None:
-            self._start()
-        self._fh.close()
 
 
 def _dir_bytes(path: Path) -> int:
@@ -276,7 +226,7 @@ def build_index(
     sink = _ProgressSink(progress)
 
     qfh = open(out / "quarantine.jsonl", "wb")  # noqa: SIM115 - closed in finally
-    docstore = _DocstoreWriter(out)
+    docstore = DocstoreWriter(out)
     try:
 
         def quarantine(item: QuarantinedLine) -> None:
