@@ -91,6 +91,16 @@ def iter_raw_lines(path: str | Path) -> Iterator[tuple[int, bytes]]:
                 yield line_no, raw.rstrip(b"\r\n")
 
 
+def json_error_reason(raw: bytes | str, exc: orjson.JSONDecodeError) -> str:
+    """``invalid JSON: ...`` with the real position; orjson reports bad UTF-8 anywhere as column 1."""
+    if isinstance(raw, bytes) and "UTF-8" in str(exc):
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError as uerr:
+            return f"invalid UTF-8: {uerr.reason} at byte {uerr.start} (column {uerr.start + 1})"
+    return f"invalid JSON: {exc}"
+
+
 def _describe_validation_error(exc: ValidationError) -> str:
     parts = []
     for err in exc.errors()[:5]:
@@ -129,7 +139,7 @@ def iter_products(
         except ValidationError as exc:
             reason = _describe_validation_error(exc)
         except (orjson.JSONDecodeError, ValueError) as exc:
-            reason = f"invalid JSON: {exc}" if isinstance(exc, orjson.JSONDecodeError) else str(exc)
+            reason = json_error_reason(raw, exc) if isinstance(exc, orjson.JSONDecodeError) else str(exc)
         else:
             summary.kept += 1
             yield line
@@ -201,6 +211,7 @@ __all__ = [
     "dump_index_line",
     "iter_products",
     "iter_raw_lines",
+    "json_error_reason",
     "open_text",
     "parse_index_line",
     "read_catalog",

@@ -20,7 +20,7 @@ from typing import Any, Literal
 import orjson
 from pydantic import ValidationError
 
-from shoparena.catalog.io import open_binary
+from shoparena.catalog.io import json_error_reason, open_binary
 from shoparena.records.problem import (
     CATEGORY_OF_INTENT,
     Intent,
@@ -222,7 +222,8 @@ def parse_problem(record: object, source: ProblemSource) -> Problem:
 
     pid = record.get("problem_id")
     if pid is not None and (not isinstance(pid, str | int) or isinstance(pid, bool) or str(pid) == ""):
-        raise ProblemRecordError("problem_id", "must be a non-empty string")
+        kind = "an empty string" if pid == "" else f"{type(pid).__name__} {pid!r}"
+        raise ProblemRecordError("problem_id", f"must be a non-empty string or an integer, got {kind}")
     source = source.model_copy(update={"problem_id_given": pid is not None, "reward_shape": shape})
     fields: dict[str, Any] = {
         "problem_id": str(pid) if pid is not None else problem_id_for_query(query),
@@ -266,7 +267,7 @@ def _raw_records(path: Path) -> tuple[SuiteFormat, Iterator[tuple[int | None, in
             try:
                 yield line_no, None, orjson.loads(raw)
             except orjson.JSONDecodeError as exc:
-                yield line_no, None, ProblemRecordError("", f"invalid JSON: {exc}")
+                yield line_no, None, ProblemRecordError("", json_error_reason(raw, exc))
 
     return "sb_jsonl", lines()
 
