@@ -125,7 +125,11 @@ def test_voucher_rejects_discount_outside_unit_interval() -> None:
 
 
 def test_suite_loader_quarantines_bad_problems_naming_the_field(tmp_path) -> None:
-    base = {"query": "red shoes", "reward": {"product_id": "1", "title": ["Red shoes"]}, "category": "Product"}
+    base = {
+        "query": "red shoes",
+        "reward": {"product_id": "1", "title": ["Red shoes"]},
+        "category": "Product",
+    }
     records = [
         base,
         {**base, "query": "q2", "reward": {"product_id": ""}},

@@ -135,9 +135,7 @@ class Product(BaseModel):
 
 def build_contents(product: Product) -> str:
     """The only searchable text, built as upstream does: title, SKU values, attribute values, one per line."""
-    return "\n".join(
-        [product.title, " ".join(product.sku_values()), " ".join(product.attribute_values())]
-    )
+    return "\n".join([product.title, " ".join(product.sku_values()), " ".join(product.attribute_values())])
 
 
 class IndexLine(BaseModel):
