@@ -43,6 +43,8 @@ class LoadSummary:
     kept: int = 0
     quarantined: int = 0
     reasons: dict[str, int] = field(default_factory=dict)
+    #: Physical (1-based) line number of the record read last: lets consumers of a stream name lines.
+    line_no: int = 0
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -66,6 +68,26 @@ class _OwningGzipWriter(gzip.GzipFile):
             super().close()
         finally:
             self._raw.close()
+
+
+class SamePathError(ValueError):
+    """An output path that names an input: writing it would destroy the input before it is read."""
+
+
+def ensure_not_input(output: str | Path, *inputs: str | Path, option: str = "output") -> None:
+    """Refuse an output path that is one of the inputs (same file, also through links).
+
+    Raises:
+        SamePathError: naming the option and the path.
+    """
+    out = Path(output)
+    for item in inputs:
+        src = Path(item)
+        same = out.resolve() == src.resolve()
+        if not same and out.exists() and src.exists():
+            same = out.samefile(src)
+        if same:
+            raise SamePathError(f"{option} {output} is the input file {item}; writing it would destroy it")
 
 
 def open_binary(path: str | Path, mode: str = "rb") -> IO[bytes]:
@@ -134,6 +156,7 @@ def iter_products(
     summary = summary if summary is not None else LoadSummary(path=str(path))
     for line_no, raw in iter_raw_lines(path):
         summary.read += 1
+        summary.line_no = line_no
         try:
             line = parse_index_line(raw)
         except ValidationError as exc:
@@ -158,6 +181,8 @@ def read_catalog(
 ) -> tuple[list[IndexLine], LoadSummary]:
     """Read a whole (small) catalog into memory; use :func:`iter_products` for large ones."""
     summary = LoadSummary(path=str(path))
+    if quarantine_path:
+        ensure_not_input(quarantine_path, path, option="quarantine_path")
     qfh = open(quarantine_path, "wb") if quarantine_path else None  # noqa: SIM115
     try:
         sink = (lambda q: qfh.write(q.to_json() + b"\n")) if qfh else None
@@ -207,8 +232,10 @@ __all__ = [
     "CatalogWriter",
     "LoadSummary",
     "QuarantinedLine",
+    "SamePathError",
     "build_contents",
     "dump_index_line",
+    "ensure_not_input",
     "iter_products",
     "iter_raw_lines",
     "json_error_reason",

@@ -35,15 +35,15 @@ def _root(
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Debug logging."),
 ) -> None:
     """shoparena command line."""
+    from rich.console import Console
     from rich.logging import RichHandler
 
-    logging.basicConfig(
-        level=logging.DEBUG if verbose else logging.INFO,
-        format="%(message)s",
-        handlers=[RichHandler(show_path=False, rich_tracebacks=True)],
-        force=True,
-    )
-    # bm25s logs every index build at DEBUG through its own logger; keep the CLI output readable.
+    level = logging.DEBUG if verbose else logging.INFO
+    # Logs go to stderr (stdout is for results: ``--json`` output must parse), and the handler itself
+    # filters by level: libraries such as bm25s set their own loggers to DEBUG when first imported.
+    handler = RichHandler(console=Console(stderr=True), show_path=False, rich_tracebacks=True)
+    handler.setLevel(level)
+    logging.basicConfig(level=level, format="%(message)s", handlers=[handler], force=True)
     logging.getLogger("bm25s").setLevel(logging.WARNING)
 
 

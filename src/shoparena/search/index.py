@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import time
 from array import array
@@ -153,6 +154,79 @@ def _flush_chunk(
     spool.add(docs, terms, tf.astype(np.int32))
 
 
+class IndexBuildError(ValueError):
+    """An index build refused before it started (it would destroy its input or a foreign directory)."""
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _side_dirs(out: Path, kind: str) -> list[tuple[Path, int]]:
+    """``.<name>.<kind>-<pid>`` siblings of ``out`` with their pid."""
+    found = []
+    for path in out.parent.glob(f".{out.name}.{kind}-*"):
+        pid = path.name.rsplit("-", 1)[-1]
+        if pid.isdigit():
+            found.append((path, int(pid)))
+    return found
+
+
+def clean_stale_builds(out: Path) -> list[Path]:
+    """Remove what killed builds of ``out`` left behind; restore an index a crash left mid-swap.
+
+    Returns:
+        The removed directories.
+    """
+    removed = []
+    if not out.exists():
+        # A crash between the two renames of the swap: the previous index is still complete.
+        for old, pid in _side_dirs(out, "old"):
+            if not _pid_alive(pid) and (old / "manifest.json").exists():
+                old.rename(out)
+                break
+    for kind in ("build", "old"):
+        for path, pid in _side_dirs(out, kind):
+            if pid != os.getpid() and not _pid_alive(pid):
+                shutil.rmtree(path, ignore_errors=True)
+                removed.append(path)
+    shutil.rmtree(out / "_build_tmp", ignore_errors=True)  # left by builds before the atomic swap
+    return removed
+
+
+def _check_paths(catalog_path: Path, out: Path) -> None:
+    catalog = catalog_path.resolve()
+    target = out.resolve()
+    if target == catalog or target in catalog.parents:
+        raise IndexBuildError(
+            f"the catalog {catalog_path} lies inside the index directory {out}, which a build replaces; "
+            "choose another --out"
+        )
+    if out.exists() and not out.is_dir():
+        raise IndexBuildError(f"{out} exists and is not a directory")
+    if out.is_dir() and any(out.iterdir()) and not (out / "manifest.json").exists():
+        raise IndexBuildError(
+            f"{out} is a non-empty directory that is not an index (no manifest.json); refusing to replace it"
+        )
+
+
+def _swap_in(built: Path, out: Path) -> None:
+    """Make ``built`` the index at ``out``; the previous index stays complete until the last rename."""
+    if not out.exists():
+        built.rename(out)
+        return
+    old = out.parent / f".{out.name}.old-{os.getpid()}"
+    out.rename(old)
+    built.rename(out)
+    shutil.rmtree(old, ignore_errors=True)
+
+
 def build_index(
     catalog_path: str | Path,
     out_dir: str | Path,
@@ -163,9 +237,13 @@ def build_index(
 ) -> IndexStats:
     """Index a catalog for BM25 search, streaming it once.
 
+    The index is built in a hidden sibling directory (``.<name>.build-<pid>``) and swapped in only when
+    complete, so a failed or killed rebuild leaves the previous index working; what killed builds left
+    behind is removed at the next build.
+
     Args:
         catalog_path: ``documents.jsonl`` or ``.jsonl.gz`` in the upstream index-line format.
-        out_dir: Directory to write (created; files of a previous index there are replaced).
+        out_dir: Index directory (created, or an existing index replaced as a whole).
         k1: BM25 k1 (Pyserini default 0.9).
         b: BM25 b (Pyserini default 0.4).
         progress: ``True`` for a Rich progress display, a callable for a callback with the document
@@ -173,13 +251,41 @@ def build_index(
 
     Returns:
         Counts and timings of the build (also written to ``manifest.json``).
+
+    Raises:
+        IndexBuildError: the catalog lies inside ``out_dir``, or ``out_dir`` holds something else.
     """
-    started = time.perf_counter()
     catalog_path = Path(catalog_path)
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    clean_stale_builds(out)
+    _check_paths(catalog_path, out)
+    build = out.parent / f".{out.name}.build-{os.getpid()}"
+    shutil.rmtree(build, ignore_errors=True)
+    build.mkdir()
+    try:
+        stats = _build_into(catalog_path, build, k1=k1, b=b, progress=progress)
+        stats.out_dir = str(out)
+        manifest = read_manifest(build)
+        manifest["stats"] = stats.model_dump()
+        (build / "manifest.json").write_text(json.dumps(manifest, indent=2))
+        _swap_in(build, out)
+    except BaseException:
+        shutil.rmtree(build, ignore_errors=True)
+        raise
+    return stats
+
+
+def _build_into(
+    catalog_path: Path,
+    out: Path,
+    *,
+    k1: float,
+    b: float,
+    progress: bool | Callable[[int], None],
+) -> IndexStats:
+    started = time.perf_counter()
     tmp_dir = out / "_build_tmp"
-    shutil.rmtree(tmp_dir, ignore_errors=True)
     tmp_dir.mkdir()
 
     analyzer = LuceneEnglishAnalyzer()
@@ -215,10 +321,10 @@ def build_index(
                 duplicates += 1
                 raw = dump_index_line(line).decode()
                 quarantine(
-                    QuarantinedLine(summary.read, f"duplicate product_id: first at record {first}", raw)
+                    QuarantinedLine(summary.line_no, f"duplicate product_id: first at line {first}", raw)
                 )
                 continue
-            seen[pid] = summary.read
+            seen[pid] = summary.line_no
 
             tokens = raw_tokens(line.contents)
             ids = list(map(token_ids.get, tokens))
@@ -411,4 +517,11 @@ def read_manifest(index_dir: str | Path) -> dict[str, Any]:
     return json.loads((Path(index_dir) / "manifest.json").read_text())
 
 
-__all__ = ["SERVICE_BITS", "IndexStats", "build_index", "read_manifest"]
+__all__ = [
+    "SERVICE_BITS",
+    "IndexBuildError",
+    "IndexStats",
+    "build_index",
+    "clean_stale_builds",
+    "read_manifest",
+]

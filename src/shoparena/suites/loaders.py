@@ -12,6 +12,7 @@ and the field, and :class:`SuiteLoadSummary` counts add up (``read == kept + qua
 from __future__ import annotations
 
 import json
+import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -248,16 +249,79 @@ def parse_problem(record: object, source: ProblemSource) -> Problem:
 # ---------------------------------------------------------------------------------------------- reading
 
 
+_BOMS: tuple[tuple[bytes, str], ...] = (
+    (b"\xff\xfe\x00\x00", "utf-32"),
+    (b"\x00\x00\xfe\xff", "utf-32"),
+    (b"\xef\xbb\xbf", "utf-8-sig"),
+    (b"\xff\xfe", "utf-16"),
+    (b"\xfe\xff", "utf-16"),
+)
+#: The wrapper key of ``{"problems": [...]}`` suites.
+_WRAPPER_KEY = "problems"
+
+
+def _read_bytes(path: Path) -> bytes:
+    try:
+        with open_binary(path) as fh:
+            return fh.read()
+    except (OSError, EOFError, zlib.error) as exc:
+        what = "a corrupt or truncated gzip file" if path.suffix == ".gz" else "unreadable"
+        raise SuiteLoadError(f"{path}: {what}: {exc}") from None
+
+
+def _as_utf8(path: Path, data: bytes) -> bytes:
+    """The file's bytes as UTF-8: byte-order marks (UTF-8/16/32) are honoured and dropped.
+
+    Raises:
+        SuiteLoadError: NUL bytes without a byte-order mark (UTF-16/32 that cannot be told apart safely).
+    """
+    for bom, encoding in _BOMS:
+        if data.startswith(bom):
+            try:
+                return data.decode(encoding).encode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise SuiteLoadError(
+                    f"{path}: not valid {encoding} after its byte-order mark: {exc}"
+                ) from None
+    if b"\x00" in data[:4096]:
+        raise SuiteLoadError(
+            f"{path}: holds NUL bytes (UTF-16/32 without a byte-order mark?); save it as UTF-8 JSON or JSONL"
+        )
+    return data
+
+
+def _whole_document(path: Path, data: bytes) -> object | None:
+    """The file parsed as one JSON document, or None when it is not one (e.g. JSONL)."""
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return None
+
+
 def _raw_records(path: Path) -> tuple[SuiteFormat, Iterator[tuple[int | None, int | None, object]]]:
-    with open_binary(path) as fh:
-        data = fh.read()
+    data = _as_utf8(path, _read_bytes(path))
     head = data.lstrip()[:1]
     if head == b"[":
         try:
             array = orjson.loads(data)
         except orjson.JSONDecodeError as exc:
-            raise SuiteLoadError(f"{path}: not valid JSON: {exc}") from None
+            raise SuiteLoadError(f"{path}: not valid JSON: {json_error_reason(data, exc)}") from None
         return "oro_json", ((None, i, rec) for i, rec in enumerate(array))
+    if head == b"{":
+        doc = _whole_document(path, data)
+        if isinstance(doc, dict) and _WRAPPER_KEY in doc:
+            wrapped = doc[_WRAPPER_KEY]
+            if not isinstance(wrapped, list):
+                raise SuiteLoadError(f"{path}: '{_WRAPPER_KEY}' must be a list of problems")
+            return "oro_json", ((None, i, rec) for i, rec in enumerate(wrapped))
+        if isinstance(doc, dict) and not _KNOWN_KEYS & set(doc):
+            keys = ", ".join(list(doc)[:6])
+            raise SuiteLoadError(
+                f"{path}: one JSON object with keys {keys}; expected a problem array, "
+                f'{{"{_WRAPPER_KEY}": [...]}} or JSONL'
+            )
+        if isinstance(doc, dict):  # one problem, maybe pretty-printed over several lines
+            return "sb_jsonl", iter([(1, None, doc)])
 
     def lines() -> Iterator[tuple[int | None, int | None, object]]:
         # Split on b"\n" only: raw U+0085 inside queries must not start a new record.
