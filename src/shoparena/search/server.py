@@ -3,6 +3,10 @@
 Responses are bare JSON lists of projected product dicts. A missing required parameter is a 422 JSON error
 (upstream answers 500; a client error is the honest code), while an invalid ``page`` is ``[]`` with 200,
 as upstream. Endpoints are synchronous so FastAPI runs them in its thread pool and cores are used.
+
+Oversized requests get a JSON error instead of a dropped connection: a query string over
+:data:`MAX_QUERY_BYTES` is 413, request headers over :data:`MAX_HEADER_BYTES` are 431, and a request head
+over :data:`MAX_REQUEST_HEAD_BYTES` (which uvicorn cannot parse at all) is a JSON 400.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from typing import Any
 import orjson
 from fastapi import FastAPI, Query
 from fastapi.responses import Response
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from shoparena.search.engine import DEFAULT_RETRIEVE_K, SearchIndex
 
@@ -22,6 +27,75 @@ USAGE: dict[str, str] = {
 }
 HEALTH: dict[str, str] = {"status": "healthy", "service": "search-server"}
 DEFAULT_PORT = 5632
+#: Longest accepted query string (``q`` plus the other parameters), in bytes: 413 above.
+MAX_QUERY_BYTES = 64 * 1024
+#: Largest accepted total of request header names and values, in bytes: 431 above.
+MAX_HEADER_BYTES = 64 * 1024
+#: What uvicorn buffers of one request head before giving up (its default, 16 KiB, dropped 1 MB queries
+#: with a bare 400 and a reset connection); requests between the limits above and this get JSON errors.
+MAX_REQUEST_HEAD_BYTES = 4 * 1024 * 1024
+
+
+class RequestLimits:
+    """Pure ASGI middleware answering oversized query strings (413) and headers (431) with JSON."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            query = len(scope.get("query_string", b""))
+            headers = sum(len(k) + len(v) for k, v in scope.get("headers", ()))
+            if query > MAX_QUERY_BYTES:
+                await _send_error(
+                    send, 413, f"query string of {query} bytes over the limit of {MAX_QUERY_BYTES}"
+                )
+                return
+            if headers > MAX_HEADER_BYTES:
+                await _send_error(
+                    send, 431, f"request headers of {headers} bytes over the limit of {MAX_HEADER_BYTES}"
+                )
+                return
+        await self.app(scope, receive, send)
+
+
+async def _send_error(send: Any, status: int, message: str) -> None:
+    body = orjson.dumps({"error": message, "status": status})
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+class JsonErrorH11Protocol(H11Protocol):
+    """uvicorn's h11 protocol, answering requests it cannot parse with a JSON 400 instead of plain text."""
+
+    def send_400_response(self, msg: str) -> None:
+        import h11
+
+        limit = MAX_REQUEST_HEAD_BYTES
+        body = orjson.dumps({"error": f"invalid HTTP request (malformed, or a head over {limit} bytes)"})
+        headers = [(b"content-type", b"application/json"), (b"connection", b"close")]
+        self.transport.write(
+            self.conn.send(h11.Response(status_code=400, headers=headers, reason=b"Bad Request"))
+        )
+        self.transport.write(self.conn.send(h11.Data(data=body)))
+        self.transport.write(self.conn.send(h11.EndOfMessage()))
+        self.transport.close()
+
+
+def server_config(app: Any, host: str = "127.0.0.1", port: int = DEFAULT_PORT, **kwargs: Any) -> Any:
+    """The uvicorn config the search server runs with (request limits, JSON protocol errors)."""
+    import uvicorn
+
+    options: dict[str, Any] = {
+        "log_level": "warning",
+        "access_log": False,
+        "http": JsonErrorH11Protocol,
+        "h11_max_incomplete_event_size": MAX_REQUEST_HEAD_BYTES,
+        "backlog": 4096,
+        **kwargs,
+    }
+    return uvicorn.Config(app, host=host, port=port, **options)
 
 
 def _json(payload: Any) -> Response:
@@ -36,6 +110,7 @@ def create_app(index: SearchIndex) -> FastAPI:
     """
     app = FastAPI(title="shoparena search server", docs_url=None, redoc_url=None, openapi_url=None)
     app.state.index = index
+    app.add_middleware(RequestLimits)
 
     @app.get("/")
     def usage() -> Response:
@@ -79,7 +154,19 @@ def serve(
     import uvicorn
 
     index = SearchIndex.open(index_dir, retrieve_k=retrieve_k)
-    uvicorn.run(create_app(index), host=host, port=port, log_level=log_level, access_log=False)
+    uvicorn.Server(server_config(create_app(index), host, port, log_level=log_level)).run()
 
 
-__all__ = ["DEFAULT_PORT", "HEALTH", "USAGE", "create_app", "serve"]
+__all__ = [
+    "DEFAULT_PORT",
+    "HEALTH",
+    "MAX_HEADER_BYTES",
+    "MAX_QUERY_BYTES",
+    "MAX_REQUEST_HEAD_BYTES",
+    "USAGE",
+    "JsonErrorH11Protocol",
+    "RequestLimits",
+    "create_app",
+    "serve",
+    "server_config",
+]
