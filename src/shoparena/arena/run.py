@@ -200,7 +200,7 @@ def run_arena(config: ArenaRunConfig, *, backend: Any = None, search: Any = None
     state = ProxyState(config.proxy, unattributed_log=out / "proxy" / "_unattributed.jsonl")
     (out / "proxy").mkdir(exist_ok=True)
     summaries: list[AgentSummary] = []
-    server = ProxyServer(create_proxy_app(search, backend, state)).start()
+    server = ProxyServer(create_proxy_app(search, backend, state), peer_gid=sandbox.peer_gid).start()
     try:
         for name, agent_file in zip(names, config.agents, strict=True):
             started = time.monotonic()

@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 import logging
 import pkgutil
+import signal
 
 import typer
 
@@ -62,7 +63,13 @@ def _register_all() -> None:
 _register_all()
 
 
+def _exit_on_sigterm(signum: int, frame: object) -> None:
+    # SIGTERM's default action skips finally blocks and atexit: temp dirs and sockets would be left behind.
+    raise SystemExit(128 + signum)
+
+
 def main() -> None:
+    signal.signal(signal.SIGTERM, _exit_on_sigterm)
     app()
 
 

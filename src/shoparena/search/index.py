@@ -34,6 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field
 import shoparena
 from shoparena.catalog.io import LoadSummary, QuarantinedLine, dump_index_line, iter_products
 from shoparena.records.catalog import SERVICES
+from shoparena.runs.stale import pid_alive
 from shoparena.search.analysis import LUCENE_ENGLISH_STOP_WORDS, LuceneEnglishAnalyzer, raw_tokens
 from shoparena.search.bm25 import encode_norm, lossy_length, lucene_idf, term_scores
 
@@ -158,16 +159,6 @@ class IndexBuildError(ValueError):
     """An index build refused before it started (it would destroy its input or a foreign directory)."""
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def _side_dirs(out: Path, kind: str) -> list[tuple[Path, int]]:
     """``.<name>.<kind>-<pid>`` siblings of ``out`` with their pid."""
     found = []
@@ -188,12 +179,12 @@ def clean_stale_builds(out: Path) -> list[Path]:
     if not out.exists():
         # A crash between the two renames of the swap: the previous index is still complete.
         for old, pid in _side_dirs(out, "old"):
-            if not _pid_alive(pid) and (old / "manifest.json").exists():
+            if not pid_alive(pid) and (old / "manifest.json").exists():
                 old.rename(out)
                 break
     for kind in ("build", "old"):
         for path, pid in _side_dirs(out, kind):
-            if pid != os.getpid() and not _pid_alive(pid):
+            if pid != os.getpid() and not pid_alive(pid):
                 shutil.rmtree(path, ignore_errors=True)
                 removed.append(path)
     shutil.rmtree(out / "_build_tmp", ignore_errors=True)  # left by builds before the atomic swap
