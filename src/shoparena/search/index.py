@@ -255,11 +255,7 @@ def build_index(
     shutil.rmtree(build, ignore_errors=True)
     build.mkdir()
     try:
-        stats = _build_into(catalog_path, build, k1=k1, b=b, progress=progress)
-        stats.out_dir = str(out)
-        manifest = read_manifest(build)
-        manifest["stats"] = stats.model_dump()
-        (build / "manifest.json").write_text(json.dumps(manifest, indent=2))
+        stats = _build_into(catalog_path, build, out, k1=k1, b=b, progress=progress)
         _swap_in(build, out)
     except BaseException:
         shutil.rmtree(build, ignore_errors=True)
@@ -270,6 +266,7 @@ def build_index(
 def _build_into(
     catalog_path: Path,
     out: Path,
+    final_out: Path,
     *,
     k1: float,
     b: float,
@@ -455,7 +452,7 @@ def _build_into(
 
     stats = IndexStats(
         catalog=str(catalog_path),
-        out_dir=str(out),
+        out_dir=str(final_out),
         read=summary.read,
         docs=n_docs,
         quarantined=summary.quarantined + duplicates,
