@@ -105,6 +105,22 @@ def open_text(path: str | Path, mode: str = "r") -> IO[str]:
     return io.TextIOWrapper(open_binary(path, mode.replace("t", "") + "b"), encoding="utf-8", newline="")
 
 
+class FileEncodingError(ValueError):
+    """A line file in UTF-16/32: its lines cannot be split on ``\\n`` bytes; names the file."""
+
+
+def check_utf8_lines(path: str | Path) -> None:
+    """Refuse a JSONL file in UTF-16/32 (a byte-order mark or NUL bytes at its start).
+
+    Raises:
+        FileEncodingError: naming the file, instead of one "invalid JSON" per line.
+    """
+    with open_binary(path) as fh:
+        head = fh.read(4)
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")) or b"\x00" in head:
+        raise FileEncodingError(f"{path}: UTF-16/32 text; JSONL files must be UTF-8 (convert it with iconv)")
+
+
 def iter_raw_lines(path: str | Path) -> Iterator[tuple[int, bytes]]:
     """Yield ``(line_no, bytes)`` for non-blank lines, split on b'\\n' only (1-based numbering)."""
     with open_binary(path) as fh:
@@ -154,6 +170,7 @@ def iter_products(
 ) -> Iterator[IndexLine]:
     """Stream validated index lines; bad lines go to ``quarantine`` (or raise in ``strict`` mode)."""
     summary = summary if summary is not None else LoadSummary(path=str(path))
+    check_utf8_lines(path)
     for line_no, raw in iter_raw_lines(path):
         summary.read += 1
         summary.line_no = line_no
@@ -230,10 +247,12 @@ class CatalogWriter:
 __all__ = [
     "CatalogLoadError",
     "CatalogWriter",
+    "FileEncodingError",
     "LoadSummary",
     "QuarantinedLine",
     "SamePathError",
     "build_contents",
+    "check_utf8_lines",
     "dump_index_line",
     "ensure_not_input",
     "iter_products",

@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from shoparena.catalog.io import LoadSummary, QuarantinedLine, iter_raw_lines, open_binary
+from shoparena.catalog.io import LoadSummary, QuarantinedLine, check_utf8_lines, iter_raw_lines, open_binary
 from shoparena.formats._common import FormatError, reason_kind, type_name
 from shoparena.formats.native import chat_to_trajectory
 from shoparena.formats.oro import ENVELOPE_KEYS, dumps_oro_line, from_oro_dialogue, from_oro_envelope
@@ -27,7 +27,7 @@ from shoparena.records.trajectory import Trajectory
 
 def _validation_error(exc: ValidationError, line_no: int | None, prefix: str = "") -> FormatError:
     err = exc.errors()[0]
-    loc = ".".join(str(p) for p in err["loc"])
+    loc = ".".join(str(p) if str(p).strip() else repr(p) for p in err["loc"])  # name even a key ""
     return FormatError(f"{prefix}{loc}" if loc else prefix.rstrip("."), err["msg"], line_no=line_no)
 
 
@@ -97,6 +97,7 @@ def read_trajectories(
         strict: Raise :class:`FormatError` on the first bad line instead.
     """
     summary = summary if summary is not None else LoadSummary(path=str(path))
+    check_utf8_lines(path)
     for line_no, raw in iter_raw_lines(path):
         summary.read += 1
         try:

@@ -180,7 +180,8 @@ def parse_problem(record: object, source: ProblemSource) -> Problem:
         raise ProblemRecordError("", f"expected a JSON object, got {type(record).__name__}")
     unknown = sorted(set(record) - _KNOWN_KEYS)
     if unknown:
-        raise ProblemRecordError(unknown[0], "unknown key")
+        key = unknown[0]
+        raise ProblemRecordError(key if key.strip() else repr(key), f"unknown key {key!r}")
     query = record.get("query")
     if not isinstance(query, str) or not query.strip():
         raise ProblemRecordError("query", "missing or not a non-empty string")
