@@ -277,7 +277,11 @@ def check_suite(path: Path, tally: Tally) -> None:
         assert str(path) in str(exc)
         tally.file_errors += 1
         return
-    assert summary.read == summary.kept + summary.quarantined == len(problems) + len(summary.problems_quarantined)
+    assert (
+        summary.read
+        == summary.kept + summary.quarantined
+        == len(problems) + len(summary.problems_quarantined)
+    )
     for bad in summary.problems_quarantined:
         assert bad.reason
         named = bad.field.split(".")[0] in PROBLEM_FIELDS or bad.field in {"", "<record>"}
@@ -324,7 +328,10 @@ RECORD_DETAILS = ("invalid JSON", "invalid UTF-8", "expected", "unrecognised rec
 def fuzz_catalog(tmp: Path, seed: int, n_lines: int, seeds: list[bytes]) -> Tally:
     rng = random.Random(seed)
     tally = Tally()
-    lines = [mutate_line(rng, rng.choice(seeds)) if rng.random() < 0.7 else rng.choice(seeds) for _ in range(n_lines)]
+    lines = [
+        mutate_line(rng, rng.choice(seeds)) if rng.random() < 0.7 else rng.choice(seeds)
+        for _ in range(n_lines)
+    ]
     path = tmp / f"catalog-{seed}.jsonl"
     path.write_bytes(b"\n".join(lines) + b"\n")
     check_catalog(path, tally)
@@ -336,7 +343,9 @@ def fuzz_catalog(tmp: Path, seed: int, n_lines: int, seeds: list[bytes]) -> Tall
     return tally
 
 
-def fuzz_problem_files(tmp: Path, seed: int, n_files: int, records: list[dict[str, Any]], per_file: int = 6) -> Tally:
+def fuzz_problem_files(
+    tmp: Path, seed: int, n_files: int, records: list[dict[str, Any]], per_file: int = 6
+) -> Tally:
     rng = random.Random(seed)
     tally = Tally()
     for i in range(n_files):
@@ -369,5 +378,3 @@ def fuzz_trajectory_files(tmp: Path, seed: int, n_files: int, seeds: list[bytes]
         path.write_bytes(data)
         check_trajectories(path, tally)
     return tally
-
-

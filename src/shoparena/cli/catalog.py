@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
-from shoparena.cli._guards import refuse_output_over_input
+from shoparena.cli._guards import input_errors_exit, refuse_output_over_input
 
 catalog_app = typer.Typer(help="Catalogs in the upstream documents.jsonl[.gz] format.", no_args_is_help=True)
 console = Console(stderr=True)
@@ -27,9 +27,10 @@ def validate(
     summary = LoadSummary(path=str(path))
     qfh = open(quarantine, "wb") if quarantine else None  # noqa: SIM115
     try:
-        sink = (lambda q: qfh.write(q.to_json() + b"\n")) if qfh else None
-        for _ in iter_products(path, summary=summary, quarantine=sink):
-            pass
+        with input_errors_exit():
+            sink = (lambda q: qfh.write(q.to_json() + b"\n")) if qfh else None
+            for _ in iter_products(path, summary=summary, quarantine=sink):
+                pass
     finally:
         if qfh:
             qfh.close()
@@ -81,7 +82,8 @@ def index(
     from shoparena.search.index import IndexBuildError, build_index
 
     try:
-        stats = build_index(path, out, k1=k1, b=b, progress=not as_json)
+        with input_errors_exit():
+            stats = build_index(path, out, k1=k1, b=b, progress=not as_json)
     except IndexBuildError as exc:
         raise typer.BadParameter(str(exc), param_hint="--out") from None
     if as_json:
