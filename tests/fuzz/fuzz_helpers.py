@@ -215,6 +215,8 @@ class Tally:
     kept: int = 0
     quarantined: int = 0
     file_errors: int = 0
+    #: Non-blank lines written (what ``read`` must count), where known.
+    records: int = 0
     reasons: dict[str, int] = field(default_factory=dict)
 
     def add_reason(self, reason: str) -> None:
@@ -335,6 +337,7 @@ def fuzz_catalog(tmp: Path, seed: int, n_lines: int, seeds: list[bytes]) -> Tall
     path = tmp / f"catalog-{seed}.jsonl"
     path.write_bytes(b"\n".join(lines) + b"\n")
     check_catalog(path, tally)
+    tally.records = sum(1 for line in lines if line.strip())  # blank lines are not records
     for i in range(4):  # whole-file encodings on small catalogs
         data, _ = encode_file(rng, b"\n".join(rng.choice(lines) for _ in range(20)) + b"\n")
         small = tmp / f"catalog-{seed}-{i}.jsonl"
@@ -376,5 +379,8 @@ def fuzz_trajectory_files(tmp: Path, seed: int, n_files: int, seeds: list[bytes]
         path = tmp / f"traj-{seed}-{i}.jsonl"
         data, _ = encode_file(rng, b"\n".join(lines) + b"\n")
         path.write_bytes(data)
+        errors = tally.file_errors
         check_trajectories(path, tally)
+        if tally.file_errors == errors:
+            tally.records += sum(1 for line in data.split(b"\n") if line.strip())
     return tally

@@ -11,6 +11,7 @@ over :data:`MAX_REQUEST_HEAD_BYTES` (which uvicorn cannot parse at all) is a JSO
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -83,19 +84,23 @@ class JsonErrorH11Protocol(H11Protocol):
         self.transport.close()
 
 
-def server_config(app: Any, host: str = "127.0.0.1", port: int = DEFAULT_PORT, **kwargs: Any) -> Any:
-    """The uvicorn config the search server runs with (request limits, JSON protocol errors)."""
-    import uvicorn
-
-    options: dict[str, Any] = {
+def server_options(**overrides: Any) -> dict[str, Any]:
+    """uvicorn settings of the search server: request limits, JSON protocol errors, a deep backlog."""
+    return {
         "log_level": "warning",
         "access_log": False,
         "http": JsonErrorH11Protocol,
         "h11_max_incomplete_event_size": MAX_REQUEST_HEAD_BYTES,
         "backlog": 4096,
-        **kwargs,
+        **overrides,
     }
-    return uvicorn.Config(app, host=host, port=port, **options)
+
+
+def server_config(app: Any, host: str = "127.0.0.1", port: int = DEFAULT_PORT, **overrides: Any) -> Any:
+    """The uvicorn config the search server runs with (see :func:`server_options`)."""
+    import uvicorn
+
+    return uvicorn.Config(app, host=host, port=port, **server_options(**overrides))
 
 
 def _json(payload: Any) -> Response:
@@ -142,6 +147,18 @@ def create_app(index: SearchIndex) -> FastAPI:
     return app
 
 
+#: How worker processes (``serve(workers=N)``) learn which index to open.
+INDEX_ENV = "SHOPARENA_SEARCH_INDEX"
+RETRIEVE_K_ENV = "SHOPARENA_SEARCH_RETRIEVE_K"
+
+
+def app_from_env() -> FastAPI:
+    """The app of one worker process: opens the index named by :data:`INDEX_ENV` (memory-mapped, so
+    workers share the index pages)."""
+    index = SearchIndex.open(os.environ[INDEX_ENV], retrieve_k=int(os.environ[RETRIEVE_K_ENV]))
+    return create_app(index)
+
+
 def serve(
     index_dir: str | Path,
     host: str = "127.0.0.1",
@@ -149,12 +166,27 @@ def serve(
     *,
     retrieve_k: int = DEFAULT_RETRIEVE_K,
     log_level: str = "warning",
+    workers: int = 1,
 ) -> None:
-    """Open ``index_dir`` and serve it with uvicorn until interrupted."""
+    """Open ``index_dir`` and serve it with uvicorn until interrupted.
+
+    Args:
+        workers: Server processes; more than one spreads requests over cores (each opens the same
+            memory-mapped index).
+    """
     import uvicorn
 
-    index = SearchIndex.open(index_dir, retrieve_k=retrieve_k)
-    uvicorn.Server(server_config(create_app(index), host, port, log_level=log_level)).run()
+    if workers <= 1:
+        index = SearchIndex.open(index_dir, retrieve_k=retrieve_k)
+        uvicorn.Server(server_config(create_app(index), host, port, log_level=log_level)).run()
+        return
+    SearchIndex.open(index_dir, retrieve_k=retrieve_k)  # fail here, once, on a broken index
+    os.environ[INDEX_ENV] = str(Path(index_dir).resolve())
+    os.environ[RETRIEVE_K_ENV] = str(retrieve_k)
+    app = "shoparena.search.server:app_from_env"
+    uvicorn.run(
+        app, host=host, port=port, **server_options(log_level=log_level, factory=True, workers=workers)
+    )
 
 
 __all__ = [
@@ -166,7 +198,9 @@ __all__ = [
     "USAGE",
     "JsonErrorH11Protocol",
     "RequestLimits",
+    "app_from_env",
     "create_app",
     "serve",
     "server_config",
+    "server_options",
 ]

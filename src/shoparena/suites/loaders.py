@@ -138,7 +138,21 @@ def _first_error(exc: ValidationError, prefix: str = "") -> ProblemRecordError:
     message = first["msg"]
     if len(errors) > 1:
         message += f" (+{len(errors) - 1} more)"
-    return ProblemRecordError(_loc(first, prefix), message)
+    loc = _loc(first, prefix)
+    if not loc:  # a whole-record rule: name the field the rule is about
+        loc = next((key for word, key in _RULE_FIELDS if word in message), prefix)
+    return ProblemRecordError(loc, message.removeprefix("Value error, "))
+
+
+#: Record-level rules of :class:`Problem` and :class:`Voucher`, by a word of their message, and the field.
+_RULE_FIELDS = (
+    ("Knowledge_Attribute", "Knowledge_Attribute"),
+    ("voucher", "voucher"),
+    ("reward", "reward"),
+    ("GT product", "reward"),
+    ("face_value", "voucher.face_value"),
+    ("discount and cap", "voucher.discount"),
+)
 
 
 def _parse_reward_item(raw: object, prefix: str) -> RewardItem:
