@@ -29,7 +29,7 @@ def test_large_fuzz_run(tmp_path: Path) -> None:
     catalog = fuzz_catalog(tmp_path, SEED, 10_000, catalog_seed_lines(tmp_path, 1000))
     stats = build_index(tmp_path / f"catalog-{SEED}.jsonl", tmp_path / "index", progress=False)
     assert stats.read == catalog.records == stats.docs + stats.quarantined
-    problems = fuzz_problem_files(tmp_path, SEED, 1_700, problem_seed_records())
+    problems = fuzz_problem_files(tmp_path, SEED, 2_000, problem_seed_records())
     trajectories = fuzz_trajectory_files(tmp_path, SEED, 1_300, trajectory_seed_lines())
     for name, tally in (
         ("catalog lines", catalog),

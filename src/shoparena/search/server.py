@@ -2,7 +2,8 @@
 
 Responses are bare JSON lists of projected product dicts. A missing required parameter is a 422 JSON error
 (upstream answers 500; a client error is the honest code), while an invalid ``page`` is ``[]`` with 200,
-as upstream. Endpoints are synchronous so FastAPI runs them in its thread pool and cores are used.
+as upstream. Endpoints run on the event loop (a search takes about a millisecond, less than a thread-pool
+hop costs under load); ``workers`` > 1 spreads requests over cores, each process mapping the same index.
 
 Oversized requests get a JSON error instead of a dropped connection: a query string over
 :data:`MAX_QUERY_BYTES` is 413, request headers over :data:`MAX_HEADER_BYTES` are 431, and a request head
@@ -118,15 +119,15 @@ def create_app(index: SearchIndex) -> FastAPI:
     app.add_middleware(RequestLimits)
 
     @app.get("/")
-    def usage() -> Response:
+    async def usage() -> Response:
         return _json(USAGE)
 
     @app.get("/health")
-    def health() -> Response:
+    async def health() -> Response:
         return _json(HEALTH)
 
     @app.get("/find_product")
-    def find_product(
+    async def find_product(
         q: str = Query(...),
         page: str | None = None,
         shop_id: str | None = None,
@@ -137,11 +138,11 @@ def create_app(index: SearchIndex) -> FastAPI:
         return _json(index.find_product_dicts(q, page, shop_id, price, sort, service))
 
     @app.get("/view_product_information")
-    def view_product_information(product_ids: str = Query(...)) -> Response:
+    async def view_product_information(product_ids: str = Query(...)) -> Response:
         return _json(index.view_dicts(product_ids))
 
     @app.get("/get_product_raw")
-    def get_product_raw(product_ids: str = Query(...)) -> Response:
+    async def get_product_raw(product_ids: str = Query(...)) -> Response:
         return _json(index.raw_dicts(product_ids))
 
     return app
