@@ -1,11 +1,25 @@
-"""Our JSONL side-file reader splits on newline only and reports what it skips."""
+"""The one line-I/O layer: split on newline only, report what is skipped, typed gzip errors, torn tails."""
 
 from __future__ import annotations
 
+import gzip
+import hashlib
 import json
 import logging
 
-from shoparena.jsonl import read_jsonl_dicts
+import pytest
+
+from shoparena.jsonl import (
+    EXIT_UNREADABLE_INPUT,
+    JsonlReadError,
+    iter_jsonl,
+    iter_raw_lines,
+    read_bytes,
+    read_jsonl_dicts,
+    repair_torn_tail,
+    sha256_file,
+    write_jsonl,
+)
 
 
 def test_records_with_unicode_line_separators_survive(tmp_path, caplog):
@@ -20,3 +34,78 @@ def test_records_with_unicode_line_separators_survive(tmp_path, caplog):
 
 def test_missing_file_reads_empty(tmp_path):
     assert read_jsonl_dicts(tmp_path / "absent.jsonl") == []
+
+
+# --- gzip damage is a typed error naming the file and the line, never a BadGzipFile traceback ---
+def _gz_lines(n: int) -> bytes:
+    return gzip.compress(b"".join(json.dumps({"i": i, "pad": "x" * 40}).encode() + b"\n" for i in range(n)))
+
+
+def _damaged(tmp_path, kind: str):
+    data = _gz_lines(4000)
+    path = tmp_path / f"{kind}.jsonl.gz"
+    if kind == "not_gzip":
+        path.write_bytes(b'{"i": 0}\n')
+    elif kind == "truncated":
+        path.write_bytes(data[: len(data) // 2])
+    else:  # bad CRC: flip a byte of the trailer's CRC32
+        bad = bytearray(data)
+        bad[-6] ^= 0xFF
+        path.write_bytes(bytes(bad))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("kind", "words"),
+    [("not_gzip", "not a gzip file"), ("truncated", "truncated gzip"), ("bad_crc", "CRC check failed")],
+)
+def test_gzip_damage_is_a_typed_error_with_file_and_line(tmp_path, kind, words):
+    path = _damaged(tmp_path, kind)
+    seen = []
+    with pytest.raises(JsonlReadError) as info:
+        for line_no, _ in iter_raw_lines(path):
+            seen.append(line_no)
+    err = info.value
+    assert err.path == str(path) and words in err.detail
+    assert err.line_no == (seen[-1] + 1 if seen else 1)  # the first line that could not be read
+    assert str(err).startswith(f"{path}:{err.line_no}: ")
+    if kind == "bad_crc":
+        assert seen == list(range(1, 4001))  # every line came through; the damage is found at the end
+    with pytest.raises(JsonlReadError, match="gzip"):
+        read_bytes(path)
+
+
+def test_gzip_damage_through_a_cli_command_exits_3(tmp_path):
+    from typer.testing import CliRunner
+
+    from shoparena.cli.main import app
+
+    for kind in ("not_gzip", "truncated", "bad_crc"):
+        path = _damaged(tmp_path, kind)
+        res = CliRunner().invoke(app, ["catalog", "validate", str(path)])
+        assert res.exit_code == EXIT_UNREADABLE_INPUT == 3, res.output
+        assert "Traceback" not in res.output and f"unreadable input: {path}:" in res.output
+
+
+def test_write_then_read_gzip_and_plain_round_trip(tmp_path):
+    records = [{"t": "a\u2028b"}, {"t": "c\u0085"}, [1, 2]]
+    for name in ("r.jsonl", "r.jsonl.gz"):
+        assert write_jsonl(tmp_path / name, records) == 3
+        assert [v for _, v in iter_jsonl(tmp_path / name)] == records
+
+
+def test_repair_torn_tail_cuts_only_the_partial_line(tmp_path):
+    path = tmp_path / "o.jsonl"
+    big = json.dumps({"problem_id": "p", "dialogue": "y" * 200_000})  # torn line longer than one scan block
+    path.write_text('{"a": 1}\n' + big[:150_000])
+    assert repair_torn_tail(path) == 150_000
+    assert path.read_text() == '{"a": 1}\n'
+    assert repair_torn_tail(path) == 0
+    path.write_text('{"torn only')
+    assert repair_torn_tail(path) == len('{"torn only') and path.read_bytes() == b""
+
+
+def test_sha256_file_matches_hashlib(tmp_path):
+    path = tmp_path / "f.bin"
+    path.write_bytes(b"x" * 3_000_000)
+    assert sha256_file(path) == hashlib.sha256(b"x" * 3_000_000).hexdigest()

@@ -8,7 +8,7 @@ import yaml
 from rich.console import Console
 
 from shoparena.quickstart import QuickstartConfig, run_quickstart
-from shoparena.runs.rundir import Manifest
+from shoparena.runs.manifest import RunManifest
 
 STAGES = ["catalog", "index", "suite", "episodes"]
 
@@ -20,7 +20,7 @@ def test_quickstart_runs_every_stage_and_resumes(tmp_path):
 
     run = tmp_path / "run"
     assert yaml.safe_load((run / "config.yaml").read_text())["problems"] == 12
-    manifest = Manifest.model_validate_json((run / "manifest.json").read_text())
+    manifest = RunManifest.model_validate_json((run / "manifest.json").read_text())
     assert list(manifest.stages) == STAGES
     assert json.loads((run / "summary.json").read_text())["scores"].keys() == {"strict", "shoppingbench"}
     # Every problem of the bank got an episode and a verdict under both profiles.
@@ -35,7 +35,7 @@ def test_quickstart_runs_every_stage_and_resumes(tmp_path):
 
     # Same command again: every stage is resumed, nothing is redone or appended.
     again = run_quickstart(config, tmp_path / "run", console=console)
-    manifest2 = Manifest.model_validate_json((run / "manifest.json").read_text())
+    manifest2 = RunManifest.model_validate_json((run / "manifest.json").read_text())
     assert {k: v.completed_at for k, v in manifest2.stages.items()} == {
         k: v.completed_at for k, v in manifest.stages.items()
     }
@@ -45,7 +45,7 @@ def test_quickstart_runs_every_stage_and_resumes(tmp_path):
     # A changed suite config redoes the suite and everything after it, not the catalog or index.
     bigger = config.model_copy(update={"problems": 16})
     run_quickstart(bigger, tmp_path / "run", console=console)
-    manifest3 = Manifest.model_validate_json((run / "manifest.json").read_text())
+    manifest3 = RunManifest.model_validate_json((run / "manifest.json").read_text())
     assert manifest3.stages["catalog"].completed_at == manifest.stages["catalog"].completed_at
     assert manifest3.stages["suite"].completed_at > manifest.stages["suite"].completed_at
     new_episodes = run / manifest3.stages["episodes"].outputs["path"]

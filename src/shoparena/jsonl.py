@@ -1,39 +1,216 @@
-"""Reading our own JSONL side files (envelopes, proxy logs, verdicts) safely.
+"""The one home for line-oriented file I/O: JSONL (optionally gzip), appends, hashing.
 
-Records are split on ``\\n`` only: JSON written with ``ensure_ascii=False`` may hold U+0085 or U+2028 inside
-strings, which ``str.splitlines`` treats as line breaks and would silently drop those records.
+Records are split on ``\\n`` only: JSON written with ``ensure_ascii=False`` and upstream catalogs hold raw
+U+0085 or U+2028 inside strings, which ``str.splitlines`` treats as line breaks and would silently cut
+records. A ``.gz`` suffix means gzip; a gzip file that is not gzip, has a bad CRC or is truncated raises
+:class:`JsonlReadError` naming the file and the line reached, never a ``BadGzipFile`` traceback.
 """
 
 from __future__ import annotations
 
+import gzip
+import hashlib
 import json
 import logging
+import os
+import zlib
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 log = logging.getLogger(__name__)
+
+#: Exit code of CLI commands when an input file cannot be read at the byte level (corrupt gzip, I/O error).
+EXIT_UNREADABLE_INPUT = 3
+
+# What the gzip module raises on a damaged stream: not gzip, bad CRC / length, truncated, bad deflate data.
+_GZIP_ERRORS = (gzip.BadGzipFile, EOFError, zlib.error)
+
+
+class JsonlReadError(ValueError):
+    """A file could not be read at the byte level; names the file and the (1-based) line reached."""
+
+    def __init__(self, path: str | Path, detail: str, *, line_no: int | None = None) -> None:
+        self.path = str(path)
+        self.detail = detail
+        self.line_no = line_no
+        where = f"{self.path}:{line_no}" if line_no is not None else self.path
+        super().__init__(f"{where}: {detail}")
+
+
+def _gzip_detail(exc: BaseException) -> str:
+    if isinstance(exc, EOFError):
+        return "truncated gzip file (the compressed stream ends early)"
+    if isinstance(exc, gzip.BadGzipFile):
+        text = str(exc)
+        if text.startswith("Not a gzipped file"):
+            return "not a gzip file (bad magic number) although the name ends in .gz"
+        return f"corrupt gzip file ({text})"  # CRC check failed / incorrect length
+    return f"corrupt gzip data ({exc})"
+
+
+class _OwningGzipWriter(gzip.GzipFile):
+    """A gzip writer with a fixed header (mtime 0, no name) that closes the file it opened."""
+
+    def __init__(self, path: Path, mode: str) -> None:
+        self._raw = open(path, mode)  # noqa: SIM115 - closed in close()
+        super().__init__(filename="", mode=mode, fileobj=self._raw, compresslevel=3, mtime=0)
+
+    def close(self) -> None:
+        try:
+            super().close()
+        finally:
+            self._raw.close()
+
+
+def open_binary(path: str | Path, mode: str = "rb") -> IO[bytes]:
+    """Open a file for binary reading or writing; ``.gz`` is gzip (written reproducibly: mtime 0, no name)."""
+    path = Path(path)
+    if path.suffix == ".gz":
+        if "w" in mode or "a" in mode:
+            return _OwningGzipWriter(path, mode.replace("b", "") + "b")
+        return gzip.open(path, mode)
+    return open(path, mode)
+
+
+def read_bytes(path: str | Path) -> bytes:
+    """The whole (decompressed) content of a file.
+
+    Raises:
+        JsonlReadError: a damaged gzip file (names the file; line unknown for a whole-file read).
+    """
+    try:
+        with open_binary(path) as fh:
+            return fh.read()
+    except _GZIP_ERRORS as exc:
+        raise JsonlReadError(path, _gzip_detail(exc)) from None
+
+
+def iter_raw_lines(path: str | Path) -> Iterator[tuple[int, bytes]]:
+    """Yield ``(line_no, bytes)`` for non-blank lines, split on ``b"\\n"`` only (1-based numbering).
+
+    A trailing ``\\r`` is removed. Streams: the whole file is never held in memory.
+
+    Raises:
+        JsonlReadError: a damaged gzip file, naming the line at which reading failed; or a UTF-16/32 file
+            (its lines cannot be split on ``\\n`` bytes), instead of one "invalid JSON" per line.
+    """
+    line_no = 0
+    try:
+        with open_binary(path) as fh:
+            head = fh.peek(4)[:4]
+            if head.startswith((b"\xff\xfe", b"\xfe\xff")) or b"\x00" in head:
+                raise JsonlReadError(
+                    path, "UTF-16/32 text; JSONL files must be UTF-8 (convert with iconv)", line_no=1
+                )
+            for line_no, raw in enumerate(fh, start=1):
+                if raw.strip():
+                    yield line_no, raw.rstrip(b"\r\n")
+    except _GZIP_ERRORS as exc:
+        raise JsonlReadError(path, _gzip_detail(exc), line_no=line_no + 1) from None
+
+
+def iter_jsonl(path: str | Path) -> Iterator[tuple[int, Any | ValueError]]:
+    """Yield ``(line_no, value)`` per non-blank line; ``(line_no, ValueError)`` for a line that is not JSON.
+
+    The caller decides whether a bad line is quarantined, skipped or fatal; byte-level damage raises
+    :class:`JsonlReadError`.
+    """
+    for line_no, raw in iter_raw_lines(path):
+        try:
+            yield line_no, json.loads(raw)
+        except ValueError as exc:
+            yield line_no, ValueError(f"invalid JSON: {exc}")
 
 
 def read_jsonl_dicts(path: str | Path) -> list[dict[str, Any]]:
     """Every JSON-object line of ``path`` (missing file → []); other lines are skipped with a warning.
 
-    Skipped lines are only ever a torn final write or foreign content in a file we own, so they are
-    reported (file and line number) rather than raised.
+    For side files we write ourselves (envelopes, proxy logs, verdicts): a skipped line is only ever a torn
+    final write or foreign content, so it is reported (file and line number) rather than raised.
     """
     path = Path(path)
     if not path.exists():
         return []
     out: list[dict[str, Any]] = []
-    for line_no, line in enumerate(path.read_text(encoding="utf-8").split("\n"), start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except ValueError as exc:
-            log.warning("%s:%d: skipped a line that is not JSON (%s)", path, line_no, exc)
-            continue
-        if isinstance(record, dict):
+    for line_no, record in iter_jsonl(path):
+        if isinstance(record, ValueError):
+            log.warning("%s:%d: skipped a line that is not JSON (%s)", path, line_no, record)
+        elif isinstance(record, dict):
             out.append(record)
         else:
             log.warning("%s:%d: skipped a %s line (expected an object)", path, line_no, type(record).__name__)
     return out
+
+
+def write_jsonl(path: str | Path, records: Iterable[Any], *, ensure_ascii: bool = False) -> int:
+    """Write ``records`` one JSON value per line (``.gz``: gzip); returns the number of lines."""
+    n = 0
+    with open_binary(path, "wb") as fh:
+        for record in records:
+            fh.write(json.dumps(record, ensure_ascii=ensure_ascii).encode("utf-8") + b"\n")
+            n += 1
+    return n
+
+
+def repair_torn_tail(path: str | Path) -> int:
+    """Cut a torn last line (no final ``\\n``: a writer killed mid-line) off a plain file; bytes removed."""
+    path = Path(path)
+    if not path.exists():
+        return 0
+    size = path.stat().st_size
+    if size == 0:
+        return 0
+    with open(path, "r+b") as fh:
+        fh.seek(size - 1)
+        if fh.read(1) == b"\n":
+            return 0
+        # Scan back in blocks for the last newline; a torn line can be large (whole dialogues).
+        pos, cut = size, 0
+        while pos > 0:
+            start = max(0, pos - 65536)
+            fh.seek(start)
+            block = fh.read(pos - start)
+            nl = block.rfind(b"\n")
+            if nl >= 0:
+                cut = start + nl + 1
+                break
+            pos = start
+        fh.truncate(cut)
+    log.warning("%s: cut a torn last line (%d bytes) left by an interrupted write", path, size - cut)
+    return size - cut
+
+
+def append_line(path: str | Path, line: str, *, fsync: bool = True) -> None:
+    """Append one line (``\\n`` added) and, by default, flush it to disk before returning."""
+    if "\n" in line:
+        raise ValueError("append_line: a JSONL record must not contain a raw newline")
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(line + "\n")
+        fh.flush()
+        if fsync:
+            os.fsync(fh.fileno())
+
+
+def sha256_file(path: str | Path) -> str:
+    """Hex sha256 of a file's bytes, streamed."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+__all__ = [
+    "EXIT_UNREADABLE_INPUT",
+    "JsonlReadError",
+    "append_line",
+    "iter_jsonl",
+    "iter_raw_lines",
+    "open_binary",
+    "read_bytes",
+    "read_jsonl_dicts",
+    "repair_torn_tail",
+    "sha256_file",
+    "write_jsonl",
+]

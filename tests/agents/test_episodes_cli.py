@@ -7,9 +7,10 @@ import json
 from typer.testing import CliRunner
 
 from shoparena.cli.main import app
+from shoparena.env.knowledge import knowledge_path_for
 from shoparena.formats.io import read_trajectories
 from shoparena.records.problem import Intent
-from shoparena.suites.synth import SynthOptions, knowledge_path_for, synthesize_bank
+from shoparena.suites.synth import SynthOptions, synthesize_bank
 
 
 def _web_urls(out) -> list[str]:

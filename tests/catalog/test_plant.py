@@ -8,13 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from shoparena.catalog.io import iter_raw_lines
-from shoparena.catalog.plant import plant_catalog, plant_problems, voucher_prices
+from shoparena.catalog.plant import plant_problems, voucher_prices
 from shoparena.catalog.synth import SynthConfig, synthesize_catalog
+from shoparena.jsonl import iter_raw_lines
 from shoparena.records.problem import Problem, Voucher
 from shoparena.scoring import DictLookup, ExactSimilarity, score_trajectory
 from shoparena.suites.checks import gt_reasons, recommend_trajectory
 from shoparena.suites.loaders import load_suite
+from shoparena.suites.planting import plant_catalog
 
 SHARED = Path("/work/shared/data")
 SHARED_FILES = [

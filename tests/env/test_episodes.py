@@ -8,8 +8,10 @@ from typer.testing import CliRunner
 
 from shoparena.agents import PlannerAgent, ScriptedAgent, tagged_step
 from shoparena.cli.main import app
-from shoparena.env.episodes import done_problem_ids, run_episodes, run_episodes_dir
+from shoparena.env.episodes import run_episodes, run_episodes_dir
 from shoparena.formats.io import read_trajectories
+from shoparena.runs.envelopes import EnvelopeLog
+from shoparena.runs.manifest import EpisodesManifest, read_manifest
 from shoparena.suites.loaders import load_suite, write_oro_suite
 from shoparena.suites.synth import SynthOptions, synthesize_problems
 
@@ -29,7 +31,25 @@ def test_run_writes_envelopes_and_resumes(synth, tmp_path) -> None:
     trajs = list(read_trajectories(out))
     assert sorted(t.problem_id for t in trajs) == sorted(p.problem_id for p in problems)  # no duplicates
     assert all(t.steps and t.steps[-1].tool_calls[-1].name == "terminate" for t in trajs)
-    assert done_problem_ids(out) == {p.problem_id for p in problems}
+    assert EnvelopeLog(out).done() == {p.problem_id for p in problems}
+
+
+def test_killed_run_resumes_over_a_torn_line_and_an_empty_manifest(synth, tmp_path) -> None:
+    """A run killed mid-write: the torn last envelope is cut and redone, the empty manifest rebuilt."""
+    problems = bank(synth.index, 6, 5)
+    run_dir = tmp_path / "run"
+    run_episodes_dir(PlannerAgent(), problems[:4], synth.index, run_dir, config={}, progress=False)
+    out = run_dir / "output.jsonl"
+    lines = out.read_bytes().split(b"\n")[:-1]
+    torn_id = json.loads(lines[-1])["problem_id"]
+    out.write_bytes(b"\n".join(lines[:-1]) + b"\n" + lines[-1][: len(lines[-1]) // 2])  # half a line
+    (run_dir / "manifest.json").write_bytes(b"")
+    summary = run_episodes_dir(PlannerAgent(), problems, synth.index, run_dir, config={}, progress=False)
+    assert summary.skipped == 3 and summary.written == 3
+    records = [json.loads(line) for line in out.read_bytes().split(b"\n") if line]  # every line valid JSON
+    ids = [r["problem_id"] for r in records]
+    assert sorted(ids) == sorted(p.problem_id for p in problems) and torn_id in ids  # each exactly once
+    assert read_manifest(run_dir, EpisodesManifest).suite_size == len(problems)
 
 
 def test_agent_crash_is_recorded_as_failed(hand, product_problem, tmp_path) -> None:

@@ -22,7 +22,6 @@ from shoparena.formats.io import (
 from shoparena.formats.oro import (
     all_proxy_calls,
     attach_proxy_calls,
-    bucket_proxy_calls,
     dumps_oro_line,
     from_oro_envelope,
     to_oro_envelope,
@@ -30,6 +29,7 @@ from shoparena.formats.oro import (
 from shoparena.formats.sb import dumps_sb_line, from_sb_rollout, to_sb_rollout
 from shoparena.formats.tagged import parse_completion, render_step_content, tool_call_id
 from shoparena.records.trajectory import EpisodeStatus, Trajectory
+from shoparena.runs.envelopes import bucket_proxy_calls
 
 PID = "0c6f2d7e-51a9-4b83-a2de-6f1e0b93c4d8"
 QUERY = "Green 1.5L glass kettle under 900 PHP with COD."
@@ -411,10 +411,9 @@ def test_bucket_proxy_calls_rules() -> None:
     buckets = bucket_proxy_calls([10, 20, 30], calls)
     assert [[c.get("timestamp") for c in b] for b in buckets] == [[5, 10, None], [25], [99]]
     assert bucket_proxy_calls([], calls) == []
-    # Timestamps going backwards (a missing stamp filled at write time): ORO stops at the first later step.
+    # Timestamps going backwards (a missing stamp filled at write time): the last step at or before wins.
     late = [{"kind": "summary", "timestamp": 40}]
-    assert [len(b) for b in bucket_proxy_calls([10, 99, 30], late)] == [1, 0, 0]
-    assert [len(b) for b in bucket_proxy_calls([10, 99, 30], late, rule="last")] == [0, 0, 1]
+    assert [len(b) for b in bucket_proxy_calls([10, 99, 30], late)] == [0, 0, 1]
 
 
 def test_attach_and_concatenate_follow_the_arena_example() -> None:

@@ -14,11 +14,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from shoparena.catalog.io import FileEncodingError, LoadSummary, QuarantinedLine, iter_products
+from shoparena.catalog.io import LoadSummary, QuarantinedLine, iter_products
 from shoparena.catalog.synth import SynthConfig, synthesize_catalog
 from shoparena.formats.io import read_trajectories
 from shoparena.formats.oro import dumps_oro_line
 from shoparena.formats.sb import dumps_sb_line
+from shoparena.jsonl import JsonlReadError
 from shoparena.records.catalog import MAX_COUNT, IndexLine, Product
 from shoparena.records.problem import MAX_PESOS
 from shoparena.records.trajectory import Step, ToolCall, Trajectory
@@ -237,7 +238,7 @@ def check_catalog(path: Path, tally: Tally) -> list[IndexLine]:
     bad: list[QuarantinedLine] = []
     try:
         kept = list(iter_products(path, summary=summary, quarantine=bad.append))
-    except FileEncodingError as exc:  # documented: UTF-16/32 files are refused as a whole
+    except JsonlReadError as exc:  # documented: UTF-16/32 files are refused as a whole
         assert str(path) in str(exc) and summary.read == 0
         tally.file_errors += 1
         return []
@@ -305,7 +306,7 @@ def check_trajectories(path: Path, tally: Tally) -> None:
     bad: list[QuarantinedLine] = []
     try:
         kept = list(read_trajectories(path, summary=summary, quarantine=bad.append))
-    except FileEncodingError as exc:
+    except JsonlReadError as exc:
         assert str(path) in str(exc) and summary.read == 0
         tally.file_errors += 1
         return

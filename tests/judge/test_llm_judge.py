@@ -13,6 +13,7 @@ from shoparena.judge import (
     build_judge_input,
     run_failed,
 )
+from shoparena.judge.inputs import render_judge_input
 from shoparena.llm import AuthError, InvalidResponse, RateLimited, ScriptedBackend, Unavailable
 from shoparena.llm.types import BackendError
 
@@ -41,7 +42,7 @@ def test_ok_verdict_and_request_shape(judge_input) -> None:
     assert request.model == "m0" and request.temperature == 0.0 and request.max_tokens == 3072
     assert request.timeout_s == 90.0
     assert request.messages[0] == {"role": "system", "content": JUDGE_SYSTEM_PROMPT}
-    assert request.messages[1]["content"] == judge_input.render()
+    assert request.messages[1]["content"] == render_judge_input(judge_input)
     assert sleeps == [] and judge.stats.judge_total == 1 and judge.stats.judge_failed == 0
 
 

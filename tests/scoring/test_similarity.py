@@ -16,8 +16,9 @@ from shoparena.scoring import (
     get_similarity,
     score_trajectory,
 )
-from shoparena.scoring.calibration import build_pairs, calibrate, titles_from_suites
+from shoparena.scoring.calibration import build_pairs, calibrate
 from shoparena.scoring.similarity import LEXICAL_THRESHOLDS
+from shoparena.suites.loaders import titles_from_suites
 
 
 class FakeEncoder:

@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import orjson
 import pytest
-from conftest import TINY, Built, make_product, write_catalog
 
+from conftest import TINY, Built, make_product, write_catalog
 from shoparena.records.catalog import Product, ProductHit, ProductView
 from shoparena.search import SearchEngine, SearchIndex, build_index
 from shoparena.search.engine import HIT_FIELDS, VIEW_FIELDS, parse_page, parse_price, parse_service

@@ -10,8 +10,8 @@ from pathlib import Path
 import bm25s
 import numpy as np
 import pytest
-from conftest import make_product, write_catalog
 
+from conftest import make_product, write_catalog
 from shoparena.records.catalog import build_contents
 from shoparena.search import SearchIndex, build_index
 from shoparena.search.analysis import LuceneEnglishAnalyzer

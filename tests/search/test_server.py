@@ -12,9 +12,9 @@ import httpx
 import pytest
 import typer
 import uvicorn
-from conftest import Built
 from typer.testing import CliRunner
 
+from conftest import Built
 from shoparena.cli import catalog as catalog_cli
 from shoparena.cli import search as search_cli
 from shoparena.search.engine import HIT_FIELDS, VIEW_FIELDS

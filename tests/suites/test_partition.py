@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
+from shoparena.jsonl import sha256_file
 from shoparena.suites.clusters import ClusterReport
 from shoparena.suites.loaders import load_suite, write_oro_suite
 from shoparena.suites.partition import (
@@ -25,7 +26,6 @@ from shoparena.suites.partition import (
     pool_overlaps,
     read_manifest,
     rotate_public,
-    sha256_file,
 )
 
 FAST = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -35,7 +35,6 @@ import orjson
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
-from shoparena.arena.nonce import CATALOGUE_TOOLS
 from shoparena.arena.race import (
     Incumbent,
     Qualifier,
@@ -52,6 +51,7 @@ from shoparena.arena.weights import WeightConfig, WeightVector, compute_weights
 from shoparena.jsonl import read_jsonl_dicts
 from shoparena.judge.coefficient import ArenaScore, combine_scores, reasoning_coefficient, reasoning_quality
 from shoparena.judge.records import JudgeStatus, JudgeVerdict
+from shoparena.records.tools import CATALOGUE_TOOLS
 
 logger = logging.getLogger(__name__)
 

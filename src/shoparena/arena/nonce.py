@@ -21,16 +21,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-#: Tools whose dispatches are "catalogue dispatches" (distillation spec §2).
-CATALOGUE_TOOLS = frozenset(
-    {
-        "find_product",
-        "view_product_information",
-        "check_product_match",
-        "find_products_in_same_shop",
-        "calculate_voucher",
-    }
-)
+from shoparena.records.tools import CATALOGUE_TOOLS
+
 DEFAULT_TTL_S = 60.0
 #: How long a claimed nonce is remembered (twice the TTL, as upstream).
 DEFAULT_REPLAY_WINDOW_S = 120.0

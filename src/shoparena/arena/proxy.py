@@ -34,14 +34,14 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.concurrency import run_in_threadpool
 
-from shoparena.arena.nonce import CATALOGUE_TOOLS, NonceAuthority, NonceStatus, parse_response_tool_calls
+from shoparena.arena.nonce import NonceAuthority, NonceStatus, parse_response_tool_calls
+from shoparena.records.tools import CATALOGUE_TOOLS, SEARCH_TOOLS
 from shoparena.runs.stale import private_tempdir
 
 logger = logging.getLogger(__name__)
 
 #: Serialised responses longer than this are summarised instead of stored (§5.3).
 RESPONSE_LOG_LIMIT = 2000
-SEARCH_TOOLS = ("find_product", "view_product_information")
 _CHAT_FIELDS = ("model", "messages", "tools", "temperature", "max_tokens", "stop")
 
 

@@ -8,30 +8,38 @@ Layout of ``RUNDIR``::
     agents/<name>/sandbox.jsonl      exit codes, stderr tails, dropped output bytes
     agents/<name>/logs/              capped stdout/stderr per problem
     proxy/<name>/<problem>.jsonl     the proxy's trusted call log
-    scores.json                      both scoring profiles, when shoparena.scoring is available
+    scores.json                      both scoring profiles (when a search index is given)
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
-import platform
-import sys
 import time
-import uuid
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
-import shoparena
 from shoparena.arena.proxy import ProxyConfig, ProxyServer, ProxyState, create_proxy_app
-from shoparena.arena.runner import AgentRunner, ArenaProblem, public_problem, safe_name
+from shoparena.arena.runner import AgentRunner, ArenaProblem, safe_name
 from shoparena.arena.sandbox import Sandbox, SandboxConfig
+from shoparena.formats._common import FormatError
+from shoparena.formats.oro import from_oro_envelope
 from shoparena.jsonl import read_jsonl_dicts
+from shoparena.records.problem import Problem
+from shoparena.records.trajectory import Trajectory
+from shoparena.runs.manifest import (
+    ArenaAgentRef,
+    ArenaManifest,
+    ArenaProxyInfo,
+    FileRef,
+    load_or_new,
+    write_manifest,
+)
+from shoparena.scoring import get_similarity, score_run
+from shoparena.suites.loaders import load_suite
 
 logger = logging.getLogger(__name__)
 
@@ -76,31 +84,13 @@ class ArenaRunSummary(BaseModel):
     notes: list[str] = Field(default_factory=list)
 
 
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def load_problems(suite: Path) -> tuple[list[ArenaProblem], list[Any] | None, list[str]]:
-    """(public problems, loader Problems for scoring or None, notes)."""
+def load_problems(suite: Path) -> tuple[list[ArenaProblem], list[Problem], list[str]]:
+    """(public problems, loader Problems for scoring, notes)."""
     notes: list[str] = []
-    try:
-        from shoparena.suites.loaders import load_suite
-    except ImportError:
-        load_suite = None  # type: ignore[assignment]
-    if load_suite is not None:
-        problems, summary = load_suite(suite)
-        if getattr(summary, "quarantined", 0):
-            notes.append(f"suite loader quarantined {summary.quarantined} problem(s)")
-        return [ArenaProblem(p.problem_id, p.public_view()) for p in problems], problems, notes
-    raw = json.loads(suite.read_text(encoding="utf-8"))
-    if not isinstance(raw, list):
-        raise ValueError(f"suite {suite}: expected an ORO JSON array of problems")
-    out = []
-    for record in raw:
-        pid = record.get("problem_id") or hashlib.sha256(record["query"].encode()).hexdigest()[:16]
-        out.append(public_problem(record, str(pid)))
-    notes.append("shoparena.suites unavailable: suite read as ORO JSON, not scored")
-    return out, None, notes
+    problems, summary = load_suite(suite)
+    if summary.quarantined:
+        notes.append(f"suite loader quarantined {summary.quarantined} problem(s)")
+    return [ArenaProblem(p.problem_id, p.public_view()) for p in problems], problems, notes
 
 
 def _agent_names(agents: list[Path]) -> list[str]:
@@ -115,18 +105,10 @@ def _agent_names(agents: list[Path]) -> list[str]:
 
 
 def _score(
-    problems: list[Any] | None, envelopes: list[dict[str, Any]], lookup: Any, similarity: str
+    problems: list[Problem], envelopes: list[dict[str, Any]], lookup: Any, similarity: str
 ) -> tuple[dict[str, dict[str, Any]], str | None]:
-    if problems is None or lookup is None:
-        return {}, "scoring skipped: needs the suite loader and a search index"
-    try:
-        from shoparena.formats.oro import from_oro_envelope
-        from shoparena.scoring import get_similarity, score_run
-    except ImportError as err:
-        return {}, f"scoring skipped: {err}"
-    from shoparena.formats._common import FormatError
-    from shoparena.records.trajectory import Trajectory
-
+    if lookup is None:
+        return {}, "scoring skipped: needs a search index"
     def read(env: dict[str, Any]) -> Any:
         try:
             return from_oro_envelope(env)
@@ -157,11 +139,8 @@ def run_arena(config: ArenaRunConfig, *, backend: Any = None, search: Any = None
     """
     out = config.out
     out.mkdir(parents=True, exist_ok=True)
-    run_id = config.run_id
-    previous = out / "manifest.json"
-    if run_id is None and previous.exists():
-        run_id = json.loads(previous.read_text()).get("run_id")
-    run_id = run_id or uuid.uuid4().hex[:12]
+    previous = load_or_new(out, ArenaManifest, kind="arena")
+    run_id = config.run_id or previous.run_id
     resolved = config.model_copy(update={"run_id": run_id})
     (out / "config.yaml").write_text(yaml.safe_dump(resolved.model_dump(mode="json"), sort_keys=False))
 
@@ -176,27 +155,21 @@ def run_arena(config: ArenaRunConfig, *, backend: Any = None, search: Any = None
         backend = backend_from_spec(config.backend)
     sandbox = Sandbox(config.sandbox.model_copy(update={"timeout_s": config.timeout_s}))
     names = _agent_names(config.agents)
-    manifest = {
-        "run_id": run_id,
-        "created": datetime.now(UTC).isoformat(timespec="seconds"),
-        "versions": {
-            "shoparena": shoparena.__version__,
-            "python": sys.version.split()[0],
-            "platform": platform.platform(),
-        },
-        "suite": {"path": str(config.suite), "sha256": _sha256(config.suite), "problems": len(problems)},
-        "agents": {
-            n: {"path": str(p), "sha256": _sha256(p)} for n, p in zip(names, config.agents, strict=True)
-        },
-        "isolation": sandbox.report.model_dump(mode="json"),
-        "proxy": {
-            "allowed_models": config.proxy.allowed_models,
-            "strict_nonces": config.proxy.strict_nonces,
-            "backend": config.backend,
-        },
-        "notes": notes,
-    }
-    previous.write_text(json.dumps(manifest, indent=2))
+    manifest = ArenaManifest(
+        run_id=run_id,
+        created=previous.created,
+        inputs={"suite": FileRef.of(config.suite)},
+        suite_problems=len(problems),
+        agents={n: ArenaAgentRef.of(p) for n, p in zip(names, config.agents, strict=True)},
+        isolation=sandbox.report.model_dump(mode="json"),
+        proxy=ArenaProxyInfo(
+            allowed_models=config.proxy.allowed_models,
+            strict_nonces=config.proxy.strict_nonces,
+            backend=config.backend,
+        ),
+        notes=notes,
+    )
+    write_manifest(manifest, out)
     state = ProxyState(config.proxy, unattributed_log=out / "proxy" / "_unattributed.jsonl")
     (out / "proxy").mkdir(exist_ok=True)
     summaries: list[AgentSummary] = []
@@ -246,6 +219,6 @@ def run_arena(config: ArenaRunConfig, *, backend: Any = None, search: Any = None
     )
     if any(s.scores for s in summaries):
         (out / "scores.json").write_text(json.dumps({s.agent: s.scores for s in summaries}, indent=2))
-    manifest["notes"] = notes
-    previous.write_text(json.dumps(manifest, indent=2))
+    manifest.notes = notes
+    write_manifest(manifest, out)
     return summary

@@ -13,14 +13,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from shoparena.arena.envelope import EnvelopeLog, apply_executor_defaults, make_envelope
 from shoparena.arena.proxy import ProxyState
 from shoparena.arena.sandbox import Sandbox, SandboxResult
 from shoparena.jsonl import read_jsonl_dicts
+from shoparena.runs.envelopes import EnvelopeLog, apply_executor_defaults, make_envelope
 
 logger = logging.getLogger(__name__)
 
-GROUND_TRUTH_KEYS = ("reward", "voucher", "reward_title_embeddings")
 STDERR_TAIL = 500
 
 
@@ -34,13 +33,6 @@ class ArenaProblem:
     @property
     def query(self) -> str:
         return str(self.public.get("query", ""))
-
-
-def public_problem(record: dict[str, Any], problem_id: str) -> ArenaProblem:
-    """Strip ground truth from an ORO suite record and stamp its id."""
-    public = {k: v for k, v in record.items() if k not in GROUND_TRUTH_KEYS}
-    public["problem_id"] = problem_id
-    return ArenaProblem(problem_id=problem_id, public=public)
 
 
 def safe_name(text: str) -> str:

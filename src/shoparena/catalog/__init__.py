@@ -6,7 +6,6 @@ from shoparena.catalog.io import (
     LoadSummary,
     QuarantinedLine,
     iter_products,
-    open_text,
     read_catalog,
 )
 
@@ -16,6 +15,5 @@ __all__ = [
     "LoadSummary",
     "QuarantinedLine",
     "iter_products",
-    "open_text",
     "read_catalog",
 ]

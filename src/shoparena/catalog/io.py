@@ -7,16 +7,15 @@ quarantined with its line number and the reason, and :class:`LoadSummary` counts
 
 from __future__ import annotations
 
-import gzip
-import io
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import orjson
 from pydantic import ValidationError
 
+from shoparena.jsonl import iter_raw_lines, open_binary
 from shoparena.records.catalog import IndexLine, Product, build_contents
 
 
@@ -56,20 +55,6 @@ class LoadSummary:
         }
 
 
-class _OwningGzipWriter(gzip.GzipFile):
-    """A gzip writer with a fixed header (mtime 0, no name) that closes the file it opened."""
-
-    def __init__(self, path: Path) -> None:
-        self._raw = open(path, "wb")  # noqa: SIM115 - closed in close()
-        super().__init__(filename="", mode="wb", fileobj=self._raw, compresslevel=3, mtime=0)
-
-    def close(self) -> None:
-        try:
-            super().close()
-        finally:
-            self._raw.close()
-
-
 class SamePathError(ValueError):
     """An output path that names an input: writing it would destroy the input before it is read."""
 
@@ -88,45 +73,6 @@ def ensure_not_input(output: str | Path, *inputs: str | Path, option: str = "out
             same = out.samefile(src)
         if same:
             raise SamePathError(f"{option} {output} is the input file {item}; writing it would destroy it")
-
-
-def open_binary(path: str | Path, mode: str = "rb") -> IO[bytes]:
-    path = Path(path)
-    if path.suffix == ".gz":
-        if "w" in mode:
-            # Low level: writing multi-GB catalogs stays fast. mtime=0 and no name: reproducible bytes.
-            return _OwningGzipWriter(path)
-        return gzip.open(path, mode)
-    return open(path, mode)
-
-
-def open_text(path: str | Path, mode: str = "r") -> IO[str]:
-    """Open a possibly gzip-compressed text file; newlines are left untranslated."""
-    return io.TextIOWrapper(open_binary(path, mode.replace("t", "") + "b"), encoding="utf-8", newline="")
-
-
-class FileEncodingError(ValueError):
-    """A line file in UTF-16/32: its lines cannot be split on ``\\n`` bytes; names the file."""
-
-
-def check_utf8_lines(path: str | Path) -> None:
-    """Refuse a JSONL file in UTF-16/32 (a byte-order mark or NUL bytes at its start).
-
-    Raises:
-        FileEncodingError: naming the file, instead of one "invalid JSON" per line.
-    """
-    with open_binary(path) as fh:
-        head = fh.read(4)
-    if head.startswith((b"\xff\xfe", b"\xfe\xff")) or b"\x00" in head:
-        raise FileEncodingError(f"{path}: UTF-16/32 text; JSONL files must be UTF-8 (convert it with iconv)")
-
-
-def iter_raw_lines(path: str | Path) -> Iterator[tuple[int, bytes]]:
-    """Yield ``(line_no, bytes)`` for non-blank lines, split on b'\\n' only (1-based numbering)."""
-    with open_binary(path) as fh:
-        for line_no, raw in enumerate(fh, start=1):
-            if raw.strip():
-                yield line_no, raw.rstrip(b"\r\n")
 
 
 def json_error_reason(raw: bytes | str, exc: orjson.JSONDecodeError) -> str:
@@ -170,7 +116,6 @@ def iter_products(
 ) -> Iterator[IndexLine]:
     """Stream validated index lines; bad lines go to ``quarantine`` (or raise in ``strict`` mode)."""
     summary = summary if summary is not None else LoadSummary(path=str(path))
-    check_utf8_lines(path)
     for line_no, raw in iter_raw_lines(path):
         summary.read += 1
         summary.line_no = line_no
@@ -247,18 +192,14 @@ class CatalogWriter:
 __all__ = [
     "CatalogLoadError",
     "CatalogWriter",
-    "FileEncodingError",
     "LoadSummary",
     "QuarantinedLine",
     "SamePathError",
     "build_contents",
-    "check_utf8_lines",
     "dump_index_line",
     "ensure_not_input",
     "iter_products",
-    "iter_raw_lines",
     "json_error_reason",
-    "open_text",
     "parse_index_line",
     "read_catalog",
 ]

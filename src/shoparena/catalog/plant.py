@@ -13,7 +13,8 @@ problem of any upstream file (ShoppingBench JSONL of any intent, ORO suite JSON)
   without other constraints), the one-shop rule (shop problems), the budget (voucher problems), or the
   answer keyword (web problems; the title then changes too).
 
-:func:`plant_catalog` streams the input catalog to the output unchanged and appends the planted lines.
+:func:`plant_into_catalog` streams the input catalog to the output unchanged and appends the planted lines;
+reading the problem files first is :func:`shoparena.suites.planting.plant_catalog`.
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ from typing import Any
 import orjson
 from pydantic import ValidationError
 
-from shoparena.catalog.io import CatalogWriter, iter_raw_lines
+from shoparena.catalog.io import CatalogWriter
+from shoparena.jsonl import iter_raw_lines
 from shoparena.records.catalog import Product
 from shoparena.records.problem import Intent, Problem, RewardItem, Voucher
 
@@ -108,22 +110,6 @@ def price_inside(lo: float, hi: float | None) -> float:
         return float(math.floor(lo * 1.2) + 9)
     mid = round((lo + hi) / 2, 2)
     return mid if lo <= mid <= hi else lo
-
-
-def voucher_ok(prices: Sequence[float], n_shops: int, voucher: Voucher) -> bool:
-    """The scorer's budget rule (spec §8.3) for a basket whose every slot was hit."""
-    total = sum(prices)
-    if total <= voucher.budget:
-        return True
-    if voucher.voucher_type == "shop" and n_shops != 1:
-        return False
-    if total < voucher.threshold:
-        return False
-    if voucher.discount_type == "fixed":
-        after = total - float(voucher.face_value or 0)
-    else:
-        after = max(total * (1 - float(voucher.discount or 0)), total - float(voucher.cap or 0))
-    return after <= voucher.budget
 
 
 def voucher_prices(
@@ -578,8 +564,8 @@ def _catalog_scan(
     return ids, pools, lines
 
 
-def plant_catalog(
-    suites: Sequence[str | Path],
+def plant_into_catalog(
+    problems: Sequence[Problem],
     catalog_in: str | Path,
     out: str | Path,
     *,
@@ -589,21 +575,12 @@ def plant_catalog(
     """Write ``out`` = the input catalog (streamed, unchanged) + planted GT products and distractors.
 
     Args:
-        suites: Upstream problem files (SB JSONL of any intent, ORO suite JSON); records the loaders
-            quarantine are reported as failures.
+        problems: The problems to plant (the same problem twice, by content hash, is planted once).
         catalog_in: The catalog to extend (``.jsonl`` or ``.jsonl.gz``).
         out: Output catalog (``.gz`` compresses).
         distractors: Distractors per slot.
         seed: Seed of voucher price splits and violation order.
     """
-    from shoparena.suites.loaders import load_suite
-
-    problems: list[Problem] = []
-    quarantined: list[str] = []
-    for path in suites:
-        loaded, summary = load_suite(path)
-        problems.extend(loaded)
-        quarantined += [f"{q.where}: {q.field}: {q.reason}" for q in summary.problems_quarantined]
     # The same problem in two files (ORO suites are verbatim SB problems) is planted once.
     unique = list({p.content_hash: p for p in reversed(problems)}.values())[::-1]
     with CatalogWriter(out) as writer:
@@ -615,7 +592,6 @@ def plant_catalog(
             writer.write(item.product)
     report = result.report
     report.catalog_lines = lines
-    report.failed += [f"unreadable record {q}" for q in quarantined]
     return report
 
 
@@ -626,12 +602,11 @@ __all__ = [
     "Planted",
     "digits_id",
     "make_distractor",
-    "plant_catalog",
+    "plant_into_catalog",
     "plant_problems",
     "price_inside",
     "price_interval",
     "product_for",
     "violation_kinds",
-    "voucher_ok",
     "voucher_prices",
 ]

@@ -44,7 +44,7 @@ import orjson
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from shoparena.catalog import vocab
-from shoparena.catalog.io import iter_raw_lines
+from shoparena.jsonl import iter_raw_lines
 from shoparena.records.catalog import SERVICES, Product
 
 # Product ids: 9-10 digits without a leading zero, from an affine bijection of the product index.

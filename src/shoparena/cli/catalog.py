@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
-from shoparena.cli._guards import input_errors_exit, refuse_output_over_input
+from shoparena.cli._guards import refuse_output_over_input
 
 catalog_app = typer.Typer(help="Catalogs in the upstream documents.jsonl[.gz] format.", no_args_is_help=True)
 console = Console(stderr=True)
@@ -27,10 +27,9 @@ def validate(
     summary = LoadSummary(path=str(path))
     qfh = open(quarantine, "wb") if quarantine else None  # noqa: SIM115
     try:
-        with input_errors_exit():
-            sink = (lambda q: qfh.write(q.to_json() + b"\n")) if qfh else None
-            for _ in iter_products(path, summary=summary, quarantine=sink):
-                pass
+        sink = (lambda q: qfh.write(q.to_json() + b"\n")) if qfh else None
+        for _ in iter_products(path, summary=summary, quarantine=sink):
+            pass
     finally:
         if qfh:
             qfh.close()
@@ -82,8 +81,7 @@ def index(
     from shoparena.search.index import IndexBuildError, build_index
 
     try:
-        with input_errors_exit():
-            stats = build_index(path, out, k1=k1, b=b, progress=not as_json)
+        stats = build_index(path, out, k1=k1, b=b, progress=not as_json)
     except IndexBuildError as exc:
         raise typer.BadParameter(str(exc), param_hint="--out") from None
     if as_json:
@@ -108,7 +106,7 @@ def plant(
     as_json: bool = typer.Option(False, "--json", help="Print the plant report as JSON."),
 ) -> None:
     """Plant upstream problems: input catalog + GT products + distractors violating one constraint each."""
-    from shoparena.catalog.plant import plant_catalog
+    from shoparena.suites.planting import plant_catalog
 
     refuse_output_over_input(out, catalog, *suite)
     report = plant_catalog(suite, catalog, out, distractors=distractors, seed=seed)

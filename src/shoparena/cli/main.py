@@ -1,23 +1,30 @@
 """The ``shoparena`` command: collects every command module of :mod:`shoparena.cli`.
 
 Each module exposes ``register(app: typer.Typer) -> None`` and stays a thin wrapper over a library function,
-so the logic is importable and testable without the CLI.
+so the logic is importable and testable without the CLI. Every command reports an input file that cannot
+be read at the byte level (:class:`~shoparena.jsonl.JsonlReadError`: a corrupt, truncated or mislabelled
+gzip file) as one line naming the file and line, with exit code ``EXIT_UNREADABLE_INPUT`` (3).
 """
 
 from __future__ import annotations
 
+import functools
 import importlib
 import logging
 import pkgutil
 import signal
+from collections.abc import Callable
+from typing import Any
 
 import typer
 
 import shoparena
+from shoparena.jsonl import EXIT_UNREADABLE_INPUT, JsonlReadError
 
 app = typer.Typer(
     name="shoparena",
-    help="ShoppingBench/ORO-compatible arena: catalog, search, environment, arena, corpus, training, eval.",
+    help="ShoppingBench/ORO-compatible toolkit. Exit codes: 0 ok, 1 check failed, 2 bad input or usage, "
+    "3 unreadable input file (corrupt gzip).",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_show_locals=False,
@@ -60,7 +67,30 @@ def _register_all() -> None:
             register(app)
 
 
+def _guard(callback: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(callback)
+    def guarded(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return callback(*args, **kwargs)
+        except JsonlReadError as exc:
+            typer.echo(f"error: unreadable input: {exc}", err=True)
+            raise typer.Exit(code=EXIT_UNREADABLE_INPUT) from None
+
+    return guarded
+
+
+def _guard_commands(group: typer.Typer) -> None:
+    """Wrap every command callback of ``group`` and its sub-groups with :func:`_guard`."""
+    for command in group.registered_commands:
+        if command.callback is not None:
+            command.callback = _guard(command.callback)
+    for sub in group.registered_groups:
+        if sub.typer_instance is not None:
+            _guard_commands(sub.typer_instance)
+
+
 _register_all()
+_guard_commands(app)
 
 
 def _exit_on_sigterm(signum: int, frame: object) -> None:

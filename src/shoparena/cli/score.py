@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, NoReturn
 import typer
 from rich.console import Console
 
-from shoparena.cli._guards import input_errors_exit, refuse_output_over_input
+from shoparena.cli._guards import refuse_output_over_input
 
 if TYPE_CHECKING:
     from shoparena.scoring.lookup import ProductLookup
@@ -87,9 +87,9 @@ def score(
         no_think = prof.name == "shoppingbench" and "ablation_react" in trajectories.name
     traj_summary = LoadSummary(path=str(trajectories))
     unreadable: list[QuarantinedLine] = []
-    with input_errors_exit():
-        runs = list(read_trajectories(trajectories, summary=traj_summary, quarantine=unreadable.append))
-        lookup = _open_lookup(index)
+    # Byte-level damage (corrupt gzip, UTF-16) raises JsonlReadError: exit 3 through the CLI guard.
+    runs = list(read_trajectories(trajectories, summary=traj_summary, quarantine=unreadable.append))
+    lookup = _open_lookup(index)
     for bad in unreadable[:_SHOWN_UNREADABLE]:
         console.print(
             f"[yellow]unreadable[/yellow] {trajectories}:{bad.line_no}: {bad.reason}", highlight=False

@@ -76,8 +76,9 @@ def synth(
 
     Web (knowledge) problems need their knowledge pages: written next to the bank as OUT.knowledge.jsonl.
     """
+    from shoparena.env.knowledge import knowledge_path_for
     from shoparena.suites.queries import LLMRewriter
-    from shoparena.suites.synth import SynthOptions, knowledge_path_for, parse_intents, synthesize_bank
+    from shoparena.suites.synth import SynthOptions, parse_intents, synthesize_bank
 
     try:
         chosen = parse_intents(intents)
@@ -173,8 +174,9 @@ def partition(
     as_json: bool = typer.Option(False, "--json", help="Print the manifest as JSON."),
 ) -> None:
     """Assign whole leak clusters to public suites, reserve, held-out, hidden and train pools."""
+    from shoparena.runs.manifest import MANIFEST_NAME
     from shoparena.suites.clusters import load_problem_files, shop_lookup_for
-    from shoparena.suites.partition import MANIFEST_NAME, PartitionParams, partition_bank, summary_rows
+    from shoparena.suites.partition import PartitionParams, partition_bank, summary_rows
 
     if (out / MANIFEST_NAME).exists() and not force:
         typer.echo(f"error: {out / MANIFEST_NAME} exists (rotation history would be lost): --force", err=True)

@@ -11,8 +11,6 @@ from shoparena.env.environment import (
 from shoparena.env.knowledge import KnowledgeBase, KnowledgePage, pages_from_catalog, read_pages
 from shoparena.env.session import ShopSession
 from shoparena.env.shop_tools import (
-    CORE_TOOLS,
-    ORO_HELPER_TOOLS,
     OroHelperTools,
     ShopTools,
     normalise_find_params,
@@ -20,9 +18,7 @@ from shoparena.env.shop_tools import (
 from shoparena.env.toolkit import BoundTool, Param, ToolError, ToolKind, ToolKit, ToolOutcome, tool
 
 __all__ = [
-    "CORE_TOOLS",
     "DEFAULT_MAX_STEPS",
-    "ORO_HELPER_TOOLS",
     "BoundTool",
     "KnowledgeBase",
     "KnowledgePage",

@@ -17,11 +17,10 @@ from typing import Any
 
 from shoparena.env.knowledge import KnowledgeBase
 from shoparena.env.session import ShopSession
-from shoparena.env.shop_tools import CORE_TOOLS, WEB_TOOL, OroHelperTools, ShopTools
+from shoparena.env.shop_tools import OroHelperTools, ShopTools
 from shoparena.env.toolkit import BoundTool, ToolKit
 from shoparena.formats.native import native_tool_call
 from shoparena.formats.tagged import (
-    REGISTRY_ORDER,
     ParsedStep,
     build_prompt_messages,
     build_system_prompt,
@@ -32,6 +31,7 @@ from shoparena.formats.tagged import (
 )
 from shoparena.records.message import ToolSchema
 from shoparena.records.problem import Intent, Problem
+from shoparena.records.tools import CORE_TOOLS, REGISTRY_ORDER, WEB_SEARCH
 from shoparena.records.trajectory import EpisodeStatus, Step, ToolCall, Trajectory, TrajectoryError
 from shoparena.search import SearchEngine
 
@@ -204,7 +204,7 @@ class ShopEnv:
             return list(self._requested)
         names = list(CORE_TOOLS)
         if problem.intent is Intent.WEB:
-            names.append(WEB_TOOL)
+            names.append(WEB_SEARCH)
         return names
 
     def tool_schemas(self) -> list[ToolSchema]:

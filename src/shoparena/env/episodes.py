@@ -1,17 +1,16 @@
 """Run an in-process agent over a suite and write ORO ``output.jsonl`` envelopes, resumably.
 
-Each finished problem is appended and flushed at once, so an interrupted run loses at most the episodes in
-flight; a rerun skips every ``problem_id`` already in the output (no duplicates). The run-directory form
+Each finished problem is appended and fsynced at once (:class:`~shoparena.runs.envelopes.EnvelopeLog`), so
+an interrupted run loses at most the episodes in flight; a rerun cuts a torn last line and skips every
+``problem_id`` already in the output (every problem exactly once). The run-directory form
 adds ``config.yaml``, ``manifest.json`` and ``summary.json`` next to ``output.jsonl``.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 import time
-import uuid
 from collections import Counter
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -21,17 +20,15 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
-import shoparena
 from shoparena.env.environment import DEFAULT_MAX_STEPS, ShopEnv, TerminationReason
-from shoparena.env.knowledge import KnowledgeBase
-from shoparena.formats.io import read_trajectories
-from shoparena.formats.oro import dumps_oro_line
+from shoparena.env.knowledge import KnowledgeBase, knowledge_path_for
+from shoparena.formats.oro import to_oro_envelope
 from shoparena.records.catalog import Product
 from shoparena.records.problem import Intent, Problem
 from shoparena.records.trajectory import Trajectory
-from shoparena.runs.rundir import git_sha
+from shoparena.runs.envelopes import EnvelopeLog
+from shoparena.runs.manifest import EpisodesManifest, Versions, load_or_new, new_run_id, write_manifest
 from shoparena.search import SearchEngine
-from shoparena.suites.synth import knowledge_path_for
 
 logger = logging.getLogger(__name__)
 
@@ -51,14 +48,6 @@ class EpisodeRunSummary(BaseModel):
     termination: dict[str, int] = Field(default_factory=dict, description="Termination reasons (this call).")
     mean_steps: float = 0.0
     elapsed_s: float = 0.0
-
-
-def done_problem_ids(out_path: str | Path) -> set[str]:
-    """Problem ids already present in an output file (empty when it does not exist)."""
-    path = Path(out_path)
-    if not path.exists() or path.stat().st_size == 0:
-        return set()
-    return {t.problem_id for t in read_trajectories(path) if t.problem_id is not None}
 
 
 def run_episode(
@@ -132,9 +121,9 @@ def run_episodes(
         raise ValueError(f"run_episodes.workers must be >= 1, got {workers}")
     started = time.perf_counter()
     out = Path(out_path)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    run_id = run_id or uuid.uuid4().hex[:12]
-    done = done_problem_ids(out)
+    log = EnvelopeLog(out)  # cuts a torn last line left by a killed run before anything is appended
+    run_id = run_id or new_run_id()
+    done = log.done()
     seen: set[str] = set()
     todo = []
     for p in problems:
@@ -162,13 +151,12 @@ def run_episodes(
         task = bar.add_task("episodes", total=len(todo))
         bar.start()
     try:
-        with out.open("a", encoding="utf-8") as fh, ThreadPoolExecutor(max_workers=workers) as pool:
+        with ThreadPoolExecutor(max_workers=workers) as pool:
             futures = [pool.submit(play, p) for p in todo]
             for future in as_completed(futures):
                 traj = future.result()
                 with lock:
-                    fh.write(dumps_oro_line(traj) + "\n")
-                    fh.flush()
+                    log.append(to_oro_envelope(traj))
                     statuses[traj.status.value] += 1
                     reasons[str(traj.meta.get("termination_reason"))] += 1
                     steps.append(len(traj.steps))
@@ -243,23 +231,18 @@ def run_episodes_dir(
     """
     root = Path(run_dir)
     root.mkdir(parents=True, exist_ok=True)
-    manifest_path = root / "manifest.json"
-    manifest: dict[str, Any] = json.loads(manifest_path.read_text()) if manifest_path.exists() else {}
-    run_id = manifest.get("run_id") or uuid.uuid4().hex[:12]
+    manifest = load_or_new(root, EpisodesManifest, kind="episodes")
     (root / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
-    manifest.update(
-        {
-            "run_id": run_id,
-            "kind": "episodes",
+    manifest = manifest.model_copy(
+        update={
             "agent": str(getattr(agent, "name", type(agent).__name__)),
-            "package_version": shoparena.__version__,
-            "git_sha": git_sha(),
+            "versions": Versions.current(),
             "suite_size": len(problems),
             "suite_hash": suite_hash,
-            "created": manifest.get("created") or time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         }
     )
-    manifest_path.write_text(json.dumps(manifest, indent=2))
+    write_manifest(manifest, root)
+    run_id = manifest.run_id
     summary = run_episodes(
         agent,
         problems,
@@ -287,7 +270,6 @@ def suite_hash(problems: Sequence[Problem]) -> str:
 
 __all__ = [
     "EpisodeRunSummary",
-    "done_problem_ids",
     "run_episode",
     "run_episodes",
     "run_episodes_dir",

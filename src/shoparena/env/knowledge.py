@@ -18,6 +18,7 @@ import bm25s
 import orjson
 from pydantic import BaseModel, ConfigDict, Field
 
+from shoparena.jsonl import iter_raw_lines
 from shoparena.records.catalog import Product
 
 #: Service tokens in words, for generated pages.
@@ -115,6 +116,12 @@ def pages_from_catalog(
     return pages + product_pages
 
 
+def knowledge_path_for(out: str | Path) -> Path:
+    """The knowledge-page sidecar of a bank file: ``<out>.knowledge.jsonl``."""
+    out = Path(out)
+    return out.with_name(out.name + ".knowledge.jsonl")
+
+
 def read_pages(path: str | Path) -> list[KnowledgePage]:
     """Read a JSONL file of ``{url, title, content}`` pages (lines split on ``\\n`` only).
 
@@ -122,9 +129,7 @@ def read_pages(path: str | Path) -> list[KnowledgePage]:
         ValueError: naming the line and field of a malformed page.
     """
     pages = []
-    for line_no, raw in enumerate(Path(path).read_bytes().split(b"\n"), start=1):
-        if not raw.strip():
-            continue
+    for line_no, raw in iter_raw_lines(path):
         try:
             pages.append(KnowledgePage.model_validate(orjson.loads(raw)))
         except (orjson.JSONDecodeError, ValueError) as exc:
@@ -181,6 +186,7 @@ __all__ = [
     "KB_URL_ROOT",
     "KnowledgeBase",
     "KnowledgePage",
+    "knowledge_path_for",
     "pages_from_catalog",
     "read_pages",
     "visible_brand",

@@ -15,10 +15,6 @@ from shoparena.env.session import ShopSession
 from shoparena.env.toolkit import Param, ToolError, ToolKind, ToolKit, tool
 from shoparena.search import SearchEngine
 
-#: Upstream registry order of the core tools (system-prompt numbering follows it).
-CORE_TOOLS: tuple[str, ...] = ("find_product", "view_product_information", "recommend_product", "terminate")
-WEB_TOOL = "web_search"
-ORO_HELPER_TOOLS: tuple[str, ...] = ("check_product_match", "find_products_in_same_shop", "calculate_voucher")
 SORT_VALUES = ["priceasc", "pricedesc", "order", "default"]
 SERVICE_VALUES = ["official", "freeShipping", "COD", "flashsale", "default"]
 TERMINATE_STATUSES = ["success", "failure"]
@@ -284,12 +280,9 @@ class OroHelperTools(ToolKit):
 
 
 __all__ = [
-    "CORE_TOOLS",
-    "ORO_HELPER_TOOLS",
     "SERVICE_VALUES",
     "SORT_VALUES",
     "TERMINATE_STATUSES",
-    "WEB_TOOL",
     "OroHelperTools",
     "ShopTools",
     "normalise_find_params",

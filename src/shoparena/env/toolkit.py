@@ -40,10 +40,6 @@ class ToolError(Exception):
     """An expected tool failure; its message is returned to the model as the tool result."""
 
 
-class ToolInfraError(Exception):
-    """An unexpected failure inside a tool (a bug or a broken backend); ends the episode."""
-
-
 def Param(
     *,
     enum: list[Any] | None = None,
@@ -293,7 +289,6 @@ __all__ = [
     "BoundTool",
     "Param",
     "ToolError",
-    "ToolInfraError",
     "ToolKind",
     "ToolKit",
     "ToolOptions",

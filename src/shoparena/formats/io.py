@@ -16,11 +16,12 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from shoparena.catalog.io import LoadSummary, QuarantinedLine, check_utf8_lines, iter_raw_lines, open_binary
+from shoparena.catalog.io import LoadSummary, QuarantinedLine
 from shoparena.formats._common import FormatError, reason_kind, type_name
 from shoparena.formats.native import chat_to_trajectory
 from shoparena.formats.oro import ENVELOPE_KEYS, dumps_oro_line, from_oro_dialogue, from_oro_envelope
 from shoparena.formats.sb import dumps_sb_line, from_sb_rollout
+from shoparena.jsonl import iter_raw_lines, open_binary
 from shoparena.records.message import ChatRow
 from shoparena.records.trajectory import Trajectory
 
@@ -97,7 +98,6 @@ def read_trajectories(
         strict: Raise :class:`FormatError` on the first bad line instead.
     """
     summary = summary if summary is not None else LoadSummary(path=str(path))
-    check_utf8_lines(path)
     for line_no, raw in iter_raw_lines(path):
         summary.read += 1
         try:

@@ -31,12 +31,12 @@ from shoparena.formats._common import (
 )
 from shoparena.formats.tagged import ParseIssue, decode_json_block, make_tool_call, tool_call_id
 from shoparena.records.message import ToolSchema
+from shoparena.records.tools import QUERY_TOOLS
 from shoparena.records.trajectory import Step, ToolCall, Trajectory
 
 #: Tools whose ``product_id``/``product_ids`` arguments are folded into a comma-joined ``product_ids`` string.
 ID_LIST_TOOLS = frozenset({"view_product_information", "recommend_product"})
 #: Tools whose ``query`` argument is renamed ``q`` when ``q`` is absent.
-QUERY_TOOLS = frozenset({"find_product", "web_search"})
 
 _THINK_BLOCK = re.compile(r"<think>(.*?)</think>", re.DOTALL)
 _TOOL_BLOCK = re.compile(r"<tool_call>(.*?)</tool_call>", re.DOTALL)
@@ -570,7 +570,6 @@ def render_hermes_prompt(
 __all__ = [
     "CALL_INSTRUCTIONS",
     "ID_LIST_TOOLS",
-    "QUERY_TOOLS",
     "TOOLS_PREAMBLE",
     "NativeParsed",
     "chat_to_trajectory",

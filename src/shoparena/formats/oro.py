@@ -3,17 +3,19 @@
 One line per problem: ``{problem_id, status, execution_time, inference_failure_count, inference_total, error,
 dialogue}`` where ``dialogue`` is null unless the problem succeeded. Older files hold the bare dialogue list.
 Steps put tool results inline (``message.tool_call[].result``) and carry ``extra_info.problem_id`` and
-``proxy_calls``. ORO writes lines with Python ``json.dumps`` defaults, reproduced by :func:`dumps_oro_line`.
+``proxy_calls``. ORO writes lines with Python ``json.dumps`` defaults, reproduced by
+:func:`dumps_oro_line`; appending them resumably is :class:`shoparena.runs.envelopes.EnvelopeLog`'s job.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any, Literal
+from typing import Any
 
 from shoparena.formats._common import FormatError, emit, is_number, oro_dumps, type_name, unknown_fields
 from shoparena.formats._steps import step_from_dict, step_to_dict
 from shoparena.records.trajectory import EpisodeStatus, Step, Trajectory, TrajectoryError
+from shoparena.runs.envelopes import bucket_proxy_calls
 
 ENVELOPE_KEYS: tuple[str, ...] = (
     "problem_id",
@@ -165,51 +167,11 @@ def dumps_oro_line(traj: Trajectory, *, legacy_bare: bool = False) -> str:
     return oro_dumps(to_oro_envelope(traj))
 
 
-def _timestamp_or_zero(value: Any) -> float:
-    return value if is_number(value) else 0
-
-
-def bucket_proxy_calls(
-    step_timestamps: Sequence[Any], calls: Iterable[dict[str, Any]], *, rule: Literal["oro", "last"] = "oro"
-) -> list[list[dict[str, Any]]]:
-    """Assign proxy summary entries to steps by timestamp (arena spec §5.3).
-
-    An entry goes to the last step whose timestamp is at or before the entry's; earlier entries go to the
-    first step. A missing timestamp counts as 0; ``kind == "attempt"`` entries are diagnostic and dropped.
-
-    Args:
-        step_timestamps: ``extra_info.timestamp`` of each step, in order.
-        calls: Proxy summary (and attempt) entries.
-        rule: ``"oro"`` scans steps in order and stops at the first later one, as ORO's executor does;
-            ``"last"`` takes the last step at or before the entry anywhere. They differ only when step
-            timestamps go backwards.
-
-    Returns:
-        One list per step (empty when there are no steps).
-    """
-    stamps = [_timestamp_or_zero(t) for t in step_timestamps]
-    buckets: list[list[dict[str, Any]]] = [[] for _ in stamps]
-    if not stamps:
-        return buckets
-    for call in calls:
-        if call.get("kind") == "attempt":
-            continue
-        call_ts = _timestamp_or_zero(call.get("timestamp"))
-        target = 0
-        for i, stamp in enumerate(stamps):
-            if stamp <= call_ts:
-                target = i
-            elif rule == "oro":
-                break
-        buckets[target].append(call)
-    return buckets
-
-
-def attach_proxy_calls(
-    traj: Trajectory, calls: Iterable[dict[str, Any]], *, rule: Literal["oro", "last"] = "oro"
-) -> None:
-    """Bucket ``calls`` onto ``traj``'s steps in place; steps given entries store them as ``proxy_calls``."""
-    buckets = bucket_proxy_calls([s.timestamp for s in traj.steps], calls, rule=rule)
+def attach_proxy_calls(traj: Trajectory, calls: Iterable[dict[str, Any]]) -> None:
+    """Bucket ``calls`` onto ``traj``'s steps in place, by the arena's one rule
+    (:func:`shoparena.runs.envelopes.bucket_proxy_calls`); steps given entries store them as
+    ``proxy_calls``."""
+    buckets = bucket_proxy_calls([s.timestamp for s in traj.steps], calls)
     for step, bucket in zip(traj.steps, buckets, strict=True):
         if bucket:
             step.proxy_calls = bucket
@@ -224,7 +186,6 @@ __all__ = [
     "ENVELOPE_KEYS",
     "all_proxy_calls",
     "attach_proxy_calls",
-    "bucket_proxy_calls",
     "dumps_oro_line",
     "from_oro_dialogue",
     "from_oro_envelope",

@@ -27,16 +27,9 @@ from shoparena.formats._common import (
     ujson_dumps,
 )
 from shoparena.records.message import ToolSchema
+from shoparena.records.tools import REGISTRY_ORDER
 from shoparena.records.trajectory import Step, ToolCall
 
-#: Upstream tool registry order; system-prompt numbering follows it, leaving gaps for excluded tools.
-REGISTRY_ORDER: tuple[str, ...] = (
-    "find_product",
-    "view_product_information",
-    "recommend_product",
-    "terminate",
-    "web_search",
-)
 #: Roles the model may emit, in rendering order.
 OUTPUT_ROLES: tuple[str, ...] = ("think", "tool_call", "response")
 #: Roles of one history entry, in rendering order.
@@ -441,7 +434,6 @@ __all__ = [
     "HISTORY_ROLES",
     "MAX_STEPS",
     "OUTPUT_ROLES",
-    "REGISTRY_ORDER",
     "TOOLS_PLACEHOLDER",
     "ParseIssue",
     "ParsedStep",

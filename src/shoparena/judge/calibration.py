@@ -10,6 +10,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from shoparena.jsonl import iter_raw_lines
 from shoparena.judge.records import SCORE_BINS, JudgeStatus, JudgeVerdict
 
 Verdicts = Sequence[JudgeVerdict] | Mapping[str, JudgeVerdict]
@@ -151,9 +152,7 @@ def load_run_verdicts(run_dir: str | Path) -> dict[str, JudgeVerdict]:
     verdicts: dict[str, JudgeVerdict] = {}
     for path in sorted(agents_dir.glob("*/judge.jsonl")):
         agent = path.parent.name
-        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-            if not line.strip():
-                continue
+        for number, line in iter_raw_lines(path):
             try:
                 verdict = JudgeVerdict.model_validate_json(line)
             except ValidationError as err:

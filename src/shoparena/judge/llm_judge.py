@@ -16,6 +16,7 @@ from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from shoparena.judge.inputs import render_judge_input
 from shoparena.judge.parse import parse_judge_reply
 from shoparena.judge.prompt import judge_messages
 from shoparena.judge.records import SCORE_BINS, JudgeAttempt, JudgeInput, JudgeStatus, JudgeVerdict
@@ -178,7 +179,7 @@ class LLMJudge:
                 "problems whose judge calls all failed",
             ))
         cfg = self.config
-        messages = judge_messages(cap_judge_text(judge_input.render(), cfg.max_input_chars))
+        messages = judge_messages(cap_judge_text(render_judge_input(judge_input), cfg.max_input_chars))
         attempts: list[JudgeAttempt] = []
 
         def give_up(status: JudgeStatus, why: str) -> JudgeVerdict:

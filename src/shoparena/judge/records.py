@@ -127,12 +127,6 @@ class JudgeInput(BaseModel):
     trusted: TrustedSummary
     steps: list[JudgeStep] = Field(default_factory=list)
 
-    def render(self) -> str:
-        """The user message sent to an LLM judge."""
-        from shoparena.judge.inputs import render_judge_input
-
-        return render_judge_input(self)
-
 
 class JudgeAttempt(BaseModel):
     """One call to one judge model and what came of it."""

@@ -20,8 +20,9 @@ from shoparena.judge.records import (
     JudgeVerdict,
     ResultFacts,
 )
+from shoparena.records.tools import FIND_PRODUCT, VIEW_PRODUCT
 
-CATALOGUE_TOOLS = {"find_product": CallKind.SEARCH, "view_product_information": CallKind.VIEW}
+TOOL_CALL_KINDS = {FIND_PRODUCT: CallKind.SEARCH, VIEW_PRODUCT: CallKind.VIEW}
 COMPARATIVE_WORDS = (
     "better", "best", "cheaper", "cheapest", "lower", "lowest", "higher", "highest", "more", "less", "fewer",
     "prefer", "prefers", "preferred", "rather", "instead", "whereas", "while", "but", "than", "vs", "versus",
@@ -82,7 +83,7 @@ class _Pool:
         self.candidates: list[Candidate] = []
 
     def add(self, tool_name: str, facts: ResultFacts) -> None:
-        kind = CATALOGUE_TOOLS.get(tool_name)
+        kind = TOOL_CALL_KINDS.get(tool_name)
         if self.verify and kind is not None and kind not in self.catalogue_ok:
             return  # the agent claims a catalogue result the proxy never served
         for pid in facts.product_ids:

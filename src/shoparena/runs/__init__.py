@@ -1,5 +1,21 @@
-"""Run directories: every run writes resolved config, manifest, records and summary, and resumes."""
+"""Run directories: the typed manifest, resumable stages, ORO envelope logs (the lowest, rollout layer)."""
 
-from shoparena.runs.rundir import RunDir, StageRecord
+from shoparena.runs.manifest import (
+    FileRef,
+    ManifestError,
+    RunManifest,
+    StageRecord,
+    read_manifest,
+    write_manifest,
+)
+from shoparena.runs.rundir import RunDir
 
-__all__ = ["RunDir", "StageRecord"]
+__all__ = [
+    "FileRef",
+    "ManifestError",
+    "RunDir",
+    "RunManifest",
+    "StageRecord",
+    "read_manifest",
+    "write_manifest",
+]

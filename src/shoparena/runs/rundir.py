@@ -9,60 +9,20 @@ from __future__ import annotations
 
 import hashlib
 import json
-import platform
-import subprocess
 import time
 from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel
 
-import shoparena
-
-
-def git_sha() -> str | None:
-    """The checkout's HEAD commit, or None outside a git checkout."""
-    try:
-        out = subprocess.run(
-            ["git", "rev-parse", "HEAD"],
-            capture_output=True,
-            text=True,
-            timeout=5,
-            cwd=Path(__file__).resolve().parent,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return out.stdout.strip() or None
+from shoparena.runs.manifest import RunManifest, StageRecord, load_or_new, write_manifest
 
 
 def config_hash(payload: Any) -> str:
     """Stable hash of a JSON-serialisable stage configuration."""
     blob = json.dumps(payload, sort_keys=True, default=str).encode()
     return hashlib.sha256(blob).hexdigest()[:16]
-
-
-class StageRecord(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    name: str
-    config_hash: str
-    completed_at: float
-    seconds: float
-    outputs: dict[str, Any] = Field(default_factory=dict)
-
-
-class Manifest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    schema_version: int = 1
-    kind: str
-    shoparena_version: str = shoparena.__version__
-    git_sha: str | None = None
-    python: str = platform.python_version()
-    created_at: float = Field(default_factory=time.time)
-    stages: dict[str, StageRecord] = Field(default_factory=dict)
 
 
 class RunDir:
@@ -75,17 +35,11 @@ class RunDir:
         (self.path / "config.yaml").write_text(
             yaml.safe_dump(config.model_dump(mode="json"), sort_keys=False), encoding="utf-8"
         )
-        manifest_path = self.path / "manifest.json"
-        if manifest_path.exists():
-            self.manifest = Manifest.model_validate_json(manifest_path.read_text(encoding="utf-8"))
-        else:
-            self.manifest = Manifest(kind=kind, git_sha=git_sha())
+        self.manifest = load_or_new(self.path, RunManifest, kind=kind)
         self._save_manifest()
 
     def _save_manifest(self) -> None:
-        tmp = self.path / "manifest.json.tmp"
-        tmp.write_text(self.manifest.model_dump_json(indent=2), encoding="utf-8")
-        tmp.replace(self.path / "manifest.json")
+        write_manifest(self.manifest, self.path)
 
     def done(self, stage: str, stage_config: Any) -> StageRecord | None:
         """The completed record of ``stage`` if its config is unchanged, else None (the stage must run)."""

@@ -1,7 +1,13 @@
 """Scorers compatible with ShoppingBench (``shoppingbench``) and ORO (``strict``), with explained verdicts."""
 
 from shoparena.scoring.aggregate import AggregateReport, compute_aggregate
-from shoparena.scoring.format import format_reward, length_reward, render_step, step_format, trajectory_format
+from shoparena.scoring.format_reward import (
+    format_reward,
+    length_reward,
+    render_step,
+    step_format,
+    trajectory_format,
+)
 from shoparena.scoring.lookup import DictLookup, ProductLookup, plant_products, planted_product
 from shoparena.scoring.profiles import PROFILES, SHOPPINGBENCH, STRICT, ScoringProfile, get_profile
 from shoparena.scoring.rules import score_slot

@@ -10,16 +10,15 @@ Thresholds are chosen against the sibling negatives (see :func:`build_pairs`):
 * ``strict`` (upstream 0.7): the threshold with the best balanced accuracy;
 * ``web`` (upstream 0.8): the lowest threshold that rejects >= 97.5 % of negatives.
 
-Run ``python -m shoparena.scoring.calibration`` to reprint the table.
+Run ``python benchmarks/similarity_calibration.py`` to reprint the table.
 """
 
 from __future__ import annotations
 
 import random
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
 _COLOURS = (
     "black",
@@ -63,20 +62,6 @@ class CalibrationResult:
     auc: float
     thresholds: dict[str, float] = field(default_factory=dict)
     rates: dict[str, tuple[float, float]] = field(default_factory=dict)  # key -> (TPR, TNR)
-
-
-def titles_from_suites(paths: Iterable[str | Path]) -> list[str]:
-    """Distinct reward titles of the given suite files, in first-seen order."""
-    from shoparena.suites.loaders import load_suite
-
-    titles: dict[str, None] = {}
-    for path in paths:
-        problems, _ = load_suite(path)
-        for problem in problems:
-            for item in problem.reward:
-                for title in item.title:
-                    titles.setdefault(title, None)
-    return list(titles)
 
 
 def _rewrite(title: str, rng: random.Random) -> str:
@@ -186,30 +171,3 @@ def calibrate(
         result.thresholds[key] = t
         result.rates[key] = rates(t)
     return result
-
-
-def main() -> None:  # pragma: no cover - a report script
-    from shoparena.scoring.similarity import LexicalSimilarity
-
-    data = Path("/work/shared/data")
-    paths = sorted(data.glob("shoppingbench/*.jsonl")) + sorted(data.glob("oro/problem_suite_*.json"))
-    titles = titles_from_suites(paths)
-    positives, negatives, edits = build_pairs(titles)
-    lex = LexicalSimilarity()
-    res = calibrate(lex.version, lex.similarity, positives, negatives)
-    edit_scores = [lex.similarity(a, b) for a, b in edits]
-    print(
-        f"backend {res.backend}: titles {len(titles)}  positives {res.n_pos}  sibling negatives {res.n_neg}"
-        f"  edit negatives {len(edits)}  AUC(pos vs siblings) {res.auc:.4f}"
-    )
-    for key, t in res.thresholds.items():
-        tpr, tnr = res.rates[key]
-        edit_tnr = sum(s < t for s in edit_scores) / len(edit_scores)
-        print(
-            f"{key:14s} threshold {t:.2f}  accept-positives {tpr:.3f}  reject-siblings {tnr:.3f}"
-            f"  reject-edits {edit_tnr:.3f}"
-        )
-
-
-if __name__ == "__main__":  # pragma: no cover
-    main()

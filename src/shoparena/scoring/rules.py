@@ -11,11 +11,6 @@ from shoparena.scoring._trusted import trusted
 from shoparena.scoring.profiles import ScoringProfile
 
 
-def make_check(**fields: object) -> Check:
-    """A :class:`Check` from keyword fields."""
-    return Check(**fields)  # type: ignore[arg-type]
-
-
 def _price_hit(op: str, bounds: object, price: float) -> bool:
     if op not in KNOWN_PRICE_OPS or not isinstance(bounds, list) or len(bounds) != 2:
         return False  # unknown ops are units that never hit

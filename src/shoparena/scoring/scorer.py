@@ -13,7 +13,7 @@ from shoparena.records.trajectory import EpisodeStatus, Trajectory
 from shoparena.records.verdict import FIELDS, Check, SlotVerdict, Verdict, VerdictStatus
 from shoparena.scoring._trusted import trusted
 from shoparena.scoring.aggregate import AggregateReport, compute_aggregate
-from shoparena.scoring.format import length_reward, trajectory_format
+from shoparena.scoring.format_reward import length_reward, trajectory_format
 from shoparena.scoring.lookup import ProductLookup
 from shoparena.scoring.profiles import OUTPUT_ROLES, ScoringProfile, get_profile
 from shoparena.scoring.rules import score_slot

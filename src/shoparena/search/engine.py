@@ -22,7 +22,7 @@ import orjson
 
 from shoparena.records.catalog import SERVICES, Product, ProductHit, ProductView
 from shoparena.search.analysis import LuceneEnglishAnalyzer, sanitize_query
-from shoparena.search.index import SERVICE_BITS
+from shoparena.search.index import SERVICE_BITS, read_index_manifest
 
 #: Survivors kept after filtering (5 pages of 10).
 WINDOW = 50
@@ -202,7 +202,7 @@ class SearchIndex:
         d = Path(index_dir)
         self.index_dir = d
         self.retrieve_k = retrieve_k
-        self.manifest: dict[str, Any] = json.loads((d / "manifest.json").read_text())
+        self.manifest = read_index_manifest(d)
         self.params: dict[str, Any] = json.loads((d / "params.index.json").read_text())
 
         def load(name: str) -> np.ndarray:

@@ -17,7 +17,6 @@ The directory holds:
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -31,9 +30,10 @@ import numpy as np
 import orjson
 from pydantic import BaseModel, ConfigDict, Field
 
-import shoparena
 from shoparena.catalog.io import LoadSummary, QuarantinedLine, dump_index_line, iter_products
+from shoparena.jsonl import sha256_file
 from shoparena.records.catalog import SERVICES
+from shoparena.runs.manifest import FileRef, RunManifest, read_manifest, write_manifest
 from shoparena.runs.stale import pid_alive
 from shoparena.search.analysis import LUCENE_ENGLISH_STOP_WORDS, LuceneEnglishAnalyzer, raw_tokens
 from shoparena.search.bm25 import encode_norm, lossy_length, lucene_idf, term_scores
@@ -67,6 +67,35 @@ class IndexStats(BaseModel):
     index_bytes: int
 
 
+class IndexParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    k1: float
+    b: float
+    idf: str = "lucene"
+    norms: str = "lucene-smallfloat-byte4"
+
+
+class CatalogRef(FileRef):
+    """The indexed catalog (absolute path), with its size in bytes."""
+
+    size: int
+
+
+class IndexManifest(RunManifest):
+    """``manifest.json`` of an index directory."""
+
+    kind: str = "index"
+    format: str = "shoparena-bm25"
+    format_version: int = FORMAT_VERSION
+    bm25s_version: str
+    analyzer: str
+    params: IndexParams
+    services: list[str]
+    catalog: CatalogRef
+    stats: IndexStats | None = None
+
+
 class _Columns:
     """Per-document values appended while streaming (compact typed arrays, not Python objects)."""
 
@@ -78,14 +107,6 @@ class _Columns:
         self.offsets = array("q", [0])
         self.shop_codes: dict[str, int] = {}
         self.ids: list[bytes] = []
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        while block := fh.read(1 << 22):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _dir_bytes(path: Path) -> int:
@@ -468,28 +489,23 @@ def _build_into(
         build_seconds=0.0,
         index_bytes=0,
     )
-    manifest = {
-        "format": "shoparena-bm25",
-        "format_version": FORMAT_VERSION,
-        "shoparena_version": shoparena.__version__,
-        "bm25s_version": _bm25s_version(),
-        "analyzer": LuceneEnglishAnalyzer.name,
-        "params": {"k1": k1, "b": b, "idf": "lucene", "norms": "lucene-smallfloat-byte4"},
-        "services": list(SERVICES),
-        "catalog": {
-            "path": str(catalog_path.resolve()),
-            "size": catalog_path.stat().st_size,
-            "sha256": _sha256(catalog_path),
-        },
-        "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "stats": None,
-    }
+    catalog_ref = CatalogRef(
+        path=str(catalog_path.resolve()), size=catalog_path.stat().st_size, sha256=sha256_file(catalog_path)
+    )
+    manifest = IndexManifest(
+        bm25s_version=_bm25s_version(),
+        analyzer=LuceneEnglishAnalyzer.name,
+        params=IndexParams(k1=k1, b=b),
+        services=list(SERVICES),
+        catalog=catalog_ref,
+        inputs={"catalog": FileRef(path=catalog_ref.path, sha256=catalog_ref.sha256)},
+    )
     stats.build_seconds = round(time.perf_counter() - started, 3)
-    manifest["stats"] = stats.model_dump()
-    (out / "manifest.json").write_text(json.dumps(manifest, indent=2))
+    manifest.stats = stats
+    write_manifest(manifest, out)
     stats.index_bytes = _dir_bytes(out)
-    manifest["stats"] = stats.model_dump()
-    (out / "manifest.json").write_text(json.dumps(manifest, indent=2))
+    manifest.stats = stats.model_copy()
+    write_manifest(manifest, out)
     sink.close()
     return stats
 
@@ -500,16 +516,21 @@ def _bm25s_version() -> str:
     return str(bm25s.__version__)
 
 
-def read_manifest(index_dir: str | Path) -> dict[str, Any]:
-    """The parsed ``manifest.json`` of an index directory."""
-    return json.loads((Path(index_dir) / "manifest.json").read_text())
+def read_index_manifest(index_dir: str | Path) -> IndexManifest:
+    """The typed ``manifest.json`` of an index directory.
+
+    Raises:
+        ManifestError: missing, empty, torn or not an index manifest (names the file).
+    """
+    return read_manifest(index_dir, IndexManifest)
 
 
 __all__ = [
     "SERVICE_BITS",
     "IndexBuildError",
+    "IndexManifest",
     "IndexStats",
     "build_index",
     "clean_stale_builds",
-    "read_manifest",
+    "read_index_manifest",
 ]

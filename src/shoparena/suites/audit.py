@@ -22,7 +22,7 @@ from typing import Any, Literal
 import orjson
 from pydantic import BaseModel, ConfigDict, Field
 
-from shoparena.catalog.io import open_binary
+from shoparena.jsonl import JsonlReadError, read_bytes
 from shoparena.records.problem import problem_id_for_query
 from shoparena.suites.clusters import (
     NEAR_DUP_THRESHOLD,
@@ -178,8 +178,10 @@ class AuditReport(BaseModel):
 
 def _records(path: Path) -> tuple[bool, Iterator[tuple[str, Any]]]:
     """(is_array, iterator of (where, record)); JSONL split on b"\\n" only (queries may hold U+0085)."""
-    with open_binary(path) as fh:
-        data = fh.read()
+    try:
+        data = read_bytes(path)
+    except JsonlReadError as exc:
+        raise AuditInputError(str(exc)) from None
     if data.lstrip()[:1] == b"[":
         try:
             array = orjson.loads(data)

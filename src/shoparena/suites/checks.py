@@ -18,8 +18,6 @@ its ASR per intent and difficulty.
 
 from __future__ import annotations
 
-import re
-import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -33,18 +31,10 @@ from shoparena.scoring.profiles import get_profile
 from shoparena.scoring.rules import score_slot
 from shoparena.scoring.scorer import score_trajectory
 from shoparena.scoring.similarity import ExactSimilarity, TitleSimilarity
+from shoparena.suites.clusters import normalize_query
 from shoparena.suites.queries import title_words, voucher_appendix
 
 _STRICT = get_profile("strict")
-_SPACE_RE = re.compile(r"\s+")
-_NUMBERING_RE = re.compile(r"(?m)^\s*\d+[.)]\s*")
-
-
-def normalise_query(query: str) -> str:
-    """NFKC, lower case, list numbering and backticks removed, whitespace collapsed (duplicate detection)."""
-    text = unicodedata.normalize("NFKC", query).lower().replace("`", "")
-    text = _NUMBERING_RE.sub("", text)
-    return _SPACE_RE.sub(" ", text).strip()
 
 
 def recommend_trajectory(problem: Problem, product_ids: Sequence[str]) -> Trajectory:
@@ -234,7 +224,7 @@ class ProblemChecker:
     def check(self, problem: Problem, names: Sequence[str] | None = None) -> CheckOutcome:
         """Check one problem and record the outcome in :attr:`report`."""
         reasons = []
-        key = normalise_query(problem.query)
+        key = normalize_query(problem.query)
         if key in self._seen:
             reasons.append(f"unique: duplicate of problem {self._seen[key]}")
         reasons += query_reasons(problem)
@@ -338,7 +328,6 @@ __all__ = [
     "difficulty_card",
     "discriminative_reasons",
     "gt_reasons",
-    "normalise_query",
     "query_reasons",
     "recommend_trajectory",
     "render_card_markdown",

@@ -12,7 +12,6 @@ and the field, and :class:`SuiteLoadSummary` counts add up (``read == kept + qua
 from __future__ import annotations
 
 import json
-import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,7 +20,8 @@ from typing import Any, Literal
 import orjson
 from pydantic import ValidationError
 
-from shoparena.catalog.io import json_error_reason, open_binary
+from shoparena.catalog.io import json_error_reason
+from shoparena.jsonl import JsonlReadError, open_binary, read_bytes
 from shoparena.records.problem import (
     CATEGORY_OF_INTENT,
     Intent,
@@ -46,6 +46,9 @@ _KNOWN_KEYS = frozenset(
         "difficulty",
         "title",
         "reward_title_embeddings",
+        # Written by `shoparena corpus build` (problems.json): the leak-guarded side and cluster; not parsed.
+        "split",
+        "cluster_id",
     }
 )
 _ORO_INTENTS = {"product": Intent.PRODUCT, "shop": Intent.SHOP, "voucher": Intent.VOUCHER, "web": Intent.WEB}
@@ -277,11 +280,9 @@ _WRAPPER_KEY = "problems"
 
 def _read_bytes(path: Path) -> bytes:
     try:
-        with open_binary(path) as fh:
-            return fh.read()
-    except (OSError, EOFError, zlib.error) as exc:
-        what = "a corrupt or truncated gzip file" if path.suffix == ".gz" else "unreadable"
-        raise SuiteLoadError(f"{path}: {what}: {exc}") from None
+        return read_bytes(path)
+    except JsonlReadError as exc:
+        raise SuiteLoadError(str(exc)) from None
 
 
 def _as_utf8(path: Path, data: bytes) -> bytes:
@@ -488,3 +489,15 @@ def write_oro_suite(problems: Iterable[Problem], path: str | Path, *, public: bo
     with open_binary(path, "wb") as fh:
         fh.write(json.dumps(records, indent=2).encode("utf-8"))
     return len(records)
+
+
+def titles_from_suites(paths: Iterable[str | Path]) -> list[str]:
+    """Distinct reward titles of the given suite files, in first-seen order."""
+    titles: dict[str, None] = {}
+    for path in paths:
+        problems, _ = load_suite(path)
+        for problem in problems:
+            for item in problem.reward:
+                for title in item.title:
+                    titles.setdefault(title, None)
+    return list(titles)

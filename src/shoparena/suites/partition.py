@@ -25,7 +25,11 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from shoparena.jsonl import sha256_file
 from shoparena.records.problem import Problem
+from shoparena.runs.manifest import MANIFEST_NAME, FileRef, ManifestError, RunManifest
+from shoparena.runs.manifest import read_manifest as read_run_manifest
+from shoparena.runs.manifest import write_manifest as write_run_manifest
 from shoparena.suites.clusters import (
     NEAR_DUP_THRESHOLD,
     ClusterInput,
@@ -35,7 +39,6 @@ from shoparena.suites.clusters import (
 )
 from shoparena.suites.loaders import load_suite, write_oro_suite
 
-MANIFEST_NAME = "manifest.json"
 CLUSTERS_NAME = "clusters.json"
 RESERVE_POOL = "public_reserve"
 #: Held-out share used when no size is given (distillation spec §4: "about 15 %").
@@ -58,22 +61,9 @@ class ReserveExhaustedError(PartitionError):
     """The public reserve holds fewer problems than one public version needs."""
 
 
-class FileRef(BaseModel):
-    """A file written or read, with its sha256."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    path: str
-    sha256: str
-
-
-class BankFile(BaseModel):
+class BankFile(FileRef):
     """One input file of the bank."""
 
-    model_config = ConfigDict(extra="forbid")
-
-    path: str
-    sha256: str
     problems: int
     quarantined: int = 0
 
@@ -139,12 +129,10 @@ class RotationEvent(BaseModel):
     reserve_left: int
 
 
-class PartitionManifest(BaseModel):
+class PartitionManifest(RunManifest):
     """``manifest.json`` of a partition directory."""
 
-    model_config = ConfigDict(extra="forbid")
-
-    schema_version: int = 1
+    kind: str = "partition"
     seed: int
     params: PartitionParams
     bank: list[BankFile] = Field(default_factory=list)
@@ -376,15 +364,6 @@ def plan_partition(
 # ---------------------------------------------------------------------------------------------- writing
 
 
-def sha256_file(path: str | Path) -> str:
-    """Hex sha256 of a file's bytes."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 def _suite_order(problem: Problem) -> tuple[int, str, int, str]:
     cat = problem.category_label
     rank = _CATEGORY_ORDER.index(cat) if cat in _CATEGORY_ORDER else len(_CATEGORY_ORDER)
@@ -506,25 +485,23 @@ def partition_bank(
 
 
 def write_manifest(manifest: PartitionManifest, out_dir: str | Path) -> Path:
-    """Write ``manifest.json`` (indent 1, keys in model order)."""
-    path = Path(out_dir) / MANIFEST_NAME
-    path.write_text(manifest.model_dump_json(indent=1) + "\n", encoding="utf-8")
-    return path
+    """Write ``manifest.json`` atomically (indent 1, keys in model order)."""
+    return write_run_manifest(manifest, out_dir, indent=1)
 
 
 def read_manifest(out_dir: str | Path) -> PartitionManifest:
     """Read ``manifest.json`` of a partition directory.
 
     Raises:
-        PartitionError: when it is missing or not a manifest.
+        PartitionError: when it is missing, empty, torn or not a partition manifest.
     """
     path = Path(out_dir) / MANIFEST_NAME
     if not path.is_file():
         raise PartitionError(f"{path}: no partition manifest (run `shoparena suite partition` first)")
     try:
-        return PartitionManifest.model_validate_json(path.read_bytes())
-    except ValueError as exc:
-        raise PartitionError(f"{path}: not a partition manifest: {exc}") from None
+        return read_run_manifest(path, PartitionManifest)
+    except ManifestError as exc:
+        raise PartitionError(f"not a partition manifest: {exc}") from None
 
 
 def _check_file(out: Path, ref: FileRef) -> Path:

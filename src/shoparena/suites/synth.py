@@ -33,6 +33,7 @@ from typing import Any
 import orjson
 from pydantic import BaseModel, ConfigDict, Field
 
+from shoparena.env.knowledge import knowledge_path_for
 from shoparena.records.catalog import Product
 from shoparena.records.problem import (
     CATEGORY_OF_INTENT,
@@ -652,12 +653,6 @@ def synthesize_problems(
     return SynthResult(kept, names, pages, report, checks)
 
 
-def knowledge_path_for(out: str | Path) -> Path:
-    """The knowledge-page sidecar of a bank file: ``<out>.knowledge.jsonl``."""
-    out = Path(out)
-    return out.with_name(out.name + ".knowledge.jsonl")
-
-
 def synthesize_bank(
     index_dir: str | Path,
     out: str | Path,
@@ -702,7 +697,6 @@ __all__ = [
     "coin",
     "difficulty_label",
     "difficulty_score",
-    "knowledge_path_for",
     "parse_intents",
     "sample_item",
     "sample_price",

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from shoparena.arena.envelope import EnvelopeLog, apply_executor_defaults, bucket_calls, make_envelope
+from shoparena.runs.envelopes import EnvelopeLog, apply_executor_defaults, bucket_proxy_calls, make_envelope
 
 
 def test_make_envelope_shape():
@@ -26,17 +26,17 @@ def test_make_envelope_shape():
 
 
 def test_bucketing_rules():
-    steps = [{"extra_info": {"timestamp": 100}}, {"extra_info": {"timestamp": 200}}, {"extra_info": {}}]
+    stamps = [100, 200, None]
     calls = [
         {"kind": "summary", "timestamp": 50},
         {"kind": "summary", "timestamp": 150},
         {"kind": "summary", "timestamp": 250},
         {"kind": "attempt", "timestamp": 160},
     ]
-    bucket_calls(steps, calls)
-    assert [c["timestamp"] for c in steps[0]["extra_info"]["proxy_calls"]] == [50, 150]
-    assert [c["timestamp"] for c in steps[1]["extra_info"]["proxy_calls"]] == [250]
-    assert "proxy_calls" not in steps[2]["extra_info"]
+    buckets = bucket_proxy_calls(stamps, calls)
+    assert [c["timestamp"] for c in buckets[0]] == [50, 150]
+    assert [c["timestamp"] for c in buckets[1]] == [250]
+    assert buckets[2] == []
 
 
 def test_executor_defaults_replace_agent_proxy_calls():

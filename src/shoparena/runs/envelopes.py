@@ -1,15 +1,21 @@
-"""ORO ``output.jsonl`` envelopes (arena spec §3, §5): building, executor defaults, resumable append log."""
+"""ORO ``output.jsonl`` envelopes (arena spec §3, §5): the one writer for the episode runner and the arena.
+
+Building (:func:`make_envelope`), executor defaults and the one proxy-call bucketing rule
+(:func:`bucket_proxy_calls`), and :class:`EnvelopeLog`: append + fsync, torn-last-line repair, resume by the
+completed problem ids. Lines are written like ORO's Python side (``json.dumps`` defaults); typed
+trajectories are turned into envelope dicts by :func:`shoparena.formats.oro.to_oro_envelope`.
+"""
 
 from __future__ import annotations
 
 import json
-import os
 import threading
 import time
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from shoparena.jsonl import read_jsonl_dicts
+from shoparena.jsonl import append_line, read_jsonl_dicts, repair_torn_tail
 
 
 def make_envelope(
@@ -36,27 +42,34 @@ def make_envelope(
     }
 
 
-def bucket_calls(steps: list[dict[str, Any]], calls: list[dict[str, Any]]) -> None:
-    """Attach trusted summary entries to steps (in place): each goes to the last step stamped at or before it.
+def _stamp(value: Any) -> float | None:
+    return value if isinstance(value, int | float) and not isinstance(value, bool) else None
 
-    Calls earlier than every step go to the first step; steps without a numeric timestamp are skipped.
+
+def bucket_proxy_calls(
+    step_timestamps: Sequence[Any], calls: Iterable[dict[str, Any]]
+) -> list[list[dict[str, Any]]]:
+    """Assign trusted proxy summary entries to steps by timestamp (arena spec §5.3); one list per step.
+
+    An entry goes to the last step stamped at or before it (anywhere in the list, so a step whose stamp was
+    filled at write time does not hide the later ones); entries earlier than every step go to the first step.
+    Steps without a numeric timestamp never receive entries; an entry without one counts as 0. Only
+    ``kind == "summary"`` entries are bucketed (a missing kind counts as summary; ``attempt`` is diagnostic).
     """
-    if not steps:
-        return
-    stamps = [
-        (i, s["extra_info"]["timestamp"])
-        for i, s in enumerate(steps)
-        if isinstance(s.get("extra_info"), dict) and isinstance(s["extra_info"].get("timestamp"), int | float)
-    ]
+    stamps = [_stamp(t) for t in step_timestamps]
+    buckets: list[list[dict[str, Any]]] = [[] for _ in stamps]
+    if not stamps:
+        return buckets
     for call in calls:
         if call.get("kind", "summary") != "summary":
             continue
+        call_ts = _stamp(call.get("timestamp")) or 0
         target = 0
-        for i, stamp in stamps:
-            if stamp <= call.get("timestamp", 0):
+        for i, stamp in enumerate(stamps):
+            if stamp is not None and stamp <= call_ts:
                 target = i
-        info = steps[target].setdefault("extra_info", {})
-        info.setdefault("proxy_calls", []).append(call)
+        buckets[target].append(call)
+    return buckets
 
 
 def apply_executor_defaults(
@@ -93,38 +106,34 @@ def apply_executor_defaults(
         dict_steps.append(step)
     if dict_steps:
         dict_steps[0]["extra_info"]["execution_time"] = round(execution_time, 3)
-    bucket_calls(dict_steps, trusted_calls)
+    stamps = [step["extra_info"].get("timestamp") for step in dict_steps]
+    for step, bucket in zip(dict_steps, bucket_proxy_calls(stamps, trusted_calls), strict=True):
+        if bucket:
+            step["extra_info"]["proxy_calls"] = bucket
     return dialogue
 
 
+def dumps_envelope(envelope: dict[str, Any]) -> str:
+    """One ``output.jsonl`` line (no newline), serialised like ORO's Python side (``json.dumps`` defaults)."""
+    return json.dumps(envelope, default=str)
+
+
 class EnvelopeLog:
-    """Append-only ``output.jsonl`` with resume support.
+    """Append-only ``output.jsonl`` with resume support (thread-safe).
 
     On open, a torn last line (a run killed mid-write) is cut off; :meth:`done` lists problem ids already
-    recorded, so a restarted run skips them and never writes a problem twice.
+    recorded, so a restarted run skips them and never writes a problem twice. Each append is fsynced.
     """
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        path.parent.mkdir(parents=True, exist_ok=True)
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
         self._done: set[str] = set()
-        if path.exists():
-            raw = path.read_bytes()
-            if raw and not raw.endswith(b"\n"):
-                cut = raw.rfind(b"\n") + 1
-                with open(path, "r+b") as fh:
-                    fh.truncate(cut)
-                raw = raw[:cut]
-            for line in raw.split(b"\n"):  # never splitlines(): U+0085 may sit inside a record
-                if not line.strip():
-                    continue
-                try:
-                    record = json.loads(line)
-                except ValueError:
-                    continue
-                if isinstance(record, dict) and record.get("problem_id") is not None:
-                    self._done.add(str(record["problem_id"]))
+        self.repaired_bytes = repair_torn_tail(self.path)
+        for record in read_jsonl_dicts(self.path):
+            if record.get("problem_id") is not None:
+                self._done.add(str(record["problem_id"]))
 
     def done(self) -> set[str]:
         """Problem ids with an envelope."""
@@ -133,15 +142,12 @@ class EnvelopeLog:
 
     def append(self, envelope: dict[str, Any]) -> bool:
         """Append and fsync one envelope; False (nothing written) if its problem is already recorded."""
-        line = json.dumps(envelope, ensure_ascii=False, default=str) + "\n"
+        line = dumps_envelope(envelope)
         with self._lock:
             pid = envelope.get("problem_id")
             if pid is not None and str(pid) in self._done:
                 return False
-            with open(self.path, "a", encoding="utf-8") as fh:
-                fh.write(line)
-                fh.flush()
-                os.fsync(fh.fileno())
+            append_line(self.path, line)
             if pid is not None:
                 self._done.add(str(pid))
             return True
@@ -149,3 +155,12 @@ class EnvelopeLog:
     def read(self) -> list[dict[str, Any]]:
         """All envelopes (bare-list legacy lines are skipped)."""
         return read_jsonl_dicts(self.path)
+
+
+__all__ = [
+    "EnvelopeLog",
+    "apply_executor_defaults",
+    "bucket_proxy_calls",
+    "dumps_envelope",
+    "make_envelope",
+]

@@ -1,5 +1,8 @@
 """Format and length rewards (environment spec §8.6).
 
+This is the *reward* for the tagged-output grammar; reading and writing trajectory formats (ORO envelopes,
+ShoppingBench rollouts, native chat) is :mod:`shoparena.formats`, one layer below.
+
 ``format_reward`` checks the tagged-output grammar of one step's text. The text is the step re-rendered from
 its parsed roles (ShoppingBench serialisation, via
 :func:`shoparena.formats.tagged.render_step_content`); in the strict profile the rendered tool-call list
@@ -8,12 +11,12 @@ includes each call's result, so tags inside tool results count.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import orjson
 
+from shoparena.formats.tagged import render_step_content
 from shoparena.scoring.profiles import OUTPUT_ROLES, ScoringProfile
 
 if TYPE_CHECKING:
@@ -83,43 +86,9 @@ def format_reward(text: str, roles: Sequence[str] = OUTPUT_ROLES) -> float:
     return 1.0
 
 
-def _ujson_dumps(obj: Any) -> str:
-    # ujson defaults: compact, ASCII-escaped, "/" escaped (only strings can hold "/" in JSON).
-    return json.dumps(obj, ensure_ascii=True, separators=(",", ":")).replace("/", "\\/")
-
-
-def _render_fallback(step: Step, *, include_results: bool) -> str:
-    """Used only while :mod:`shoparena.formats.tagged` is unavailable; same serialisation rules."""
-    parts = []
-    if step.think:
-        parts.append(f"<think>{step.think}</think>")
-    if step.tool_calls:
-        calls = []
-        for call in step.tool_calls:
-            entry: dict[str, Any] = {"name": call.name, "parameters": call.parameters}
-            if call.tool_call_id:
-                entry["tool_call_id"] = call.tool_call_id
-            if include_results and call.has_result:
-                entry["result"] = call.result
-            calls.append(entry)
-        parts.append(f"<tool_call>{_ujson_dumps(calls)}</tool_call>")
-    if step.response:
-        parts.append(f"<response>{step.response}</response>")
-    return "\n".join(parts)
-
-
-_renderer: Callable[..., str] | None = None
-
-
 def render_step(step: Step, *, include_results: bool) -> str:
     """The step re-rendered from its parsed roles (what the format grammar is checked on)."""
-    global _renderer
-    if _renderer is None:  # resolved once; imported lazily so scoring works without formats
-        try:
-            from shoparena.formats.tagged import render_step_content as _renderer
-        except ImportError:
-            return _render_fallback(step, include_results=include_results)
-    return _renderer(step, include_results=include_results)
+    return render_step_content(step, include_results=include_results)
 
 
 def has_valid_timestamp(step: Step) -> bool:

@@ -1,0 +1,107 @@
+"""Corpus build throughput vs ``orjson`` parsing the same bytes, and peak RSS at 1x vs 10x input.
+
+Input: ORO envelopes (copies of real firehose envelopes when ``--source`` names a firehose race directory,
+else a built-in envelope with agent-side proxy calls), each copy under a fresh problem id. Each build runs in
+its own process (``ru_maxrss``). Usage: ``python benchmarks/corpus_bench.py --quick`` (``--n`` trajectories).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import orjson
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "corpus"))
+
+
+def _seed_envelopes(source: Path | None) -> list[dict]:
+    if source is not None:
+        lines = []
+        for out in sorted(source.glob("agents/*/output.jsonl")):
+            lines += [orjson.loads(x) for x in out.read_bytes().splitlines() if x.strip()]
+        return lines
+    from test_fuzz_filter import ENVELOPE
+
+    return [ENVELOPE]
+
+
+def write_input(path: Path, n: int, seeds: list[dict]) -> int:
+    with open(path, "wb") as fh:
+        for i in range(n):
+            env = dict(seeds[i % len(seeds)])
+            env["problem_id"] = f"bench-{i}"
+            fh.write(orjson.dumps(env) + b"\n")
+    return path.stat().st_size
+
+
+def child(path: str, out: str) -> None:
+    from shoparena.corpus import CorpusConfig, build_corpus
+
+    started = time.perf_counter()
+    build_corpus(CorpusConfig(files=[Path(path)], out=Path(out)))
+    seconds = time.perf_counter() - started
+    data = Path(path).read_bytes()
+    t0 = time.perf_counter()
+    for line in data.splitlines():
+        orjson.loads(line)
+    parse = time.perf_counter() - t0
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps({"build_s": seconds, "orjson_s": parse, "rss_mib": rss}))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--n", type=int, default=None)
+    parser.add_argument("--source", type=Path, default=None, help="A firehose race directory.")
+    parser.add_argument("--child", nargs=2)
+    args = parser.parse_args()
+    if args.child:
+        child(*args.child)
+        return
+    n = args.n or (200 if args.quick else 1804)
+    seeds = _seed_envelopes(args.source)
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for scale in (1, 10):
+            path = Path(tmp) / f"in-{scale}.jsonl"
+            size = write_input(path, n * scale, seeds)
+            proc = subprocess.run(
+                [sys.executable, __file__, "--child", str(path), str(Path(tmp) / f"c{scale}")],
+                capture_output=True,
+                text=True,
+                check=True,
+            )
+            result = json.loads(proc.stdout.strip().splitlines()[-1])
+            result.update(scale=scale, trajectories=n * scale, mib=round(size / 2**20, 1))
+            rows.append(result)
+    print(
+        f"machine: {platform.machine()}, {platform.python_version()}, date {time.strftime('%Y-%m-%d %H:%M')}"
+    )
+    print("| input | trajectories | MiB | build s | orjson s | ratio | peak RSS MiB |")
+    print("|---|---|---|---|---|---|---|")
+    for r in rows:
+        ratio = r["build_s"] / r["orjson_s"] if r["orjson_s"] else float("inf")
+        cells = [
+            f"{r['scale']}x",
+            r["trajectories"],
+            r["mib"],
+            f"{r['build_s']:.2f}",
+            f"{r['orjson_s']:.3f}",
+            f"{ratio:.0f}x",
+            f"{r['rss_mib']:.0f}",
+        ]
+        print("| " + " | ".join(str(c) for c in cells) + " |")
+    print(f"RSS 10x / 1x: {rows[1]['rss_mib'] / rows[0]['rss_mib']:.2f}")
+
+
+if __name__ == "__main__":
+    main()

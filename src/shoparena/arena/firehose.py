@@ -1,0 +1,258 @@
+"""``shoparena arena firehose``: what a subnet day looks like, as ordinary arena run directories.
+
+Per race r (``OUT/race-NNN/``, an ``arena run`` directory): the public suite rotates over the given
+problem-bank partitions (race r uses partition r mod P and draws ``problems_per_race`` problems with
+seed ``seed + r``); a population of miner versions runs in the sandbox; the rubric judge scores every SUCCESS
+trajectory (``judge_run``); qualifiers, the race ranking and ORO weights are computed on the judged scores
+(``race.json``, ``weights.json``). Each agent folder gets ``miner.json`` with the harness truth (miner kind,
+teacher), which the corpus records copy but its filter never reads.
+
+Population (default, per race; docs/corpus.md): 3 agentic miners on teachers of different quality, 2
+sub-task miners, 1 shortcut, 1 forger (replays its first nonce), 2 faulty (crash, malformed): 33 % agentic,
+22 % sub-task, 11 % no-LLM, 11 % forged, 22 % faulty. Teachers are the rule-based planner behind the chat
+protocol with seeded error rates (a wrong final pick) and different search strategies (planner options),
+selected by the model name each miner file sends.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from shoparena.arena.miners import miner_path
+
+TEACHER_PREFIX = "teacher/"
+
+
+class Teacher(BaseModel):
+    """A teacher policy: the planner with options and a seeded rate of wrong final picks."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    error_rate: float = Field(default=0.0, ge=0.0, le=1.0)
+    planner_options: dict[str, Any] = Field(default_factory=dict)
+
+
+DEFAULT_TEACHERS: dict[str, Teacher] = {
+    "careful": Teacher(error_rate=0.0),
+    "quick": Teacher(error_rate=0.1, planner_options={"view_per_item": 3, "max_shops": 2}),
+    "sloppy": Teacher(
+        error_rate=0.35, planner_options={"view_per_item": 2, "max_shops": 1, "extra_rounds": 0}
+    ),
+}
+
+#: (miner name, kind, teacher) per version in a race; kind is the harness truth.
+DEFAULT_POPULATION: list[tuple[str, str, str]] = [
+    ("agentic-careful", "agentic", "careful"),
+    ("agentic-quick", "agentic", "quick"),
+    ("agentic-sloppy", "agentic", "sloppy"),
+    ("subtask-careful", "subtask", "careful"),
+    ("subtask-sloppy", "subtask", "sloppy"),
+    ("shortcut", "shortcut", ""),
+    ("forger", "forger", "careful"),
+    ("crash", "faulty", ""),
+    ("malformed", "faulty", ""),
+]
+
+
+class FirehoseConfig(BaseModel):
+    """Everything ``arena firehose`` needs (written to ``OUT/firehose.json``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    suites: list[Path] = Field(min_length=1, description="Problem-bank partitions, rotated per race.")
+    index: Path
+    out: Path
+    races: int = Field(default=1, ge=1)
+    problems_per_race: int = Field(default=20, ge=1)
+    seed: int = 0
+    workers: int = Field(default=2, ge=1)
+    timeout_s: float = Field(default=30.0, gt=0)
+    teachers: dict[str, Teacher] = Field(default_factory=lambda: dict(DEFAULT_TEACHERS))
+    population: list[tuple[str, str, str]] = Field(default_factory=lambda: list(DEFAULT_POPULATION))
+
+
+class TeacherPool:
+    """A chat backend that serves each request with the teacher named by its model (``teacher/<name>``)."""
+
+    def __init__(self, teachers: dict[str, Teacher], seed: int = 0) -> None:
+        from shoparena.llm.planner_backend import PlannerBackend
+
+        self.teachers = teachers
+        self.seed = seed
+        self.backends = {n: PlannerBackend(**t.planner_options) for n, t in teachers.items()}
+        self.default = next(iter(self.backends))
+
+    def complete(self, request: Any) -> Any:
+        name = str(request.model or "")
+        name = name[len(TEACHER_PREFIX) :] if name.startswith(TEACHER_PREFIX) else self.default
+        backend = self.backends.get(name) or self.backends[self.default]
+        response = backend.complete(request)
+        teacher = self.teachers.get(name)
+        if teacher is None or teacher.error_rate <= 0:
+            return response
+        first_user = next((m.get("content") for m in request.messages if m.get("role") == "user"), "")
+        digest = hashlib.sha256(f"{self.seed}:{name}:{first_user}".encode()).digest()
+        if int.from_bytes(digest[:4], "big") / 2**32 >= teacher.error_rate:
+            return response
+        calls = []
+        for call in response.tool_calls:
+            if call["function"]["name"] == "recommend_product":
+                call = json.loads(json.dumps(call))
+                args = json.loads(call["function"]["arguments"] or "{}")
+                ids = str(args.get("product_ids") or "").split(",")
+                args["product_ids"] = ",".join(reversed(ids)) if len(ids) > 1 else f"{ids[0]}0"
+                call["function"]["arguments"] = json.dumps(args)
+            calls.append(call)
+        return response.model_copy(update={"tool_calls": calls})
+
+
+def _miner_source(kind: str, teacher: str) -> str:
+    base = {"agentic": "agentic", "forger": "agentic", "subtask": "subtask"}.get(kind)
+    if base is None:
+        return ""
+    text = miner_path(base).read_text(encoding="utf-8")
+    model_line = 'MODEL = os.environ.get("SANDBOX_MODEL") or "deepseek-ai/DeepSeek-V3.2-TEE"'
+    text = text.replace(model_line, f'MODEL = "{TEACHER_PREFIX}{teacher}"')
+    if kind == "forger":
+        text = text.replace("nonces.get(call_id), call_id)", "_replay(nonces.get(call_id)), call_id)")
+        text += (
+            "\n\n_FIRST = []\n\n\ndef _replay(nonce):\n"
+            "    # Forger: reuse the first nonce for later dispatches (replayed / mismatch at the proxy).\n"
+            "    if nonce and not _FIRST:\n        _FIRST.append(nonce)\n"
+            "    return _FIRST[0] if _FIRST else nonce\n"
+        )
+    return text
+
+
+def write_miners(config: FirehoseConfig) -> dict[str, Path]:
+    """The population's miner files under ``OUT/miners`` (name → path)."""
+    folder = config.out / "miners"
+    folder.mkdir(parents=True, exist_ok=True)
+    files: dict[str, Path] = {}
+    for name, kind, teacher in config.population:
+        source = _miner_source(kind, teacher)
+        path = folder / f"{name}.py"
+        if source:
+            path.write_text(source, encoding="utf-8")
+        else:
+            builtin = {"shortcut": "shortcut"}.get(kind, name if name in ("crash", "malformed") else "crash")
+            path.write_text(miner_path(builtin).read_text(encoding="utf-8"), encoding="utf-8")
+        files[name] = path
+    return files
+
+
+def _race_suite(config: FirehoseConfig, race: int, race_dir: Path) -> Path:
+    from shoparena.suites.loaders import load_suite, write_oro_suite
+
+    partition = config.suites[race % len(config.suites)]
+    problems, _ = load_suite(partition)
+    count = min(config.problems_per_race, len(problems))
+    picked = sorted(random.Random(config.seed + race).sample(range(len(problems)), count))
+    path = race_dir / "race_suite.json"
+    write_oro_suite([problems[i] for i in picked], path)
+    return path
+
+
+def _race_and_weights(race_dir: Path, race_id: str, report: Any, race: int) -> None:
+    from shoparena.arena.incentives import weights_document
+    from shoparena.arena.race import Qualifier, Race, RaceConfig, RaceStatus, resolve_race, select_qualifiers
+    from shoparena.arena.weights import WeightConfig, compute_weights
+
+    cfg, wcfg = RaceConfig(), WeightConfig(rank_by="race_rank")
+    candidates = [
+        Qualifier(hotkey=a.agent, agent_version_id=a.agent_version_id, qualifying_score=a.final("judge"))
+        for a in report.agents
+    ]
+    qualifying = select_qualifiers(candidates, cfg, None)
+    completed = datetime(2026, 1, 1, tzinfo=UTC) + timedelta(hours=race)
+    uid_map = {h: i for i, h in enumerate(sorted(c.hotkey for c in candidates if c.hotkey), start=1)}
+    outcome = weights = None
+    if qualifying.status is RaceStatus.CANCELLED:
+        result = Race(race_id=race_id, status=RaceStatus.CANCELLED, qualifiers=qualifying.rejected)
+    else:
+        raced = [q.model_copy(update={"race_score": q.qualifying_score}) for q in qualifying.qualifiers]
+        result = Race(
+            race_id=race_id, status=RaceStatus.RACE_COMPLETE, qualifiers=raced, completed_at=completed
+        )
+        outcome = resolve_race(result, None, cfg)
+        result = result.model_copy(update={"qualifiers": outcome.ranking})
+        weights = compute_weights(result, uid_map, config=wcfg)
+    doc = {
+        "race": result.model_dump(mode="json"),
+        "qualifying": qualifying.model_dump(mode="json"),
+        "outcome": outcome.model_dump(mode="json") if outcome else None,
+    }
+    (race_dir / "race.json").write_text(json.dumps(doc, indent=2), encoding="utf-8")
+    (race_dir / "weights.json").write_bytes(weights_document(result, weights, uid_map, wcfg))
+
+
+def run_firehose(config: FirehoseConfig, *, search: Any = None, progress: Any = None) -> list[Path]:
+    """Run every race not already complete (``race.json`` present); returns the race directories."""
+    from shoparena.arena.incentives import judge_run
+    from shoparena.arena.run import ArenaRunConfig, run_arena
+    from shoparena.arena.sandbox import SandboxConfig
+
+    config.out.mkdir(parents=True, exist_ok=True)
+    (config.out / "firehose.json").write_text(config.model_dump_json(indent=2), encoding="utf-8")
+    files = write_miners(config)
+    if search is None:
+        from shoparena.search import SearchIndex
+
+        search = SearchIndex.open(config.index)
+    backend = TeacherPool(config.teachers, seed=config.seed)
+    dirs: list[Path] = []
+    for race in range(config.races):
+        race_dir = config.out / f"race-{race:03d}"
+        dirs.append(race_dir)
+        if (race_dir / "race.json").exists():
+            continue
+        race_dir.mkdir(parents=True, exist_ok=True)
+        suite = _race_suite(config, race, race_dir)
+        race_id = f"race-{config.seed}-{race:03d}"
+        names = [n for n, _, _ in config.population]
+        run_arena(
+            ArenaRunConfig(
+                agents=[files[n] for n in names],
+                suite=suite,
+                index=config.index,
+                out=race_dir,
+                workers=config.workers,
+                timeout_s=config.timeout_s,
+                run_id=race_id,
+                sandbox=SandboxConfig(grace_s=1, memory_bytes=1024**3, tmp_bytes=16 * 1024**2),
+            ),
+            backend=backend,
+            search=search,
+        )
+        for name, kind, teacher in config.population:
+            truth = {
+                "kind": kind,
+                "teacher": teacher,
+                "hotkey_hash": hashlib.sha256(f"hotkey:{name}".encode()).hexdigest()[:16],
+            }
+            (race_dir / "agents" / name / "miner.json").write_text(json.dumps(truth), encoding="utf-8")
+        report = judge_run(race_dir)
+        manifest = json.loads((race_dir / "manifest.json").read_text(encoding="utf-8"))
+        manifest["race_id"] = race_id
+        (race_dir / "manifest.json").write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+        _race_and_weights(race_dir, race_id, report, race)
+        if progress is not None:
+            progress(f"race {race + 1}/{config.races} done")
+    return dirs
+
+
+__all__ = [
+    "DEFAULT_POPULATION",
+    "DEFAULT_TEACHERS",
+    "FirehoseConfig",
+    "Teacher",
+    "TeacherPool",
+    "run_firehose",
+]

@@ -1,0 +1,91 @@
+"""``shoparena corpus build|report``: thin wrappers over :mod:`shoparena.corpus`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+import yaml
+from rich.console import Console
+
+corpus_app = typer.Typer(
+    help="Trajectory corpus: filter, gates, recovery, leak-guarded split, views.", no_args_is_help=True
+)
+console = Console()
+
+
+@corpus_app.command("build")
+def build(
+    run_dirs: list[Path] | None = typer.Argument(None, help="Arena run directories (e.g. firehose races)."),
+    from_files: list[Path] = typer.Option(
+        [], "--from", exists=True, dir_okay=False, help="Envelope / rollout / SN15 chat-row JSONL (repeat)."
+    ),
+    problems: list[Path] = typer.Option(
+        [],
+        "--problems",
+        exists=True,
+        dir_okay=False,
+        help="Suites with ground truth for --from trajectories (repeat).",
+    ),
+    index: Path | None = typer.Option(
+        None, exists=True, file_okay=False, help="Index to score --from input."
+    ),
+    out: Path = typer.Option(..., help="Corpus directory (re-running resumes it)."),
+    config_file: Path | None = typer.Option(
+        None,
+        "--config",
+        exists=True,
+        dir_okay=False,
+        help="corpus.yaml with filter / gates / split settings.",
+    ),
+) -> None:
+    """Build (or resume) a corpus directory and print its funnel."""
+    from shoparena.corpus import CorpusConfig, build_corpus
+    from shoparena.corpus.report import report_table
+
+    base = yaml.safe_load(config_file.read_text(encoding="utf-8")) if config_file else {}
+    base = base or {}
+    base.update(out=out)
+    if run_dirs:
+        base["run_dirs"] = list(run_dirs)
+    if from_files:
+        base["files"] = list(from_files)
+    if problems:
+        base["problems"] = list(problems)
+    if index is not None:
+        base["index"] = index
+    try:
+        config = CorpusConfig.model_validate(base)
+    except ValueError as err:
+        raise typer.BadParameter(str(err), param_hint="--config") from None
+    if not config.run_dirs and not config.files:
+        raise typer.BadParameter("give run directories and/or --from files", param_hint="RUN_DIRS")
+    for run_dir in config.run_dirs:
+        if not (Path(run_dir) / "config.yaml").exists():
+            raise typer.BadParameter(f"{run_dir}: not an arena run directory (no config.yaml)")
+    with console.status("building corpus") as status:
+        report = build_corpus(config, progress=lambda msg: status.update(msg))
+    console.print(report_table(report))
+
+
+@corpus_app.command("report")
+def report(corpus_dir: Path = typer.Argument(..., exists=True, file_okay=False)) -> None:
+    """Print the funnel of a built corpus (from its ``report.json``)."""
+    from shoparena.corpus.report import report_table
+
+    path = corpus_dir / "report.json"
+    if not path.exists():
+        raise typer.BadParameter(f"{corpus_dir}: no report.json (run `shoparena corpus build` first)")
+    data = json.loads(path.read_text(encoding="utf-8"))
+    console.print(report_table(data))
+    quality = data.get("filter_quality")
+    if quality:
+        console.print(
+            f"filter quality vs harness truth: precision {quality['precision']}, "
+            f"recall {quality['recall']}, forger trajectories kept {quality['forger_trajectories_kept']}"
+        )
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(corpus_app, name="corpus")

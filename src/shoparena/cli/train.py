@@ -1,0 +1,70 @@
+"""``shoparena train sft|grpo|kto --config FILE [--set key=value] --out RUN``: thin wrapper over
+:func:`shoparena.train.runner.train`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+train_app = typer.Typer(
+    help="Post-train a model on corpus views with TRL (SFT, Dr. GRPO offline/online, KTO).", no_args_is_help=True
+)
+
+
+def _run(method: str, config: str, sets: list[str], out: Path, quiet: bool) -> None:
+    from shoparena.train.config import ConfigError, load_config
+
+    try:
+        cfg = load_config(config, method, sets)
+    except ConfigError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(code=2) from exc
+    try:
+        from shoparena.train.runner import train
+    except ImportError as exc:
+        typer.echo(f"error: {exc}; install the train extra: pip install 'shoparena[train]'", err=True)
+        raise typer.Exit(code=2) from exc
+    try:
+        summary = train(cfg, out, progress=not quiet)
+    except ConfigError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(code=2) from exc
+    typer.echo(f"{method}: {summary['global_step']} steps, final model {summary['final']}")
+
+
+_CONFIG = typer.Option(..., "--config", "-c", help="A YAML config file or a preset: tiny, smollm2, student-cpu, qwen3-4b.")
+_SET = typer.Option([], "--set", help="Override a dotted key, e.g. --set sft.learning_rate=1e-4 (repeatable).")
+_OUT = typer.Option(..., "--out", "-o", help="Run directory (re-running the same command resumes).")
+_QUIET = typer.Option(False, "--quiet", help="No progress bar.")
+
+
+@train_app.command("sft")
+def sft(config: str = _CONFIG, sets: list[str] = _SET, out: Path = _OUT, quiet: bool = _QUIET) -> None:
+    """Supervised fine-tuning on the `sft` view (loss on trainable assistant turns only)."""
+    _run("sft", config, sets, out, quiet)
+
+
+@train_app.command("grpo")
+def grpo(config: str = _CONFIG, sets: list[str] = _SET, out: Path = _OUT, quiet: bool = _QUIET) -> None:
+    """Dr. GRPO: offline per-step on the `steps` view (ToolRL reward) or online in ShopEnv (grpo.grpo_mode)."""
+    _run("grpo", config, sets, out, quiet)
+
+
+@train_app.command("kto")
+def kto(config: str = _CONFIG, sets: list[str] = _SET, out: Path = _OUT, quiet: bool = _QUIET) -> None:
+    """KTO on the `kto` view, per trajectory (default) or per step (kto.kto_granularity)."""
+    _run("kto", config, sets, out, quiet)
+
+
+@train_app.command("presets")
+def presets() -> None:
+    """List the shipped training presets."""
+    from shoparena.train.config import preset_names
+
+    for name in preset_names():
+        typer.echo(name)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(train_app, name="train")

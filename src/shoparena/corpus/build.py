@@ -1,0 +1,196 @@
+"""``shoparena corpus build``: ingest → filter → gates → recovery → split → views, resumable.
+
+Layout of ``OUT`` (corpus contract): ``config.yaml``, ``manifest.json`` (:class:`shoparena.runs.RunDir`),
+``work/ingest-NNN.jsonl`` (one per input, renamed into place when complete: a killed build re-ingests only
+unfinished inputs), ``work/classified.jsonl`` (pass 1: filter, recovery, gates, in ingest order),
+``records.jsonl``, ``quarantine.jsonl``, ``problems.json``, ``views/``, ``report.json``, ``README.md`` and
+``summary.json``. Every stage after ingest streams and is a pure function of the ingested records and the
+configuration, so a re-run after a kill writes byte-identical records, Parquet and JSONL.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from shoparena.catalog.io import iter_raw_lines
+from shoparena.corpus.config import CorpusConfig
+from shoparena.corpus.export import export_views
+from shoparena.corpus.filter import classify
+from shoparena.corpus.gates import OnlineGates, default_tokenizer
+from shoparena.corpus.ingest import ScoringContext, ingest_file, ingest_run_dir
+from shoparena.corpus.recover import recover_record, recoverable
+from shoparena.corpus.report import ReportBuilder, write_card
+from shoparena.corpus.split import ProblemIndex, assign_split
+from shoparena.records.corpus import CorpusRecord, Quarantined
+from shoparena.runs import RunDir
+
+Progress = Callable[[str], None]
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+
+
+def _sources(config: CorpusConfig) -> list[tuple[str, Path]]:
+    return [("run", p) for p in config.run_dirs] + [("file", p) for p in config.files]
+
+
+def _file_context(config: CorpusConfig, cache: dict[str, Any]) -> ScoringContext:
+    context = ScoringContext()
+    for suite in config.problems:
+        from shoparena.suites.loaders import load_suite
+
+        key = f"suite:{suite}"
+        if key not in cache:
+            cache[key] = {p.problem_id: p for p in load_suite(suite)[0]}
+        context.problems.update(cache[key])
+    if config.index is not None:
+        from shoparena.search import SearchIndex
+
+        key = f"index:{config.index}"
+        if key not in cache:
+            cache[key] = SearchIndex.open(config.index)
+        context.lookup = cache[key]
+    return context
+
+
+def ingest_all(config: CorpusConfig, work: Path, progress: Progress, cache: dict[str, Any]) -> list[str]:
+    """Ingest every source not already ingested (one atomically renamed file per source); returns notes."""
+    work.mkdir(parents=True, exist_ok=True)
+    notes: list[str] = []
+    for i, (kind, path) in enumerate(_sources(config)):
+        target = work / f"ingest-{i:03d}.jsonl"
+        if target.exists():
+            continue
+        tmp = target.with_name(target.name + ".tmp")
+        count = 0
+        with open(tmp, "wb") as fh:
+
+            def emit(item: CorpusRecord | Quarantined, fh: Any = fh) -> None:
+                nonlocal count
+                tag = "record" if isinstance(item, CorpusRecord) else "quarantine"
+                fh.write(orjson.dumps({"type": tag, "item": item.model_dump(mode="json")}) + b"\n")
+                count += 1
+
+            if kind == "run":
+                notes += ingest_run_dir(Path(path), emit, cache)
+            else:
+                ingest_file(Path(path), _file_context(config, cache), emit)
+        os.replace(tmp, target)
+        progress(f"ingested {path}: {count} input record(s)")
+    return notes
+
+
+def _ingested(work: Path, n_sources: int) -> Iterator[dict[str, Any]]:
+    for i in range(n_sources):
+        for _, line in iter_raw_lines(work / f"ingest-{i:03d}.jsonl"):
+            yield orjson.loads(line)
+
+
+def classify_all(config: CorpusConfig, work: Path, tokenizer: Any) -> tuple[ProblemIndex, int, Counter[str]]:
+    """Pass 1: filter, recovery and gates record by record (ingest order) into ``work/classified.jsonl``."""
+    gates = OnlineGates(config.gates, tokenizer)
+    index = ProblemIndex()
+    quarantined: Counter[str] = Counter()
+    n_quarantined = 0
+    target = work / "classified.jsonl"
+    with (
+        open(target.with_name(target.name + ".tmp"), "wb") as out,
+        open(work / "quarantine.jsonl.tmp", "wb") as bad,
+    ):
+        for entry in _ingested(work, len(_sources(config))):
+            if entry["type"] == "quarantine":
+                bad.write(orjson.dumps(entry["item"]) + b"\n")
+                quarantined[entry["item"]["field"]] += 1
+                n_quarantined += 1
+                continue
+            record = classify(CorpusRecord.model_validate(entry["item"]), config.filter, config.gates)
+            batch = [record]
+            if config.recover and recoverable(record):
+                batch.append(recover_record(record, config.gates))
+            for item in batch:
+                gates.apply(item)
+                index.add(item.problem_id, item.query, item.category, item.gt_product_ids)
+                out.write(orjson.dumps(item.model_dump(mode="json")) + b"\n")
+    os.replace(target.with_name(target.name + ".tmp"), target)
+    os.replace(work / "quarantine.jsonl.tmp", work / "quarantine.jsonl")
+    return index, n_quarantined, quarantined
+
+
+def _tokenizer(config: CorpusConfig) -> Any:
+    if config.tokenizer is None:
+        return default_tokenizer()
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(config.tokenizer)
+
+
+def _problems_doc(sides: dict[str, tuple[str, str]], cache: dict[str, Any]) -> list[dict[str, Any]]:
+    from shoparena.suites.loaders import oro_record
+
+    known: dict[str, Any] = {}
+    for key, value in sorted(cache.items()):
+        if key.startswith("suite:"):
+            known.update(value)
+    out = []
+    for pid, (cluster, split) in sorted(sides.items()):
+        if pid in known:
+            out.append({"problem_id": pid, **oro_record(known[pid]), "split": split, "cluster_id": cluster})
+    return out
+
+
+def _records(path: Path) -> Iterator[dict[str, Any]]:
+    for _, line in iter_raw_lines(path):
+        yield orjson.loads(line)
+
+
+def build_corpus(config: CorpusConfig, *, progress: Progress | None = None) -> dict[str, Any]:
+    """Build (or resume) the corpus in ``config.out``; returns the report."""
+    say = progress or (lambda _msg: None)
+    out = Path(config.out)
+    rundir = RunDir(out, kind="corpus", config=config)
+    cache: dict[str, Any] = {}
+    started = time.time()
+    work = out / "work"
+    notes = ingest_all(config, work, say, cache)
+    say("filtering and gating")
+    index, n_quarantined, quarantine_fields = classify_all(config, work, _tokenizer(config))
+    sides = assign_split(index, config.split)
+    report = ReportBuilder()
+    tmp = out / "records.jsonl.tmp"
+    with open(tmp, "wb") as fh:
+        for record in _records(work / "classified.jsonl"):
+            record["cluster_id"], record["split"] = sides[record["problem_id"]]
+            report.add(record)
+            fh.write(orjson.dumps(record) + b"\n")
+    os.replace(tmp, out / "records.jsonl")
+    os.replace(work / "quarantine.jsonl", out / "quarantine.jsonl")
+    if not cache:  # resumed with every source ingested: reload ground truth for problems.json
+        from shoparena.corpus.ingest import load_run_context
+
+        for path in config.run_dirs:
+            load_run_context(Path(path), cache)
+        if config.problems:
+            _file_context(config, cache)
+    _atomic_write(out / "problems.json", json.dumps(_problems_doc(sides, cache), indent=1).encode())
+    say("exporting views")
+    view_counts = export_views(lambda: _records(out / "records.jsonl"), out / "views")
+    doc = report.build(n_quarantined, dict(quarantine_fields), view_counts, config, notes)
+    _atomic_write(out / "report.json", json.dumps(doc, indent=2, sort_keys=True).encode())
+    write_card(out / "README.md", doc)
+    rundir.complete("build", config.model_dump(mode="json"), started, {"records": doc["funnel"]["records"]})
+    rundir.write_summary({"report": "report.json", "funnel": doc["funnel"], "views": view_counts})
+    return doc
+
+
+__all__ = ["build_corpus", "classify_all", "ingest_all"]

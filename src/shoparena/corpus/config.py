@@ -1,0 +1,72 @@
+"""Corpus build configuration: inputs, thresholds (documented defaults, docs/corpus.md) and split settings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class FilterConfig(BaseModel):
+    """Structural-quality filter thresholds (distillation spec §2, decision 1)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    tau: float = Field(default=1.0, ge=0.0, le=1.0, description="Keep when richness >= tau.")
+    richness_variant: Literal["nonce", "pending"] = Field(
+        default="nonce", description="Variant B (nonce-stamped) by default; 'pending' = Variant A."
+    )
+    require_all_nonces_valid: bool = Field(default=True, description="Stamps exist → every one 'valid'.")
+    none_richness: Literal["reject", "fallback_pending"] = Field(
+        default="fallback_pending",
+        description="No stamps (richness None, no proof): 'reject' (no_richness_proof) or use Variant A.",
+    )
+    require_llm_final: bool = Field(default=True, description="recommend_product must be LLM-requested.")
+    require_format: bool = True
+
+
+class GateConfig(BaseModel):
+    """Judge, success, dedup and token gates (spec §3, decisions 2-3)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    judge_bar: float | None = Field(default=0.7, description="Keep judge_q >= bar (G3 passed); None = off.")
+    success_profile: Literal["strict", "shoppingbench", "off"] = "strict"
+    near_dup_threshold: float = Field(
+        default=0.9, ge=0.0, le=1.0, description="MinHash Jaccard of the assistant turns of the same problem."
+    )
+    max_tokens: int = Field(default=8192, ge=1, description="Truncation length for the token gate.")
+    min_trainable_tokens: int = Field(default=1, ge=0)
+
+
+class SplitConfig(BaseModel):
+    """Leak-guarded split (spec §4, decision 4)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    seed: int = 0
+    eval_fraction: float = Field(default=0.15, ge=0.0, lt=1.0)
+    near_dup_threshold: float = Field(default=0.8, ge=0.0, le=1.0, description="Query MinHash for clusters.")
+
+
+class CorpusConfig(BaseModel):
+    """Everything ``shoparena corpus build`` needs (written resolved to ``config.yaml``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    run_dirs: list[Path] = Field(default_factory=list)
+    files: list[Path] = Field(default_factory=list, description="Envelope / rollout / chat-row JSONL files.")
+    problems: list[Path] = Field(default_factory=list, description="Suites giving ground truth for --from.")
+    index: Path | None = Field(default=None, description="Catalogue index to score --from trajectories.")
+    out: Path
+    filter: FilterConfig = Field(default_factory=FilterConfig)
+    gates: GateConfig = Field(default_factory=GateConfig)
+    split: SplitConfig = Field(default_factory=SplitConfig)
+    recover: bool = Field(default=True, description="Rewrite sub-task trajectories as agentic ones.")
+    tokenizer: str | None = Field(
+        default=None, description="Tokenizer folder for the token gate; None = the tiny Qwen3 tokenizer."
+    )
+
+
+__all__ = ["CorpusConfig", "FilterConfig", "GateConfig", "SplitConfig"]

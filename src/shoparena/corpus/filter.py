@@ -1,0 +1,87 @@
+"""Structural label and per-record outcome (the filter + judge/success gates), pure functions of a record.
+
+Order of reasons: :data:`shoparena.records.corpus.OUTCOME_ORDER`. The corpus-level gates (duplicates, tokens)
+run afterwards in :mod:`shoparena.corpus.gates` on the records still ``kept``.
+"""
+
+from __future__ import annotations
+
+from shoparena.corpus.config import FilterConfig, GateConfig
+from shoparena.records.corpus import CorpusRecord, StructuralLabel
+
+
+def richness(record: CorpusRecord, cfg: FilterConfig) -> float | None:
+    """The richness the filter thresholds: Variant B, or A when configured / when B has no proof."""
+    ev = record.evidence
+    if cfg.richness_variant == "pending":
+        return ev.richness_pending
+    if ev.richness_nonce is None and cfg.none_richness == "fallback_pending":
+        return ev.richness_pending
+    return ev.richness_nonce
+
+
+def structural_label(record: CorpusRecord, cfg: FilterConfig) -> StructuralLabel:
+    """agentic / subtask / no_llm / forged / malformed, from evidence only (never the harness truth)."""
+    ev = record.evidence
+    if ev.envelope_status not in ("SUCCESS", "CHAT") or not ev.has_dialogue:
+        return "malformed"
+    if ev.forged:
+        return "forged"
+    if ev.envelope_status == "CHAT":
+        return "agentic" if ev.message_rule_ok else "malformed"
+    if ev.inference_calls == 0:
+        return "no_llm"
+    value = richness(record, cfg)
+    if value is None or value < cfg.tau:
+        return "subtask"
+    return "agentic"
+
+
+def first_failure(record: CorpusRecord, fcfg: FilterConfig, gcfg: GateConfig) -> str | None:
+    """The first failing filter/gate reason in the fixed order, or None (the record passes so far)."""
+    ev = record.evidence
+    if ev.envelope_status not in ("SUCCESS", "CHAT") or not ev.has_dialogue:
+        return "not_success_envelope"
+    if ev.forged:
+        return "forged_log"
+    if ev.dispatches == 0:
+        return "no_dispatch"
+    if ev.envelope_status != "CHAT":
+        stamped = sum(ev.nonce_counts.values())
+        if fcfg.require_all_nonces_valid and stamped and ev.nonce_counts.get("valid", 0) != ev.dispatches:
+            return "nonce_invalid"
+        value = richness(record, fcfg)
+        if value is None:
+            return "no_richness_proof"
+        if value < fcfg.tau:
+            return "low_richness"
+    elif not ev.message_rule_ok:
+        return "message_rule_failed"
+    if fcfg.require_llm_final and not ev.final_llm_emitted:
+        return "code_injected_final"
+    if fcfg.require_format and ev.format_ok is False:
+        return "format_invalid"
+    if gcfg.judge_bar is not None:
+        if record.labels.judge_q is None:
+            return "judge_missing"
+        if record.labels.judge_q < gcfg.judge_bar:
+            return "judge_below_bar"
+    if gcfg.success_profile != "off":
+        success = (
+            record.labels.success if gcfg.success_profile == "strict" else record.labels.success_shoppingbench
+        )
+        if success is None:
+            return "success_unscored"
+        if not success:
+            return "not_successful"
+    return None
+
+
+def classify(record: CorpusRecord, fcfg: FilterConfig, gcfg: GateConfig) -> CorpusRecord:
+    """Set ``structural_label`` and ``outcome`` (kept or the first failing reason) in place."""
+    record.structural_label = structural_label(record, fcfg)
+    record.outcome = first_failure(record, fcfg, gcfg) or "kept"
+    return record
+
+
+__all__ = ["classify", "first_failure", "richness", "structural_label"]

@@ -1,0 +1,112 @@
+"""Corpus-level gates on records the filter kept: exact / near duplicates, then trainable tokens.
+
+Both run online in ingest order (the first of a group of duplicates stays), so memory holds only one small
+MinHash signature per unique kept trajectory. Duplicates are judged per (problem, origin) on the assistant
+side of the conversation, normalised with the problem bank's normaliser and shingled like its queries
+(:mod:`shoparena.suites.clusters`); near-duplicates by the MinHash estimate of their shingle Jaccard.
+The token gate counts trainable tokens that survive truncation to ``max_tokens``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import defaultdict
+from collections.abc import Sequence
+from functools import cache
+from typing import Any
+
+from datasketch import MinHash
+
+from shoparena.corpus.config import GateConfig
+from shoparena.records.corpus import CorpusMessage, CorpusRecord
+from shoparena.suites.clusters import normalize_query, shingles
+
+NUM_PERM = 64
+#: A byte-level BPE token never covers more than this many characters in practice; prefixes of this many
+#: characters per remaining token decide "this message fills the window" without tokenising all of it.
+CHARS_PER_TOKEN_BOUND = 16
+
+
+def assistant_text(messages: Sequence[CorpusMessage]) -> str:
+    """The assistant side of a conversation as one normalised string (content + calls)."""
+    parts: list[str] = []
+    for message in messages:
+        if message.role != "assistant":
+            continue
+        parts.append(message.content or "")
+        for call in message.tool_calls or []:
+            parts.append(f"{call['function']['name']} {call['function']['arguments']}")
+    return normalize_query(" ".join(parts))
+
+
+@cache
+def default_tokenizer() -> Any:
+    """The tiny Qwen3 tokenizer (built locally, seconds)."""
+    from shoparena.models.tiny import train_tiny_tokenizer
+
+    return train_tiny_tokenizer()
+
+
+def message_text(message: CorpusMessage) -> str:
+    calls = json.dumps(message.tool_calls, ensure_ascii=False) if message.tool_calls else ""
+    return f"<|im_start|>{message.role}\n{message.content or ''}{calls}<|im_end|>\n"
+
+
+def _count(tokenizer: Any, text: str) -> int:
+    backend = getattr(tokenizer, "_tokenizer", None)
+    if backend is not None:
+        return len(backend.encode(text, add_special_tokens=False).ids)
+    return len(tokenizer(text, add_special_tokens=False)["input_ids"])
+
+
+def trainable_tokens(record: CorpusRecord, tokenizer: Any, max_tokens: int) -> int:
+    """Trainable-message tokens inside the first ``max_tokens`` of the conversation (exact)."""
+    used = total = 0
+    for message in record.messages:
+        room = max_tokens - used
+        if room <= 0:
+            break
+        text = message_text(message)
+        prefix = text[: room * CHARS_PER_TOKEN_BOUND]
+        length = _count(tokenizer, prefix)
+        if length < room and len(prefix) < len(text):
+            length = _count(tokenizer, text)
+        if message.trainable:
+            total += min(room, length)
+        used += length
+    return total
+
+
+class OnlineGates:
+    """Dedup then token gate, one record at a time in a fixed order (ingest order)."""
+
+    def __init__(self, cfg: GateConfig, tokenizer: Any) -> None:
+        self.cfg = cfg
+        self.tokenizer = tokenizer
+        self.exact: dict[tuple[str, str], set[str]] = defaultdict(set)
+        self.signatures: dict[tuple[str, str], list[MinHash]] = defaultdict(list)
+
+    def apply(self, record: CorpusRecord) -> CorpusRecord:
+        if record.outcome != "kept":
+            return record
+        key = (record.problem_id, record.origin)
+        text = assistant_text(record.messages)
+        digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+        if digest in self.exact[key]:
+            record.outcome = "duplicate"
+            return record
+        signature = MinHash(num_perm=NUM_PERM, seed=1)
+        signature.update_batch([s.encode("utf-8") for s in sorted(shingles(text))])
+        if any(signature.jaccard(other) >= self.cfg.near_dup_threshold for other in self.signatures[key]):
+            record.outcome = "near_duplicate"
+            return record
+        self.exact[key].add(digest)
+        self.signatures[key].append(signature)
+        record.trainable_tokens = trainable_tokens(record, self.tokenizer, self.cfg.max_tokens)
+        if record.trainable_tokens < self.cfg.min_trainable_tokens:
+            record.outcome = "too_few_tokens"
+        return record
+
+
+__all__ = ["OnlineGates", "assistant_text", "default_tokenizer", "trainable_tokens"]

@@ -1,0 +1,544 @@
+"""Ingest: every input record becomes one :class:`~shoparena.records.corpus.CorpusRecord` or one
+:class:`~shoparena.records.corpus.Quarantined` entry naming the record and the field.
+
+Sources:
+
+- arena run directories (``shoparena arena run`` / ``arena firehose`` layout): envelopes, the proxy's trusted
+  per-problem logs, ``judge.jsonl`` verdicts, and the suite + index of ``config.yaml`` to score each
+  trajectory under both profiles; a firehose's ``agents/<name>/miner.json`` gives the harness truth (miner
+  kind, teacher), copied onto the record and never read by the filter;
+- files of ORO envelopes (also bare dialogue lists), ShoppingBench rollouts, SN15 chat rows (``--from``),
+  detected per line by :func:`shoparena.formats.io.parse_trajectory_value`; their evidence comes from the
+  agent-written ``extra_info.proxy_calls`` (envelopes) or from the messages (chat rows).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+import yaml
+
+from shoparena.catalog.io import iter_raw_lines
+from shoparena.corpus.structure import (
+    catalogue_tool,
+    forgery_findings,
+    is_inference,
+    llm_requested,
+    message_rule,
+    nonce_summary,
+    pending_target_walk,
+)
+from shoparena.formats._common import FormatError
+from shoparena.formats.io import parse_trajectory_value
+from shoparena.formats.native import trajectory_to_chat
+from shoparena.formats.oro import all_proxy_calls
+from shoparena.records.corpus import (
+    CorpusLabels,
+    CorpusMessage,
+    CorpusProvenance,
+    CorpusRecord,
+    Quarantined,
+    StructuralEvidence,
+)
+from shoparena.records.problem import Problem
+from shoparena.records.trajectory import Trajectory
+
+Emit = Callable[[CorpusRecord | Quarantined], None]
+
+
+@dataclass
+class ScoringContext:
+    """Ground truth and catalogue for scoring: problems by id, a product lookup (or None)."""
+
+    problems: dict[str, Problem] = field(default_factory=dict)
+    lookup: Any = None
+    similarity: str = "lexical"
+    _sim: Any = None
+
+    def score(self, problem_id: str, traj: Trajectory) -> tuple[CorpusLabels, str | None]:
+        """Labels from both profiles; (empty labels, why) when the problem or the catalogue is unknown."""
+        problem = self.problems.get(problem_id)
+        if problem is None or self.lookup is None:
+            return CorpusLabels(), "no ground truth" if problem is None else "no catalogue index"
+        from shoparena.scoring import get_similarity
+        from shoparena.scoring.scorer import score_trajectory
+
+        if self._sim is None:
+            self._sim = get_similarity(self.similarity)
+        strict = score_trajectory(problem, traj, self.lookup, profile="strict", similarity=self._sim)
+        loose = score_trajectory(problem, traj, self.lookup, profile="shoppingbench", similarity=self._sim)
+        return (
+            CorpusLabels(
+                success=strict.success,
+                success_shoppingbench=loose.success,
+                gt=strict.gt,
+                rule=strict.rule,
+                format=strict.format_score,
+            ),
+            None,
+        )
+
+
+def env_tools(problem: Problem | None) -> str:
+    """The tools ``shoparena.env`` exposes for ``problem`` (web problems add ``web_search``), as JSON."""
+    from shoparena.records.problem import Intent
+
+    return _env_tools(problem is not None and problem.intent is Intent.WEB)
+
+
+@functools.cache
+def _env_tools(web: bool) -> str:
+    from shoparena.env.environment import ShopEnv
+    from shoparena.env.shop_tools import CORE_TOOLS, WEB_TOOL
+
+    names = [*CORE_TOOLS, WEB_TOOL] if web else list(CORE_TOOLS)
+    env = ShopEnv(None, tools=names)  # type: ignore[arg-type]  # schemas only; no tool runs
+    return json.dumps([s.to_openai() for s in env.tool_schemas()], ensure_ascii=False, sort_keys=True)
+
+
+def _text(value: Any) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False)
+
+
+def to_corpus_messages(raw: list[dict[str, Any]], step_trainable: list[bool]) -> list[CorpusMessage]:
+    """OpenAI-style dicts → contract messages; the k-th assistant turn is trainable iff step_trainable[k]."""
+    out: list[CorpusMessage] = []
+    k = 0
+    for message in raw:
+        role = message.get("role")
+        calls = message.get("tool_calls") or None
+        if calls:
+            calls = [
+                {
+                    "id": str(c.get("id") or ""),
+                    "type": "function",
+                    "function": {
+                        "name": str((c.get("function") or {}).get("name") or ""),
+                        "arguments": _text((c.get("function") or {}).get("arguments")) or "{}",
+                    },
+                }
+                for c in calls
+                if isinstance(c, dict)
+            ]
+        trainable = False
+        if role == "assistant":
+            trainable = step_trainable[k] if k < len(step_trainable) else True
+            k += 1
+        out.append(
+            CorpusMessage(
+                role=role,
+                content=_text(message.get("content")),
+                tool_calls=calls,
+                tool_call_id=_text(message.get("tool_call_id")),
+                name=_text(message.get("name")),
+                trainable=trainable,
+            )
+        )
+    return out
+
+
+def _step_trainable(traj: Trajectory, matched: list[bool], final_llm: bool | None) -> list[bool]:
+    """Per step: every catalogue call matched an LLM request, and a recommend came from the LLM."""
+    flags: list[bool] = []
+    queue = list(matched)
+    for step in traj.steps:
+        ok = True
+        for call in step.tool_calls:
+            if catalogue_tool({"path": f"/search/{call.name}"}):
+                ok = ok and (queue.pop(0) if queue else False)
+            elif call.name == "recommend_product" and final_llm is False:
+                ok = False
+        flags.append(ok)
+    return flags
+
+
+def _format(traj: Trajectory) -> tuple[bool, str]:
+    from shoparena.scoring.format import step_format
+    from shoparena.scoring.profiles import get_profile
+
+    strict = get_profile("strict")
+    for step in traj.steps:
+        if step_format(step, strict) < 1.0:
+            return False, f"steps[{step.index - 1}]: fails the strict format check"
+    return True, ""
+
+
+def _category(problem: Problem | None, traj: Trajectory) -> tuple[str, str]:
+    if problem is not None:
+        return problem.intent.value, str(problem.difficulty or "")
+    return str(traj.meta.get("category") or "unknown"), str(traj.meta.get("difficulty") or "")
+
+
+def record_from_trajectory(
+    traj: Trajectory,
+    *,
+    run_id: str,
+    problem_id: str,
+    rollout_idx: int,
+    trusted: list[dict[str, Any]] | None,
+    scoring: ScoringContext,
+    provenance: CorpusProvenance,
+) -> CorpusRecord:
+    """Evidence, labels and messages of one parsed trajectory (never raises for agent-controlled content)."""
+    problem = scoring.problems.get(problem_id)
+    status = traj.status.value
+    if traj.source_format == "chat":
+        return _chat_record(traj, run_id, problem_id, rollout_idx, provenance, problem)
+    claimed = all_proxy_calls(traj)
+    if trusted is not None:
+        log, source = trusted, "trusted_proxy"
+        richness_a, matched, inference = pending_target_walk([trusted])
+        forged = forgery_findings(trusted, claimed)
+    else:
+        log, source = claimed, "envelope"
+        richness_a, matched, inference = pending_target_walk([s.proxy_calls for s in traj.steps])
+        forged = forgery_findings(claimed, [])
+    richness_b, nonces, dispatches = nonce_summary(log)
+    has_call_log = bool(log) or trusted is not None
+    recommended = traj.last_recommendation() is not None
+    final_llm = llm_requested(log, "recommend_product") if recommended else False
+    format_ok, format_detail = _format(traj) if traj.steps else (False, "no steps")
+    evidence = StructuralEvidence(
+        envelope_status=status,
+        has_dialogue=not traj.dialogue_is_null and bool(traj.steps),
+        log_source=source,  # type: ignore[arg-type]
+        inference_calls=inference if has_call_log else None,
+        dispatches=dispatches,
+        nonce_counts=nonces,
+        richness_nonce=richness_b,
+        richness_pending=richness_a if dispatches else None,
+        dispatch_matched=matched,
+        forged=forged,
+        final_llm_emitted=final_llm,
+        format_ok=format_ok,
+        format_detail=format_detail,
+    )
+    labels, _ = (
+        scoring.score(problem_id, traj) if status == "SUCCESS" else (CorpusLabels(success=False), None)
+    )
+    labels.agentic_richness = richness_b
+    labels.richness_pending = evidence.richness_pending
+    labels.nonce_valid_ratio = (
+        round(nonces.get("valid", 0) / dispatches, 4) if dispatches and nonces else None
+    )
+    models = [
+        str((e.get("json_data") or {}).get("model"))
+        for e in log
+        if is_inference(e) and isinstance(e.get("json_data"), dict)
+    ]
+    provenance.agent_model = models[0] if models else provenance.agent_model
+    category, difficulty = _category(problem, traj)
+    raw = trajectory_to_chat(traj, None, system_prompt=traj.system_prompt) if traj.steps else []
+    messages = to_corpus_messages(raw, _step_trainable(traj, matched, final_llm))
+    return CorpusRecord(
+        record_id=f"{run_id}:{problem_id}:{rollout_idx}",
+        run_id=run_id,
+        problem_id=problem_id,
+        rollout_idx=rollout_idx,
+        query=problem.query if problem is not None else traj.query,
+        category=category,
+        difficulty=difficulty,
+        messages=messages,
+        tools=env_tools(problem),
+        evidence=evidence,
+        labels=labels,
+        provenance=provenance,
+        gt_product_ids=list(problem.gt_ids) if problem is not None else [],
+    )
+
+
+def _chat_record(
+    traj: Trajectory,
+    run_id: str,
+    problem_id: str,
+    rollout_idx: int,
+    provenance: CorpusProvenance,
+    problem: Problem | None,
+) -> CorpusRecord:
+    row = traj.meta.get("chat_row") or {}
+    raw = row.get("messages_raw") or []
+    ok, detail = message_rule(raw)
+    calls = [c for m in raw if m.get("role") == "assistant" for c in (m.get("tool_calls") or [])]
+    names = [str((c.get("function") or {}).get("name")) for c in calls if isinstance(c, dict)]
+    dispatches = sum(1 for n in names if catalogue_tool({"path": f"/search/{n}"}))
+    evidence = StructuralEvidence(
+        envelope_status="CHAT",
+        has_dialogue=any(m.get("role") == "assistant" for m in raw),
+        log_source="messages",
+        dispatches=dispatches,
+        final_llm_emitted="recommend_product" in names,
+        message_rule_ok=ok,
+        message_rule_detail=detail,
+    )
+    tools = row.get("tools") or []
+    openai_tools = [
+        t
+        if "function" in t
+        else {"type": "function", "function": {k: v for k, v in t.items() if k != "type"}}
+        for t in tools
+        if isinstance(t, dict)
+    ]
+    category, difficulty = _category(problem, traj)
+    query = next((str(m.get("content")) for m in raw if m.get("role") == "user"), traj.query)
+    return CorpusRecord(
+        record_id=f"{run_id}:{problem_id}:{rollout_idx}",
+        run_id=run_id,
+        problem_id=problem_id,
+        rollout_idx=rollout_idx,
+        query=problem.query if problem is not None else query,
+        category=category,
+        difficulty=difficulty,
+        messages=to_corpus_messages(raw, []),
+        tools=json.dumps(openai_tools, ensure_ascii=False, sort_keys=True),
+        evidence=evidence,
+        provenance=provenance,
+        gt_product_ids=list(problem.gt_ids) if problem is not None else [],
+    )
+
+
+# --- files -------------------------------------------------------------------------------------------------
+
+
+def _problem_id_of(traj: Trajectory, obj: Any, line_no: int) -> str:
+    from shoparena.records.problem import problem_id_for_query
+
+    if traj.problem_id:
+        return str(traj.problem_id)
+    if isinstance(obj, dict) and obj.get("id"):
+        return str(obj["id"])
+    return problem_id_for_query(traj.query) if traj.query else f"line{line_no}"
+
+
+def ingest_file(path: Path, scoring: ScoringContext, emit: Emit) -> None:
+    """Each line of a file of envelopes / bare lists / SB rollouts / chat rows → one record or quarantine."""
+    run_id = f"file-{path.stem}"
+    counts: dict[str, int] = {}
+    for line_no, raw in iter_raw_lines(path):
+        try:
+            obj = orjson.loads(raw)
+        except orjson.JSONDecodeError as exc:
+            emit(
+                Quarantined(
+                    source=str(path),
+                    line=line_no,
+                    record=f"line {line_no}",
+                    field="",
+                    reason=f"invalid JSON: {exc}",
+                )
+            )
+            continue
+        emit(_ingest_value(obj, path, line_no, run_id, counts, scoring))
+
+
+def _ingest_value(
+    obj: Any, path: Path, line_no: int, run_id: str, counts: dict[str, int], scoring: ScoringContext
+) -> CorpusRecord | Quarantined:
+    label = f"line {line_no}"
+    if isinstance(obj, dict) and isinstance(obj.get("id"), str):
+        label = f"line {line_no} (id {obj['id']})"
+    elif isinstance(obj, dict) and isinstance(obj.get("problem_id"), str):
+        label = f"line {line_no} (problem {obj['problem_id']})"
+    try:
+        traj = parse_trajectory_value(obj, line_no=line_no)
+        if traj.source_format == "chat":
+            traj.meta["chat_row"]["messages_raw"] = obj["messages"]
+        pid = _problem_id_of(traj, obj, line_no)
+        idx = counts.get(pid, 0)
+        counts[pid] = idx + 1
+        prov = CorpusProvenance(source_format=traj.source_format, source_path=str(path), source_line=line_no)
+        if isinstance(obj, dict) and isinstance(obj.get("source"), dict):
+            prov.validator = str(obj["source"].get("dataset") or "") or None
+        return record_from_trajectory(
+            traj,
+            run_id=run_id,
+            problem_id=pid,
+            rollout_idx=idx,
+            trusted=None,
+            scoring=scoring,
+            provenance=prov,
+        )
+    except FormatError as exc:
+        return Quarantined(
+            source=str(path), line=line_no, record=label, field=exc.path or "(record)", reason=exc.detail
+        )
+    except (ValueError, TypeError, KeyError, AttributeError, IndexError) as exc:
+        # Pydantic validation of agent content that slipped past the adapter: still a reasoned quarantine.
+        return Quarantined(
+            source=str(path),
+            line=line_no,
+            record=label,
+            field=_error_field(exc),
+            reason=f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}",
+        )
+
+
+def _error_field(exc: Exception) -> str:
+    errors = getattr(exc, "errors", None)
+    if callable(errors):
+        try:
+            first = errors()[0]
+            return ".".join(str(p) for p in first.get("loc", ())) or "(record)"
+        except Exception:
+            return "(record)"
+    return "(record)"
+
+
+# --- arena run directories ---------------------------------------------------------------------------------
+
+
+def _read_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
+    if not path.exists():
+        return
+    for line_no, raw in iter_raw_lines(path):
+        try:
+            yield line_no, orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            yield line_no, None
+
+
+def load_run_context(run_dir: Path, cache: dict[str, Any]) -> tuple[ScoringContext, list[str]]:
+    """Problems of the run's suite and its index (opened once per path), with notes on what is missing."""
+    notes: list[str] = []
+    config = yaml.safe_load((run_dir / "config.yaml").read_text(encoding="utf-8")) or {}
+    context = ScoringContext(similarity=str(config.get("similarity") or "lexical"))
+    suite = config.get("suite")
+    if suite and Path(suite).exists():
+        key = f"suite:{suite}"
+        if key not in cache:
+            from shoparena.suites.loaders import load_suite
+
+            cache[key] = {p.problem_id: p for p in load_suite(suite)[0]}
+        context.problems = cache[key]
+    else:
+        notes.append(f"{run_dir}: suite {suite!r} not readable; trajectories are not scored")
+    index = config.get("index")
+    if index and Path(index).exists():
+        key = f"index:{index}"
+        if key not in cache:
+            from shoparena.search import SearchIndex
+
+            cache[key] = SearchIndex.open(index)
+        context.lookup = cache[key]
+    else:
+        notes.append(f"{run_dir}: index {index!r} not readable; trajectories are not scored")
+    return context, notes
+
+
+def ingest_run_dir(run_dir: Path, emit: Emit, cache: dict[str, Any]) -> list[str]:
+    """Every envelope of every agent of an arena run directory → one record or quarantine."""
+    from shoparena.arena.runner import safe_name
+
+    context, notes = load_run_context(run_dir, cache)
+    manifest_path = run_dir / "manifest.json"
+    manifest = json.loads(manifest_path.read_text(encoding="utf-8")) if manifest_path.exists() else {}
+    base_run = str(manifest.get("run_id") or run_dir.name)
+    race = manifest.get("race_id")
+    agents = list(manifest.get("agents") or {}) or sorted(p.name for p in (run_dir / "agents").iterdir())
+    for agent in agents:
+        agent_dir = run_dir / "agents" / agent
+        truth_path = agent_dir / "miner.json"
+        truth = json.loads(truth_path.read_text(encoding="utf-8")) if truth_path.exists() else {}
+        verdicts = {
+            str(v.get("problem_id")): v
+            for _, v in _read_jsonl(agent_dir / "judge.jsonl")
+            if isinstance(v, dict)
+        }
+        run_id = f"{base_run}/{agent}"
+        agent_info = (manifest.get("agents") or {}).get(agent) or {}
+        counts: dict[str, int] = {}
+        source = agent_dir / "output.jsonl"
+        for line_no, obj in _read_jsonl(source):
+            if obj is None:
+                emit(
+                    Quarantined(
+                        source=str(source),
+                        line=line_no,
+                        record=f"line {line_no}",
+                        field="",
+                        reason="invalid JSON",
+                    )
+                )
+                continue
+            pid = obj.get("problem_id") if isinstance(obj, dict) else None
+            if not isinstance(pid, str) or not pid:
+                emit(
+                    Quarantined(
+                        source=str(source),
+                        line=line_no,
+                        record=f"line {line_no}",
+                        field="problem_id",
+                        reason="missing or not a string",
+                    )
+                )
+                continue
+            try:
+                traj = parse_trajectory_value(obj, line_no=line_no)
+            except FormatError as exc:
+                emit(
+                    Quarantined(
+                        source=str(source),
+                        line=line_no,
+                        record=f"{agent}/{pid}",
+                        field=exc.path or "(record)",
+                        reason=exc.detail,
+                    )
+                )
+                continue
+            trusted = [
+                e
+                for _, e in _read_jsonl(run_dir / "proxy" / agent / f"{safe_name(pid)}.jsonl")
+                if isinstance(e, dict) and e.get("kind") == "summary"
+            ]
+            idx = counts.get(pid, 0)
+            counts[pid] = idx + 1
+            verdict = verdicts.get(pid) or {}
+            prov = CorpusProvenance(
+                source_format="arena_run",
+                source_path=str(source),
+                source_line=line_no,
+                race_id=race,
+                eval_run_id=base_run,
+                agent=agent,
+                agent_version=f"{agent}@{str(agent_info.get('sha256') or '')[:12]}",
+                miner_hotkey_hash=truth.get("hotkey_hash"),
+                validator=manifest.get("validator") or "shoparena",
+                judge_status=verdict.get("status"),
+                judge_model=verdict.get("model") or verdict.get("judge"),
+                judge_prompt_version=verdict.get("prompt_version"),
+                judge_parse_stage=verdict.get("parse_stage"),
+                judge_explanation=verdict.get("explanation"),
+                scorer_profile="strict",
+            )
+            record = record_from_trajectory(
+                traj,
+                run_id=run_id,
+                problem_id=pid,
+                rollout_idx=idx,
+                trusted=trusted,
+                scoring=context,
+                provenance=prov,
+            )
+            if verdict.get("status") == "ok" and isinstance(verdict.get("score"), int | float):
+                record.labels.judge_q = float(verdict["score"])
+            record.miner_kind = str(truth.get("kind") or "")
+            record.teacher = str(truth.get("teacher") or "")
+            emit(record)
+    return notes
+
+
+__all__ = [
+    "ScoringContext",
+    "env_tools",
+    "ingest_file",
+    "ingest_run_dir",
+    "record_from_trajectory",
+    "to_corpus_messages",
+]

@@ -1,0 +1,174 @@
+"""The corpus funnel: input → quarantined → each reason → kept → recovered → views, plus breakdowns.
+
+:class:`ReportBuilder` accumulates record dicts one at a time (memory independent of the corpus size);
+``report.json`` asserts its own arithmetic (``funnel.adds_up``); :func:`report_table` renders it with Rich.
+Filter quality against the harness truth (``miner_kind``) is reported when the input carries it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter, defaultdict
+from pathlib import Path
+from typing import Any
+
+from shoparena.records.corpus import OUTCOME_ORDER
+
+#: Harness miner kinds whose trajectories are agentic by construction (the filter never sees this).
+AGENTIC_KINDS = ("agentic",)
+
+
+def _bin(value: float | None) -> str:
+    if value is None:
+        return "none"
+    return f"{min(int(value * 10), 9) / 10:.1f}"
+
+
+class ReportBuilder:
+    """Counts for ``report.json``, fed with record dicts (``CorpusRecord.model_dump(mode="json")``)."""
+
+    def __init__(self) -> None:
+        self.outcomes: Counter[str] = Counter()
+        self.recovered: Counter[str] = Counter()
+        self.richness: dict[str, Counter[str]] = defaultdict(Counter)
+        self.judge_bins: Counter[str] = Counter()
+        self.per: dict[str, dict[str, Counter[str]]] = {
+            k: defaultdict(Counter) for k in ("category", "miner_kind", "teacher", "label", "log_source")
+        }
+        self.splits: Counter[str] = Counter()
+        self.quality: Counter[str] = Counter()
+
+    def add(self, r: dict[str, Any]) -> None:
+        kept = r["outcome"] == "kept"
+        self.splits[f"{r['split']}:{'kept' if kept else 'rejected'}"] += 1
+        if r["origin"] == "recovered":
+            self.recovered[r["outcome"]] += 1
+            return
+        self.outcomes[r["outcome"]] += 1
+        labels, evidence = r["labels"], r["evidence"]
+        self.richness[r["miner_kind"] or "-"][_bin(labels["agentic_richness"])] += 1
+        self.judge_bins["missing" if labels["judge_q"] is None else f"{labels['judge_q']:.1f}"] += 1
+        for key, value in (
+            ("category", r["category"]),
+            ("miner_kind", r["miner_kind"]),
+            ("teacher", r["teacher"]),
+            ("label", r["structural_label"]),
+            ("log_source", evidence["log_source"]),
+        ):
+            self.per[key][value or "-"]["total"] += 1
+            self.per[key][value or "-"]["kept"] += kept
+        if r["miner_kind"] and evidence["envelope_status"] == "SUCCESS":
+            truth = r["miner_kind"].split(":")[0] in AGENTIC_KINDS
+            predicted = r["structural_label"] == "agentic"
+            self.quality["tp" if truth and predicted else "fp" if predicted else "fn" if truth else "tn"] += 1
+        if r["miner_kind"].startswith("forger") and kept:
+            self.quality["forger_kept"] += 1
+
+    def filter_quality(self) -> dict[str, Any] | None:
+        q = self.quality
+        if not (q["tp"] + q["fp"] + q["fn"] + q["tn"]):
+            return None
+        return {
+            "trajectories": q["tp"] + q["fp"] + q["fn"] + q["tn"],
+            "precision": round(q["tp"] / (q["tp"] + q["fp"]), 4) if q["tp"] + q["fp"] else None,
+            "recall": round(q["tp"] / (q["tp"] + q["fn"]), 4) if q["tp"] + q["fn"] else None,
+            "true_positive": q["tp"],
+            "false_positive": q["fp"],
+            "false_negative": q["fn"],
+            "forger_trajectories_kept": q["forger_kept"],
+        }
+
+    def build(
+        self,
+        quarantined: int,
+        quarantine_fields: dict[str, int],
+        views: dict[str, dict[str, int]],
+        config: Any,
+        notes: list[str],
+    ) -> dict[str, Any]:
+        reasons = {reason: self.outcomes.get(reason, 0) for reason in OUTCOME_ORDER}
+        records = sum(self.outcomes.values())
+        funnel = {
+            "input": records + quarantined,
+            "quarantined": quarantined,
+            "records": records,
+            "rejected": reasons,
+            "kept": self.outcomes.get("kept", 0),
+            "recovered": sum(self.recovered.values()),
+            "recovered_kept": self.recovered.get("kept", 0),
+            "views": views,
+        }
+        funnel["adds_up"] = funnel["kept"] + quarantined + sum(reasons.values()) == funnel["input"]
+        return {
+            "funnel": funnel,
+            "recovered_outcomes": dict(sorted(self.recovered.items())),
+            "richness_histogram": {k: dict(sorted(v.items())) for k, v in sorted(self.richness.items())},
+            "judge_bins": dict(sorted(self.judge_bins.items())),
+            "breakdown": {k: {n: dict(c) for n, c in sorted(v.items())} for k, v in self.per.items()},
+            "splits": dict(sorted(self.splits.items())),
+            "quarantine_fields": dict(sorted(quarantine_fields.items())),
+            "filter_quality": self.filter_quality(),
+            "thresholds": {
+                "filter": config.filter.model_dump(mode="json"),
+                "gates": config.gates.model_dump(mode="json"),
+                "split": config.split.model_dump(mode="json"),
+            },
+            "notes": notes,
+        }
+
+
+def write_card(path: Path, report: dict[str, Any]) -> None:
+    """The dataset card (README.md) with the funnel."""
+    f = report["funnel"]
+    lines = [
+        "# shoparena trajectory corpus",
+        "",
+        "Built by `shoparena corpus build` (see docs/corpus.md). Views: `sft`, `steps`, `kto` under `views/`",
+        "(`datasets.load_from_disk`, Parquet, JSONL per split). Selection: `kept` = outcome kept and origin",
+        "agentic; `kept+recovered` = outcome kept; `unfiltered` = every row.",
+        "",
+        "## Funnel",
+        "",
+        "| stage | count |",
+        "|---|---|",
+        f"| input records | {f['input']} |",
+        f"| quarantined | {f['quarantined']} |",
+    ]
+    lines += [f"| rejected: `{reason}` | {n} |" for reason, n in f["rejected"].items() if n]
+    lines += [
+        f"| kept | {f['kept']} |",
+        f"| recovered (sub-task → agentic) | {f['recovered']} |",
+        f"| recovered and kept | {f['recovered_kept']} |",
+    ]
+    for view, splits in f["views"].items():
+        lines.append(f"| view `{view}` rows | train {splits.get('train', 0)}, eval {splits.get('eval', 0)} |")
+    lines += ["", f"Counts add up: **{f['adds_up']}**.", "", "## Thresholds", "", "```json"]
+    lines += [json.dumps(report["thresholds"], indent=2), "```", ""]
+    if report.get("filter_quality"):
+        lines += ["## Filter quality against the harness truth", "", "```json"]
+        lines += [json.dumps(report["filter_quality"], indent=2), "```", ""]
+    path.write_text("\n".join(lines), encoding="utf-8")
+
+
+def report_table(report: dict[str, Any]) -> Any:
+    """A Rich table of the funnel."""
+    from rich.table import Table
+
+    f = report["funnel"]
+    table = Table(title="corpus funnel")
+    table.add_column("stage")
+    table.add_column("count", justify="right")
+    table.add_row("input", str(f["input"]))
+    table.add_row("quarantined", str(f["quarantined"]))
+    for reason, n in f["rejected"].items():
+        if n:
+            table.add_row(f"  {reason}", str(n))
+    table.add_row("kept", str(f["kept"]))
+    table.add_row("recovered (kept)", f"{f['recovered']} ({f['recovered_kept']})")
+    for view, splits in f["views"].items():
+        table.add_row(f"view {view}", f"train {splits.get('train', 0)} / eval {splits.get('eval', 0)}")
+    table.add_row("adds up", str(f["adds_up"]))
+    return table
+
+
+__all__ = ["ReportBuilder", "report_table", "write_card"]

@@ -1,0 +1,175 @@
+"""The canonical corpus record: one input trajectory on its way from the firehose to a training view.
+
+Every adapter in :mod:`shoparena.corpus.ingest` (arena run directories, ORO envelopes, ShoppingBench rollouts,
+SN15 chat rows) produces a :class:`CorpusRecord` or a :class:`Quarantined` entry; the filter and the gates
+only read the record, so their outcome is a pure function of it and of the configuration.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+#: Structural labels (distillation spec §2), harness-independent: computed from logs and messages only.
+StructuralLabel = Literal["agentic", "subtask", "no_llm", "forged", "malformed"]
+
+#: Every outcome reason, in the fixed order the filter and the gates test them; ``kept`` when none fails.
+OUTCOME_ORDER: tuple[str, ...] = (
+    "not_success_envelope",
+    "forged_log",
+    "no_dispatch",
+    "nonce_invalid",
+    "no_richness_proof",
+    "low_richness",
+    "message_rule_failed",
+    "code_injected_final",
+    "format_invalid",
+    "judge_missing",
+    "judge_below_bar",
+    "success_unscored",
+    "not_successful",
+    "duplicate",
+    "near_duplicate",
+    "too_few_tokens",
+)
+
+
+class CorpusMessage(BaseModel):
+    """One OpenAI-style message with its training flag (corpus contract)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    role: Literal["system", "user", "assistant", "tool"]
+    content: str | None = None
+    tool_calls: list[dict[str, Any]] | None = Field(
+        default=None, description="[{id, type: 'function', function: {name, arguments: JSON string}}]"
+    )
+    tool_call_id: str | None = None
+    name: str | None = None
+    trainable: bool = False
+
+
+class StructuralEvidence(BaseModel):
+    """What the structural filter reads, computed at ingest from the most trusted source available."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    envelope_status: str = Field(description="SUCCESS / FAILED / TIMED_OUT, or CHAT for chat rows.")
+    has_dialogue: bool = True
+    log_source: Literal["trusted_proxy", "envelope", "messages"] = "messages"
+    inference_calls: int | None = Field(default=None, description="None when the source has no call log.")
+    dispatches: int = Field(default=0, description="Catalogue dispatches (or catalogue tool calls in chat).")
+    nonce_counts: dict[str, int] = Field(default_factory=dict, description="nonce_status → dispatches.")
+    richness_nonce: float | None = Field(default=None, description="Variant B; None = no stamps (no proof).")
+    richness_pending: float | None = Field(default=None, description="Variant A (pending-target matching).")
+    dispatch_matched: list[bool] = Field(
+        default_factory=list, description="Per catalogue dispatch, in log order: requested by the LLM (A)."
+    )
+    forged: list[str] = Field(
+        default_factory=list, description="Why the log contradicts itself or the agent."
+    )
+    final_llm_emitted: bool | None = Field(
+        default=None, description="recommend_product requested by the LLM."
+    )
+    format_ok: bool | None = None
+    format_detail: str = ""
+    message_rule_ok: bool | None = Field(default=None, description="Chat-only rule; None when not applied.")
+    message_rule_detail: str = ""
+
+
+class CorpusLabels(BaseModel):
+    """Per-trajectory supervision (spec §5 ``labels``); None means unknown, never 0."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    success: bool | None = None
+    success_shoppingbench: bool | None = None
+    gt: float | None = None
+    rule: float | None = None
+    format: float | None = None
+    judge_q: float | None = None
+    agentic_richness: float | None = None
+    richness_pending: float | None = None
+    nonce_valid_ratio: float | None = None
+
+
+class CorpusProvenance(BaseModel):
+    """Where the record came from (spec §5 ``provenance``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    source_format: str = ""
+    source_path: str = ""
+    source_line: int | None = None
+    race_id: str | None = None
+    eval_run_id: str | None = None
+    agent: str | None = None
+    agent_version: str | None = None
+    miner_hotkey_hash: str | None = None
+    validator: str | None = None
+    agent_model: str | None = None
+    judge_status: str | None = None
+    judge_model: str | None = None
+    judge_prompt_version: str | None = None
+    judge_parse_stage: str | None = None
+    judge_explanation: str | None = None
+    scorer_profile: str | None = None
+    scorer_version: str | None = None
+    collection_window: list[str] | None = None
+    converter_commit: str | None = None
+
+
+class CorpusRecord(BaseModel):
+    """One input trajectory, whatever its fate (kept, rejected with its first failing reason, recovered)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    schema_version: int = 1
+    record_id: str = Field(description="run_id:problem_id:rollout_idx (unique in a corpus).")
+    run_id: str
+    problem_id: str
+    rollout_idx: int = 0
+    query: str = ""
+    category: str = ""
+    difficulty: str = ""
+    messages: list[CorpusMessage] = Field(default_factory=list)
+    tools: str = Field(default="[]", description="JSON array of OpenAI function schemas.")
+    evidence: StructuralEvidence
+    labels: CorpusLabels = Field(default_factory=CorpusLabels)
+    provenance: CorpusProvenance = Field(default_factory=CorpusProvenance)
+    structural_label: StructuralLabel = "malformed"
+    outcome: str = "kept"
+    origin: Literal["agentic", "recovered"] = "agentic"
+    recovered_from: str | None = Field(default=None, description="record_id of the sub-task source.")
+    miner_kind: str = Field(default="", description="Harness truth (firehose); never read by the filter.")
+    teacher: str = ""
+    split: str = ""
+    cluster_id: str = ""
+    gt_product_ids: list[str] = Field(default_factory=list, description="For leak clustering only.")
+    gt_shop_ids: list[str] = Field(default_factory=list)
+    trainable_tokens: int | None = None
+
+
+class Quarantined(BaseModel):
+    """An input record that could not become a :class:`CorpusRecord`: where it was and which field failed."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    source: str
+    line: int | None = None
+    record: str = Field(description="What identifies the record (problem id, row id, or line number).")
+    field: str = Field(description="The field that failed, as a dotted path.")
+    reason: str
+
+
+__all__ = [
+    "OUTCOME_ORDER",
+    "CorpusLabels",
+    "CorpusMessage",
+    "CorpusProvenance",
+    "CorpusRecord",
+    "Quarantined",
+    "StructuralEvidence",
+    "StructuralLabel",
+]

@@ -1,0 +1,158 @@
+"""Training configuration: a YAML file with ``model``, ``data``, optional ``lora``/``env`` and one TRL section
+per method (``sft``, ``grpo``, ``kto``) passed through to TRL's own config classes (see :mod:`.trl_configs`).
+
+A file may start from a shipped preset with ``extends: <preset>``; ``--set key=value`` overrides any dotted
+key afterwards (``--set sft.learning_rate=1e-4``). Importing this module does not import torch or TRL.
+"""
+
+from __future__ import annotations
+
+import copy
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+METHODS = ("sft", "grpo", "kto")
+Method = Literal["sft", "grpo", "kto"]
+Selection = Literal["kept", "kept+recovered", "unfiltered"]
+DEFAULT_VIEW: dict[str, str] = {"sft": "sft", "grpo": "steps", "kto": "kto"}
+
+
+class ConfigError(ValueError):
+    """A bad training config: the message names the file and the field."""
+
+
+class DataSection(BaseModel):
+    """Which rows of which corpus view to train on (corpus contract, ``data.select``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    corpus: str | None = Field(None, description="Corpus directory written by `shoparena corpus build`.")
+    view: str | None = Field(None, description="sft | steps | kto (default: the method's view).")
+    split: str = "train"
+    select: Selection = "kept"
+    max_rows: int | None = Field(None, ge=1, description="Keep only the first N selected rows (smoke runs).")
+
+
+class LoraSection(BaseModel):
+    """PEFT LoRA adapter (None = full fine-tune). ShoppingBench's variant targets q/k/v/o."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    r: int = 16
+    alpha: int = 32
+    dropout: float = 0.05
+    target_modules: list[str] = Field(default_factory=lambda: ["q_proj", "k_proj", "v_proj", "o_proj"])
+
+
+class EnvSection(BaseModel):
+    """Online GRPO: the shop the policy acts in."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    index: str | None = Field(None, description="Search index directory (`shoparena search build`).")
+    suite: str | None = Field(None, description="Suite file with the problems (default CORPUS/problems.json).")
+    max_steps: int = Field(6, ge=1, description="Tool-calling turns per rollout.")
+    similarity: str = "lexical"
+
+
+class TrainConfig(BaseModel):
+    """The resolved training config (written to ``RUN/config.yaml``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    method: Method
+    model: str = Field(description="tiny | smollm2 | a model folder | a hub id.")
+    data: DataSection = Field(default_factory=DataSection)
+    lora: LoraSection | None = None
+    env: EnvSection = Field(default_factory=EnvSection)
+    trainer: dict[str, Any] = Field(default_factory=dict, description="The TRL config section, passed through.")
+
+    @property
+    def view(self) -> str:
+        return self.data.view or DEFAULT_VIEW[self.method]
+
+
+def preset_names() -> list[str]:
+    """Shipped presets (package data ``shoparena/train/presets/*.yaml``)."""
+    root = resources.files("shoparena.train") / "presets"
+    return sorted(p.name.removesuffix(".yaml") for p in root.iterdir() if p.name.endswith(".yaml"))
+
+
+def read_preset(name: str) -> dict[str, Any]:
+    """The raw mapping of preset ``name``."""
+    path = resources.files("shoparena.train") / "presets" / f"{name}.yaml"
+    if not path.is_file():
+        raise ConfigError(f"unknown training preset {name!r}; shipped: {', '.join(preset_names())}")
+    return yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+
+
+def _deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    out = copy.deepcopy(base)
+    for key, value in over.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = _deep_merge(out[key], value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
+
+
+def _read_mapping(source: str | Path) -> tuple[dict[str, Any], str]:
+    """A config file, or a preset name when no such file exists."""
+    path = Path(source)
+    if path.is_file():
+        try:
+            raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"{path}: not valid YAML: {exc}") from exc
+        label = str(path)
+    else:
+        raw, label = read_preset(str(source)), f"preset {source}"
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{label}: expected a mapping at the top level")
+    parent = raw.pop("extends", None)
+    if parent:
+        base, _ = _read_mapping(parent)
+        raw = _deep_merge(base, raw)
+    return raw, label
+
+
+def apply_overrides(raw: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
+    """Apply ``key.sub=value`` strings (values parsed as YAML scalars: ``1e-4``, ``true``, ``[a, b]``)."""
+    out = copy.deepcopy(raw)
+    for item in overrides:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise ConfigError(f"--set {item!r}: expected key=value")
+        node = out
+        *parents, leaf = key.split(".")
+        for part in parents:
+            node = node.setdefault(part, {})
+            if not isinstance(node, dict):
+                raise ConfigError(f"--set {item!r}: {part} is not a section")
+        node[leaf] = yaml.safe_load(value)
+    return out
+
+
+def load_config(source: str | Path, method: str, overrides: list[str] | None = None) -> TrainConfig:
+    """Resolve a config file or preset for ``method``: presets merged, overrides applied, the method's TRL
+    section lifted into ``trainer``.
+
+    Raises:
+        ConfigError: naming the file and the offending field.
+    """
+    if method not in METHODS:
+        raise ConfigError(f"unknown training method {method!r}; expected one of {', '.join(METHODS)}")
+    raw, label = _read_mapping(source)
+    raw = apply_overrides(raw, overrides or [])
+    sections = {m: raw.pop(m, None) or {} for m in METHODS}
+    trainer = _deep_merge(sections[method], raw.pop("trainer", None) or {})
+    try:
+        return TrainConfig.model_validate({**raw, "method": method, "trainer": trainer})
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise ConfigError(f"{label}: field {where}: {first['msg']}") from exc

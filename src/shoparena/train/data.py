@@ -1,0 +1,245 @@
+"""Corpus views → training rows: selection (``data.select``), the data hash, and per-method preparation.
+
+Reads ``CORPUS/views/<view>/`` (``DatasetDict.save_to_disk``) or, failing that, ``views/<view>-<split>.parquet``
+(corpus contract). Every selected row ends up used or dropped with a reason; :class:`DataReport` carries the
+counts that the run's manifest records.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from shoparena.train.config import ConfigError, DataSection, TrainConfig
+
+_MESSAGE_KEYS = ("role", "content", "tool_calls", "tool_call_id", "name")
+
+
+@dataclass
+class DataReport:
+    """Counts of what happened to the rows of the view (they add up: ``rows = selected + not_selected``)."""
+
+    view: str
+    split: str
+    select: str
+    rows: int = 0
+    selected: int = 0
+    not_selected: dict[str, int] = field(default_factory=dict)
+    dropped: dict[str, int] = field(default_factory=dict)
+    used: int = 0
+    data_hash: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def load_view(data: DataSection, view: str) -> Any:
+    """The ``datasets.Dataset`` of ``view``/``split`` in the corpus directory."""
+    import datasets
+
+    if not data.corpus:
+        raise ConfigError("data.corpus: no corpus directory given (set it in the config or --set data.corpus=DIR)")
+    root = Path(data.corpus)
+    saved = root / "views" / view
+    parquet = root / "views" / f"{view}-{data.split}.parquet"
+    if saved.is_dir():
+        dsd = datasets.load_from_disk(str(saved))
+        if data.split not in dsd:
+            raise ConfigError(f"{saved}: no split {data.split!r} (has {', '.join(dsd)})")
+        return dsd[data.split]
+    if parquet.is_file():
+        return datasets.Dataset.from_parquet(str(parquet))
+    raise ConfigError(f"data.corpus: {root} has no view {view!r} ({saved} or {parquet})")
+
+
+def is_selected(row: dict[str, Any], select: str) -> bool:
+    """``data.select`` of the corpus contract."""
+    if select == "unfiltered":
+        return True
+    if select == "kept+recovered":
+        return row["outcome"] == "kept"
+    return row["outcome"] == "kept" and row["origin"] == "agentic"
+
+
+def select_rows(cfg: TrainConfig) -> tuple[Any, DataReport]:
+    """Load the configured view and keep the selected rows (``data.max_rows`` applied last)."""
+    dataset = load_view(cfg.data, cfg.view)
+    report = DataReport(view=cfg.view, split=cfg.data.split, select=cfg.data.select, rows=len(dataset))
+    for column in ("outcome", "origin", "record_id"):
+        if column not in dataset.column_names:
+            raise ConfigError(f"{cfg.data.corpus}: view {cfg.view!r} has no column {column!r} (corpus contract)")
+    keep = [is_selected(r, cfg.data.select) for r in dataset.select_columns(["outcome", "origin"])]
+    reasons = Counter(
+        f"{o}/{g}" for o, g, k in zip(dataset["outcome"], dataset["origin"], keep, strict=True) if not k
+    )
+    report.not_selected = dict(reasons)
+    selected = dataset.select([i for i, k in enumerate(keep) if k])
+    if cfg.data.max_rows is not None and len(selected) > cfg.data.max_rows:
+        report.dropped["max_rows"] = len(selected) - cfg.data.max_rows
+        selected = selected.select(range(cfg.data.max_rows))
+    report.selected = sum(keep)
+    report.data_hash = hashlib.sha256(
+        json.dumps({"view": cfg.view, "ids": list(selected["record_id"]), "fp": dataset._fingerprint}).encode()
+    ).hexdigest()[:16]
+    return selected, report
+
+
+def clean_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Contract messages → chat-template messages (Arrow's null padding removed, ``trainable`` kept aside)."""
+    out = []
+    for message in messages:
+        clean = {k: message[k] for k in _MESSAGE_KEYS if message.get(k) is not None}
+        clean.setdefault("content", "")
+        if not clean.get("tool_calls"):
+            clean.pop("tool_calls", None)
+        out.append(clean)
+    return out
+
+
+def parse_tools(tools: Any) -> list[dict[str, Any]] | None:
+    """The ``tools`` column (a JSON string of OpenAI function schemas) as a list, None when empty."""
+    if tools is None or tools == "":
+        return None
+    parsed = json.loads(tools) if isinstance(tools, str) else tools
+    return list(parsed) or None
+
+
+def trainable_flags(messages: list[dict[str, Any]]) -> list[bool]:
+    """One flag per assistant message: its ``trainable`` field (assistant turns default to trainable)."""
+    return [m.get("trainable") is not False for m in messages if m.get("role") == "assistant"]
+
+
+def render_sft_record(
+    tokenizer: Any, messages: list[dict[str, Any]], tools: Any, *, chat_template: str | None = None
+) -> dict[str, list[int]]:
+    """Tokenise one conversation with its tools; ``assistant_masks`` is 1 exactly on the tokens of trainable
+    assistant turns (the template's ``{% generation %}`` spans, one per assistant message, in order).
+
+    Raises:
+        ValueError: the template's assistant spans do not match the assistant messages one to one.
+    """
+    rendered = tokenizer.apply_chat_template(
+        clean_messages(messages),
+        tools=parse_tools(tools),
+        chat_template=chat_template,
+        tokenize=True,
+        return_dict=True,
+        return_assistant_tokens_mask=True,
+    )
+    ids = list(rendered["input_ids"])
+    mask = list(rendered["assistant_masks"])
+    spans: list[tuple[int, int]] = []
+    for i, bit in enumerate(mask):
+        if bit and (i == 0 or not mask[i - 1]):
+            spans.append((i, i + 1))
+        elif bit:
+            spans[-1] = (spans[-1][0], i + 1)
+    flags = trainable_flags(messages)
+    if len(spans) != len(flags):
+        raise ValueError(f"chat template marks {len(spans)} assistant spans for {len(flags)} assistant messages")
+    for (start, end), trainable in zip(spans, flags, strict=True):
+        if not trainable:
+            mask[start:end] = [0] * (end - start)
+    return {"input_ids": ids, "assistant_masks": mask}
+
+
+def prepare_sft(dataset: Any, tokenizer: Any, report: DataReport, *, max_length: int | None, template=None):
+    """Pre-tokenised SFT rows (``input_ids``, ``assistant_masks``), truncated to ``max_length``; rows with no
+    trainable token left are dropped (``dropped['no_trainable_tokens']``)."""
+    import datasets
+
+    rows = []
+    for row in dataset:
+        enc = render_sft_record(tokenizer, row["messages"], row.get("tools"), chat_template=template)
+        if max_length is not None:
+            enc = {k: v[:max_length] for k, v in enc.items()}
+        if not any(enc["assistant_masks"]):
+            report.dropped["no_trainable_tokens"] = report.dropped.get("no_trainable_tokens", 0) + 1
+            continue
+        rows.append(enc)
+    report.used = len(rows)
+    if not rows:
+        raise ConfigError(f"data: no SFT row keeps a trainable token (dropped: {report.dropped}); "
+                          "raise sft.max_length or check the selection")
+    return datasets.Dataset.from_list(rows)
+
+
+def _has_think(message: dict[str, Any]) -> bool:
+    return "<think>" in (message.get("content") or "") or bool(message.get("reasoning_content"))
+
+
+def prepare_grpo_offline(dataset: Any, tokenizer: Any, report: DataReport, *, template=None):
+    """Per-step prompts rendered to text with their tools (ShoppingBench offline mode), plus the teacher's
+    action for the reward."""
+    import datasets
+
+    rows = []
+    for row in dataset:
+        prompt = tokenizer.apply_chat_template(
+            clean_messages(row["prompt"]),
+            tools=parse_tools(row.get("tools")),
+            chat_template=template,
+            tokenize=False,
+            add_generation_prompt=True,
+        )
+        teacher = row["completion"][0] if row["completion"] else {}
+        rows.append(
+            {"prompt": prompt, "teacher_action": row["teacher_action"], "teacher_thinks": _has_think(teacher)}
+        )
+    report.used = len(rows)
+    return datasets.Dataset.from_list(rows)
+
+
+def prepare_grpo_online(dataset: Any, report: DataReport):
+    """One row per trajectory: its opening state (system + user, step 0) and the teacher's whole action list."""
+    import datasets
+
+    actions: dict[str, dict[int, Any]] = {}
+    openings: dict[str, dict[str, Any]] = {}
+    for row in dataset:
+        actions.setdefault(row["record_id"], {})[row["step_idx"]] = json.loads(row["teacher_action"])
+        if row["step_idx"] == 0:
+            openings[row["record_id"]] = row
+    rows = []
+    for record_id, row in openings.items():
+        steps = actions[record_id]
+        prompt = [m for m in clean_messages(row["prompt"]) if m["role"] in ("system", "user")]
+        rows.append(
+            {
+                "prompt": prompt,
+                "problem_id": row["problem_id"],
+                "teacher_actions": json.dumps([steps[i] for i in sorted(steps)]),
+            }
+        )
+    report.dropped["not_step_0"] = len(dataset) - len(rows)
+    report.used = len(rows)
+    return datasets.Dataset.from_list(rows)
+
+
+def prepare_kto(dataset: Any, report: DataReport, *, granularity: str):
+    """KTO rows of one label granularity (``trajectory`` or ``step``): prompt, completion, label, tools."""
+    import datasets
+
+    rows = []
+    for row in dataset:
+        if row["granularity"] != granularity:
+            report.dropped[f"granularity_{row['granularity']}"] = (
+                report.dropped.get(f"granularity_{row['granularity']}", 0) + 1
+            )
+            continue
+        rows.append(
+            {
+                "prompt": clean_messages(row["prompt"]),
+                "completion": clean_messages(row["completion"]),
+                "label": bool(row["label"]),
+                "tools": row.get("tools") or "[]",
+            }
+        )
+    report.used = len(rows)
+    if not rows:
+        raise ConfigError(f"data: no KTO rows of granularity {granularity!r} after selection")
+    return datasets.Dataset.from_list(rows)

@@ -1,0 +1,73 @@
+"""Per-method data preparation and TRL trainer construction (SFT, Dr. GRPO offline/online, KTO)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from shoparena.train.config import ConfigError, TrainConfig
+from shoparena.train.data import (
+    DataReport,
+    prepare_grpo_offline,
+    prepare_grpo_online,
+    prepare_kto,
+    prepare_sft,
+)
+
+
+def prepare(cfg: TrainConfig, args: Any, rows: Any, tokenizer: Any, report: DataReport) -> Any:
+    """The method's training dataset from the selected view rows."""
+    if cfg.method == "sft":
+        return prepare_sft(rows, tokenizer, report, max_length=args.max_length)
+    if cfg.method == "grpo":
+        if args.grpo_mode == "online":
+            return prepare_grpo_online(rows, report)
+        return prepare_grpo_offline(rows, tokenizer, report)
+    return prepare_kto(rows, report, granularity=args.kto_granularity)
+
+
+def _online_parts(cfg: TrainConfig, args: Any) -> tuple[Any, list[Any], list[float]]:
+    from shoparena.scoring.similarity import get_similarity
+    from shoparena.search import SearchIndex
+    from shoparena.suites.loaders import load_suite
+    from shoparena.train.online import environment_factory, outcome_reward_func, teacher_agreement
+
+    if not cfg.env.index:
+        raise ConfigError("env.index: online GRPO needs a search index directory (--set env.index=DIR)")
+    suite = cfg.env.suite or (str(Path(cfg.data.corpus) / "problems.json") if cfg.data.corpus else None)
+    if not suite or not Path(suite).is_file():
+        raise ConfigError(f"env.suite: no suite file for online GRPO ({suite})")
+    engine = SearchIndex.open(cfg.env.index)
+    problems, _ = load_suite(suite)
+    factory = environment_factory(engine, problems, cfg.env.max_steps)
+    rewards = [outcome_reward_func(engine, get_similarity(cfg.env.similarity)), teacher_agreement]
+    return factory, rewards, [args.outcome_weight, args.step_weight]
+
+
+def build_trainer(cfg: TrainConfig, args: Any, model: Any, tokenizer: Any, dataset: Any, peft: Any) -> Any:
+    """The TRL trainer for ``cfg.method``."""
+    if cfg.method == "sft":
+        from trl import SFTTrainer
+
+        # The dataset is pre-tokenised with its own loss mask (trainable assistant turns only); TRL's
+        # assistant_only_loss would re-render conversations and cannot see `trainable`.
+        args.assistant_only_loss = False
+        return SFTTrainer(model=model, args=args, train_dataset=dataset, processing_class=tokenizer,
+                          peft_config=peft)
+    if cfg.method == "grpo":
+        from trl import GRPOTrainer
+
+        from shoparena.train.reward import toolrl_reward
+
+        if args.grpo_mode == "online":
+            factory, rewards, weights = _online_parts(cfg, args)
+            args.reward_weights = weights
+            args.max_tool_calling_iterations = cfg.env.max_steps
+            return GRPOTrainer(model=model, reward_funcs=rewards, args=args, train_dataset=dataset,
+                               processing_class=tokenizer, peft_config=peft, environment_factory=factory)
+        tokenizer.padding_side = "left"
+        return GRPOTrainer(model=model, reward_funcs=[toolrl_reward], args=args, train_dataset=dataset,
+                           processing_class=tokenizer, peft_config=peft)
+    from trl import KTOTrainer
+
+    return KTOTrainer(model=model, args=args, train_dataset=dataset, processing_class=tokenizer, peft_config=peft)

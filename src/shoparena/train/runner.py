@@ -1,0 +1,153 @@
+"""One training run = one run directory (``RUN/``):
+
+* ``config.yaml`` (the resolved :class:`TrainConfig`), ``manifest.json`` (typed :mod:`shoparena.runs`
+  manifest: code version, git sha, the ``data`` stage with the data hash and row counts, the ``train`` stage);
+* ``checkpoints/`` (TRL/transformers checkpoints; a re-run resumes from the last one);
+* ``logs.jsonl`` (every TRL log line: loss, rewards, learning rate ...);
+* ``final/`` (a plain transformers folder with tokenizer and tools chat template: ``hf:RUN/final``);
+* ``summary.json``.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from shoparena.runs import RunDir
+from shoparena.train.config import TrainConfig
+
+
+def _callbacks(run: Path, progress: bool) -> list[Any]:
+    from transformers import TrainerCallback
+
+    class JsonlLogs(TrainerCallback):
+        """Append every log dict (with its step) to ``RUN/logs.jsonl``."""
+
+        def on_log(self, args, state, control, logs=None, **kwargs):
+            if logs and state.is_world_process_zero:
+                with (run / "logs.jsonl").open("a", encoding="utf-8") as fh:
+                    fh.write(json.dumps({"step": state.global_step, **logs}, default=float) + "\n")
+
+    class RichProgress(TrainerCallback):
+        """A Rich progress bar over optimizer steps, showing the last loss/reward."""
+
+        def __init__(self) -> None:
+            self.bar: Any = None
+            self.task: Any = None
+
+        def on_train_begin(self, args, state, control, **kwargs):
+            if not state.is_world_process_zero:
+                return
+            from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+
+            self.bar = Progress(
+                TextColumn("train"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+                TimeRemainingColumn(), TextColumn("{task.fields[info]}"), transient=False,
+            )
+            self.bar.start()
+            self.task = self.bar.add_task("train", total=state.max_steps, completed=state.global_step, info="")
+
+        def on_step_end(self, args, state, control, **kwargs):
+            if self.bar is not None:
+                self.bar.update(self.task, completed=state.global_step)
+
+        def on_log(self, args, state, control, logs=None, **kwargs):
+            if self.bar is not None and logs:
+                shown = {k: v for k, v in logs.items() if k in ("loss", "reward", "kl", "grad_norm")}
+                self.bar.update(self.task, info=" ".join(f"{k}={v:.4g}" for k, v in shown.items()))
+
+        def on_train_end(self, args, state, control, **kwargs):
+            if self.bar is not None:
+                self.bar.stop()
+
+    return [JsonlLogs(), RichProgress()] if progress else [JsonlLogs()]
+
+
+def _peft_config(cfg: TrainConfig) -> Any:
+    if cfg.lora is None:
+        return None
+    from peft import LoraConfig
+
+    return LoraConfig(
+        r=cfg.lora.r,
+        lora_alpha=cfg.lora.alpha,
+        lora_dropout=cfg.lora.dropout,
+        target_modules=cfg.lora.target_modules,
+        task_type="CAUSAL_LM",
+    )
+
+
+def _save_final(trainer: Any, tokenizer: Any, final: Path) -> None:
+    """Merge any LoRA adapter and save a plain transformers folder (atomic: temp sibling, then rename)."""
+    import shutil
+
+    model = trainer.accelerator.unwrap_model(trainer.model)
+    if hasattr(model, "merge_and_unload"):
+        model = model.merge_and_unload()
+    tmp = final.with_name(final.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    model.save_pretrained(tmp)
+    tokenizer.save_pretrained(tmp)
+    shutil.rmtree(final, ignore_errors=True)
+    tmp.rename(final)
+
+
+def train(cfg: TrainConfig, out_dir: str | Path, *, progress: bool = True) -> dict[str, Any]:
+    """Run (or resume) training ``cfg`` in ``out_dir``; returns the summary (also ``RUN/summary.json``).
+
+    A finished run with the same config is not redone; an interrupted one resumes from its last checkpoint.
+    """
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers.trainer_utils import get_last_checkpoint
+
+    from shoparena.train import methods
+    from shoparena.train.data import select_rows
+    from shoparena.train.models import prepare_tokenizer, resolve_model
+    from shoparena.train.trl_configs import build_trl_config
+
+    run = RunDir(out_dir, kind=f"train-{cfg.method}", config=cfg)
+    root = run.path
+    final = root / "final"
+    config_payload = cfg.model_dump(mode="json")
+    done = run.done("train", config_payload)
+    if done is not None and final.is_dir():
+        return json.loads((root / "summary.json").read_text(encoding="utf-8"))
+
+    checkpoints = root / "checkpoints"
+    args = build_trl_config(cfg, str(checkpoints))
+    started = time.time()
+    model_path = resolve_model(cfg.model)
+    tokenizer = AutoTokenizer.from_pretrained(model_path)
+    prepare_tokenizer(tokenizer)
+    rows, report = select_rows(cfg)
+    dataset = methods.prepare(cfg, args, rows, tokenizer, report)
+    run.complete("data", {"data": config_payload["data"], "trainer": config_payload["trainer"]}, started,
+                 report.as_dict())
+
+    dtype = "bfloat16" if getattr(args, "bf16", False) else "float32"
+    model = AutoModelForCausalLM.from_pretrained(model_path, dtype=dtype)
+    trainer = methods.build_trainer(cfg, args, model, tokenizer, dataset, _peft_config(cfg))
+    for callback in _callbacks(root, progress):
+        trainer.add_callback(callback)
+    last = get_last_checkpoint(str(checkpoints)) if checkpoints.is_dir() else None
+    t0 = time.time()
+    output = trainer.train(resume_from_checkpoint=last)
+    seconds = time.time() - t0
+    _save_final(trainer, tokenizer, final)
+    summary = {
+        "method": cfg.method,
+        "model": cfg.model,
+        "model_path": model_path,
+        "resumed_from": last,
+        "global_step": trainer.state.global_step,
+        "train_loss": output.training_loss,
+        "train_seconds": round(seconds, 3),
+        "metrics": output.metrics,
+        "data": report.as_dict(),
+        "final": str(final),
+    }
+    run.complete("train", config_payload, started, {"final": str(final), "global_step": trainer.state.global_step})
+    run.write_summary(summary)
+    return summary

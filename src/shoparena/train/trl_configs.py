@@ -1,0 +1,81 @@
+"""TRL's config classes, extended with the few shoparena fields (imported lazily: needs the train extra).
+
+Defaults changed on purpose: activation (gradient) checkpointing is off (TRL turns it on; 12-33 % slower on small
+models); GRPO defaults to Dr. GRPO (``loss_type="dr_grpo"``, ``scale_rewards="none"``, ``beta=0``) with the
+per-step budget of ShoppingBench (1024 tokens) as ``max_completion_length``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+from trl import GRPOConfig, KTOConfig, SFTConfig
+
+from shoparena.train.config import ConfigError, TrainConfig
+
+
+@dataclass
+class ShopSFTConfig(SFTConfig):
+    """``SFTConfig``; the loss mask is built by shoparena (trainable assistant turns only), see ``data.py``."""
+
+    activation_checkpointing: bool | None = field(default=False, metadata={"help": "Off: faster for small models."})
+
+
+@dataclass
+class ShopGRPOConfig(GRPOConfig):
+    """``GRPOConfig`` with Dr. GRPO defaults and the shoparena reward switches."""
+
+    loss_type: str = field(default="dr_grpo", metadata={"help": "Dr. GRPO: constant-normalised token sum."})
+    scale_rewards: str = field(default="none", metadata={"help": "No std scaling (Dr. GRPO)."})
+    beta: float = field(default=0.0, metadata={"help": "No KL term, no reference model."})
+    max_completion_length: int | None = field(default=1024, metadata={"help": "The per-step budget."})
+    activation_checkpointing: bool | None = field(default=False, metadata={"help": "Off: faster for small models."})
+    grpo_mode: str = field(
+        default="offline",
+        metadata={"help": "offline: one step from teacher states (ToolRL reward); online: multi-turn in ShopEnv."},
+    )
+    outcome_weight: float = field(default=1.0, metadata={"help": "Online: weight of the strict outcome (0/1)."})
+    step_weight: float = field(
+        default=0.5, metadata={"help": "Online: weight of per-step teacher agreement (mean R_correct/3, [-1, 1])."}
+    )
+
+    def __post_init__(self) -> None:
+        if self.grpo_mode not in ("offline", "online"):
+            raise ValueError(f"grpo_mode must be 'offline' or 'online', got {self.grpo_mode!r}")
+        super().__post_init__()
+
+
+@dataclass
+class ShopKTOConfig(KTOConfig):
+    """``KTOConfig`` with the label granularity switch (default ``trajectory``, see docs/training.md)."""
+
+    kto_granularity: str = field(default="trajectory", metadata={"help": "trajectory | step"})
+    activation_checkpointing: bool | None = field(default=False, metadata={"help": "Off: faster for small models."})
+
+    def __post_init__(self) -> None:
+        if self.kto_granularity not in ("trajectory", "step"):
+            raise ValueError(f"kto_granularity must be 'trajectory' or 'step', got {self.kto_granularity!r}")
+        super().__post_init__()
+
+
+CONFIG_CLASSES: dict[str, type] = {"sft": ShopSFTConfig, "grpo": ShopGRPOConfig, "kto": ShopKTOConfig}
+
+
+def build_trl_config(cfg: TrainConfig, output_dir: str, **forced: Any) -> Any:
+    """Instantiate the method's TRL config from the ``trainer`` section.
+
+    Raises:
+        ConfigError: an unknown or invalid TRL field (named).
+    """
+    cls = CONFIG_CLASSES[cfg.method]
+    known = {f.name for f in dataclasses.fields(cls)}
+    unknown = sorted(set(cfg.trainer) - known)
+    if unknown:
+        raise ConfigError(f"{cfg.method}: unknown {cls.__mro__[1].__name__} field(s) {unknown}")
+    kwargs = {"report_to": "none", **cfg.trainer, **forced, "output_dir": output_dir}
+    try:
+        return cls(**kwargs)
+    except (ValueError, TypeError) as exc:
+        raise ConfigError(f"{cfg.method}: {exc}") from exc

@@ -1,0 +1,103 @@
+"""SFT: the loss mask token by token, loss falls and every parameter changes, the final folder loads, CLI."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from shoparena.cli.main import app
+from shoparena.train.config import load_config
+
+
+def _cfg(corpus, method="sft", *sets):
+    return load_config("tiny", method, [f"data.corpus={corpus}", *sets])
+
+
+def test_labels_cover_exactly_the_trainable_assistant_turns(tiny_path, corpus) -> None:
+    import datasets
+    from transformers import AutoTokenizer
+
+    from shoparena.train.data import render_sft_record
+
+    tok = AutoTokenizer.from_pretrained(tiny_path)
+    row = datasets.load_from_disk(str(corpus / "views" / "sft"))["train"][1]  # view step written by code
+    messages = row["messages"]
+    enc = render_sft_record(tok, messages, row["tools"])
+    # Expected mask, built independently: render every prefix and mark the tokens each assistant turn adds.
+    from shoparena.train.data import clean_messages, parse_tools
+
+    clean, tools = clean_messages(messages), parse_tools(row["tools"])
+    expected = [0] * len(enc["input_ids"])
+    for k, message in enumerate(messages):
+        if message["role"] != "assistant":
+            continue
+        before = tok.apply_chat_template(clean[:k], tools=tools, add_generation_prompt=True, tokenize=True,
+                                         return_dict=True)["input_ids"]
+        upto = tok.apply_chat_template(clean[: k + 1], tools=tools, tokenize=True, return_dict=True)["input_ids"]
+        end = len(upto) - 1  # the template's newline after <|im_end|> is outside the turn
+        assert enc["input_ids"][:end] == upto[:end]
+        if message["trainable"]:
+            expected[len(before):end] = [1] * (end - len(before))
+    assert enc["assistant_masks"] == expected
+    masked = [t for t, m in zip(enc["input_ids"], expected, strict=True) if m]
+    text = tok.decode(masked)
+    assert "find_product" in text and "recommend_product" in text and text.count("<|im_end|>") == 2
+    assert "view_product_information" not in text  # the non-trainable (code-written) turn
+    assert "shopping assistant" not in text and "running shoes from nike" not in text  # system, user
+
+
+def test_sft_loss_falls_and_every_parameter_changes(tiny_path, corpus, tmp_path) -> None:
+    import torch
+    from safetensors.torch import load_file
+
+    from shoparena.train.runner import train
+
+    summary = train(_cfg(corpus), tmp_path / "run", progress=False)
+    logs = [json.loads(line) for line in (tmp_path / "run" / "logs.jsonl").read_text().splitlines()]
+    losses = [entry["loss"] for entry in logs if "loss" in entry]
+    assert len(losses) == 8 and losses[-1] < losses[0]
+    before = load_file(f"{tiny_path}/model.safetensors")
+    after = load_file(str(tmp_path / "run" / "final" / "model.safetensors"))
+    assert set(before) == set(after)
+    unchanged = [name for name in before if torch.equal(before[name], after[name])]
+    assert unchanged == []
+    manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
+    data = manifest["stages"]["data"]["outputs"]
+    assert data["rows"] == 8 and data["selected"] == 4 and data["not_selected"] == {"kept/recovered": 2,
+                                                                                      "judge_low/agentic": 2}
+    assert data["data_hash"] and manifest["git_sha"] is not None or manifest["shoparena_version"]
+    assert summary["global_step"] == 8
+
+
+def test_final_folder_loads_in_the_transformers_backend(corpus, tmp_path) -> None:
+    from shoparena.llm.transformers_backend import TransformersBackend
+    from shoparena.llm.types import ChatRequest
+    from shoparena.train.runner import train
+
+    train(_cfg(corpus, "sft", "sft.max_steps=1"), tmp_path / "run", progress=False)
+    backend = TransformersBackend(tmp_path / "run" / "final", device="cpu")
+    response = backend.complete(ChatRequest(messages=[{"role": "user", "content": "shoes"}], max_tokens=4))
+    assert response.usage.completion_tokens >= 1
+
+
+@pytest.mark.parametrize("select,expected", [("kept", 4), ("kept+recovered", 6), ("unfiltered", 8)])
+def test_selection_counts(corpus, select, expected) -> None:
+    from shoparena.train.data import select_rows
+
+    rows, report = select_rows(_cfg(corpus, "sft", f"data.select={select}"))
+    assert len(rows) == report.selected == expected
+    assert report.selected + sum(report.not_selected.values()) == report.rows
+
+
+def test_cli_runs_and_reports_bad_config(corpus, tmp_path) -> None:
+    runner = CliRunner()
+    out = tmp_path / "cli"
+    ok = runner.invoke(app, ["train", "sft", "--config", "tiny", "--set", f"data.corpus={corpus}",
+                             "--set", "sft.max_steps=1", "--out", str(out), "--quiet"])
+    assert ok.exit_code == 0, ok.output
+    assert (out / "final" / "config.json").is_file() and (out / "config.yaml").is_file()
+    bad = runner.invoke(app, ["train", "sft", "--config", "tiny", "--set", "sft.lerning_rate=1",
+                              "--set", f"data.corpus={corpus}", "--out", str(tmp_path / "bad")])
+    assert bad.exit_code == 2 and "lerning_rate" in bad.output
