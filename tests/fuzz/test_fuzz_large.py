@@ -30,7 +30,7 @@ def test_large_fuzz_run(tmp_path: Path) -> None:
     stats = build_index(tmp_path / f"catalog-{SEED}.jsonl", tmp_path / "index", progress=False)
     assert stats.read == catalog.records == stats.docs + stats.quarantined
     problems = fuzz_problem_files(tmp_path, SEED, 2_000, problem_seed_records())
-    trajectories = fuzz_trajectory_files(tmp_path, SEED, 1_300, trajectory_seed_lines())
+    trajectories = fuzz_trajectory_files(tmp_path, SEED, 1_700, trajectory_seed_lines())
     for name, tally in (
         ("catalog lines", catalog),
         ("problem records", problems),
