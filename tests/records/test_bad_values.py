@@ -162,3 +162,21 @@ def test_bad_utf8_deep_in_a_line_reports_its_real_column(tmp_path) -> None:
     column = line.index(b"\xff") + 1
     assert bad[0].reason.startswith("invalid UTF-8:")
     assert f"(column {column})" in bad[0].reason and column > 50
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "expected"),
+    [
+        ("problem_id", 12.5, "must be a non-empty string or an integer, got float 12.5"),
+        ("problem_id", "", "got an empty string"),
+        ("query", 42, "not a non-empty string: int '42'"),
+    ],
+)
+def test_problem_messages_say_what_they_got(tmp_path, field: str, value: object, expected: str) -> None:
+    record = {"query": "red shoes", "reward": {"product_id": "1"}, "category": "Product", field: value}
+    path = tmp_path / "suite.json"
+    path.write_text(json.dumps([record]))
+    summary = SuiteLoadSummary(path=str(path))
+    assert list(iter_suite(path, summary=summary)) == []
+    bad = summary.problems_quarantined[0]
+    assert bad.field == field and expected in bad.reason

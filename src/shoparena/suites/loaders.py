@@ -201,7 +201,10 @@ def parse_problem(record: object, source: ProblemSource) -> Problem:
         raise ProblemRecordError(key if key.strip() else repr(key), f"unknown key {key!r}")
     query = record.get("query")
     if not isinstance(query, str) or not query.strip():
-        raise ProblemRecordError("query", "missing or not a non-empty string")
+        got = "missing" if query is None else f"{type(query).__name__} {str(query)[:40]!r}"
+        raise ProblemRecordError(
+            "query", f"missing or not a non-empty string: {got}" if query is not None else "missing"
+        )
     oro = "category" in record
     intent = _detect_intent(record, oro)
 
