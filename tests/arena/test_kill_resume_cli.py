@@ -1,4 +1,4 @@
-"""``shoparena arena run`` killed with SIGKILL mid-run (and a torn last line) resumes: each problem once."""
+"""``shoparena arena run`` SIGKILLed mid-run (torn last line, torn manifest) resumes: each problem once."""
 
 from __future__ import annotations
 
@@ -61,6 +61,7 @@ def test_arena_run_sigkill_then_resume(tmp_path: Path) -> None:
     assert _leftovers(proc.pid)  # a SIGKILL leaves the staging and socket dirs behind
     with open(output, "ab") as fh:  # and a write torn mid-line
         fh.write(b'{"problem_id": "p7", "status": "SUCC')
+    (out / "manifest.json").write_bytes(b'{"run_id": "ab')  # and a torn manifest
 
     rerun = subprocess.run(_cli(suite, out), env=env, capture_output=True, text=True, timeout=180)
     assert rerun.returncode == 0, rerun.stderr[-2000:]
@@ -72,6 +73,7 @@ def test_arena_run_sigkill_then_resume(tmp_path: Path) -> None:
     assert ids[: len(partial)] == partial
     assert {e["status"] for e in envelopes} == {"SUCCESS"}
     assert _leftovers(proc.pid) == []  # removed by the re-run
+    assert json.loads((out / "manifest.json").read_text())["suite_problems"] == N_PROBLEMS  # rebuilt
 
 
 def test_sigterm_cleans_up_temp_dirs(tmp_path: Path) -> None:
