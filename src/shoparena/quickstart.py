@@ -115,7 +115,8 @@ def _suite_episodes_scores(
     from shoparena.scoring import get_similarity, score_run
     from shoparena.scoring.report import print_run_score
     from shoparena.suites.loaders import load_suite
-    from shoparena.suites.synth import SynthOptions, synthesize_bank
+    from shoparena.suites.options import SynthOptions
+    from shoparena.suites.synth import synthesize_bank
 
     out: dict[str, Any] = {}
     suite_path = run.path / "suite" / "bank.json"

@@ -10,7 +10,8 @@ from shoparena.cli.main import app
 from shoparena.env.knowledge import knowledge_path_for
 from shoparena.formats.io import read_trajectories
 from shoparena.records.problem import Intent
-from shoparena.suites.synth import SynthOptions, synthesize_bank
+from shoparena.suites.options import SynthOptions
+from shoparena.suites.synth import synthesize_bank
 
 
 def _web_urls(out) -> list[str]:

@@ -12,8 +12,9 @@ from shoparena.records.catalog import Product
 from shoparena.records.problem import Intent, Problem, RewardItem, Voucher
 from shoparena.scoring import ExactSimilarity, LexicalSimilarity, score_trajectory
 from shoparena.search import SearchIndex, build_index
+from shoparena.suites.options import SynthOptions
 from shoparena.suites.queries import voucher_appendix
-from shoparena.suites.synth import SynthOptions, synthesize_problems
+from shoparena.suites.synth import synthesize_problems
 
 
 def play(agent, index, problem, kb=None):

@@ -17,6 +17,7 @@ from shoparena.agents.query_parser import (
     parse_voucher,
 )
 from shoparena.records.problem import RewardItem, Voucher
+from shoparena.suites.options import SynthOptions
 from shoparena.suites.queries import (
     pair_phrase,
     price_phrase,
@@ -24,7 +25,7 @@ from shoparena.suites.queries import (
     service_phrase,
     voucher_appendix,
 )
-from shoparena.suites.synth import SynthOptions, synthesize_problems
+from shoparena.suites.synth import synthesize_problems
 
 ORO_SUITE = Path("/work/shared/data/oro/problem_suite_v1.json")
 

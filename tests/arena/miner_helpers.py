@@ -32,7 +32,8 @@ def shop_world(tmp_path_factory: pytest.TempPathFactory) -> ShopWorld:
     from shoparena.records.problem import Intent
     from shoparena.search import SearchIndex
     from shoparena.search.index import build_index
-    from shoparena.suites.synth import SynthOptions, synthesize_problems
+    from shoparena.suites.options import SynthOptions
+    from shoparena.suites.synth import synthesize_problems
 
     root = tmp_path_factory.mktemp("shop_world")
     synthesize_catalog(SynthConfig(products=600, seed=7), root / "catalog.jsonl", progress=False)

@@ -22,7 +22,8 @@ def firehose_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from shoparena.search import SearchIndex
     from shoparena.search.index import build_index
     from shoparena.suites.loaders import write_oro_suite
-    from shoparena.suites.synth import SynthOptions, synthesize_problems
+    from shoparena.suites.options import SynthOptions
+    from shoparena.suites.synth import synthesize_problems
 
     root = tmp_path_factory.mktemp("firehose")
     synthesize_catalog(SynthConfig(products=600, seed=7), root / "catalog.jsonl", progress=False)

@@ -120,3 +120,61 @@ def test_report_on_sn15_rows(tmp_path: Path):
     assert funnel["input"] == 3 and funnel["adds_up"]
     # The shared rows are prompt prefixes (system + user only): no assistant turn, so no kept record.
     assert funnel["kept"] == 0
+
+
+@pytest.mark.slow
+@needs_bwrap
+def test_real_kill_at_random_points_then_rerun_is_byte_identical(
+    firehose_dir: Path, corpus_dir: Path, tmp_path
+):
+    import random
+    import subprocess
+    import sys
+    import time
+
+    rng = random.Random(5)
+    command = [sys.executable, "-m", "shoparena.cli.main", "corpus", "build", str(firehose_dir / "race-000")]
+    for attempt in range(3):
+        out = tmp_path / f"k{attempt}"
+        proc = subprocess.Popen(
+            [*command, "--out", str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+        time.sleep(rng.uniform(1.0, 12.0))
+        proc.kill()
+        proc.wait()
+        assert subprocess.run([*command, "--out", str(out)], capture_output=True).returncode == 0
+        for view in ("sft", "steps", "kto"):
+            for split in ("train", "eval"):
+                for ext in ("parquet", "jsonl"):
+                    name = f"views/{view}-{split}.{ext}"
+                    assert (out / name).read_bytes() == (corpus_dir / name).read_bytes(), name
+        assert (out / "records.jsonl").read_bytes() == (corpus_dir / "records.jsonl").read_bytes()
+
+
+@needs_bwrap
+def test_suite_audit_finds_no_leak_between_train_and_eval(
+    corpus_dir: Path, firehose_dir: Path, tmp_path: Path
+):
+    from shoparena.suites.audit import audit_files
+
+    problems = json.loads((corpus_dir / "problems.json").read_text())
+    assert {p["split"] for p in problems} == {"train", "eval"}
+    for split in ("train", "eval"):
+        rows = [
+            {k: v for k, v in p.items() if k not in ("split", "cluster_id")}
+            for p in problems
+            if p["split"] == split
+        ]
+        (tmp_path / f"{split}.json").write_text(json.dumps(rows))
+    report = audit_files(
+        tmp_path / "train.json", tmp_path / "eval.json", index_dir=firehose_dir.parent / "index"
+    )
+    counts = report.counts
+    assert (
+        counts.straddling_clusters
+        == counts.shared_gt
+        == counts.shared_shop
+        == counts.near_dup
+        == counts.exact
+        == 0
+    )

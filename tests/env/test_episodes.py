@@ -13,7 +13,8 @@ from shoparena.formats.io import read_trajectories
 from shoparena.runs.envelopes import EnvelopeLog
 from shoparena.runs.manifest import EpisodesManifest, read_manifest
 from shoparena.suites.loaders import load_suite, write_oro_suite
-from shoparena.suites.synth import SynthOptions, synthesize_problems
+from shoparena.suites.options import SynthOptions
+from shoparena.suites.synth import synthesize_problems
 
 
 def bank(index, n: int, seed: int):

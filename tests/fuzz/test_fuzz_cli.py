@@ -24,7 +24,7 @@ from shoparena.cli.main import app
 EXIT_CODES = {
     "catalog validate": {0, 1, 2, 3},
     "catalog index": {0, 2, 3},
-    "suite validate": {0, 1, 2},
+    "suite validate": {0, 1, 2, 3},
     "score": {0, 2, 3},
 }
 

@@ -71,3 +71,19 @@ def test_log_repairs_torn_line_and_never_duplicates(tmp_path):
     assert log.append(make_envelope("b", "SUCCESS", 1, dialogue=[])) is True
     lines = path.read_text().splitlines()
     assert [json.loads(line)["problem_id"] for line in lines] == ["a", "b"]
+
+
+def test_log_resume_over_a_large_torn_line_writes_ascii_oro_lines(tmp_path):
+    path = tmp_path / "output.jsonl"
+    dialogue = [{"completion": {"message": {"content": "é"}}}]
+    done = json.dumps(make_envelope("a", "SUCCESS", 1, dialogue=dialogue), ensure_ascii=False)
+    torn = json.dumps(make_envelope("b", "SUCCESS", 1, dialogue=[{"x": "y" * 300_000}]))[:200_000]
+    path.write_text(done + "\n" + torn, encoding="utf-8")
+    log = EnvelopeLog(path)
+    assert log.repaired_bytes == 200_000 and log.done() == {"a"}
+    assert log.append(make_envelope("b", "FAILED", 2, error={"type": "X", "message": "ü"})) is True
+    raw = path.read_bytes()
+    appended = raw.split(b"\n")[1]
+    assert appended.isascii() and b"\\u00fc" in appended and raw.endswith(b"\n")  # ORO's json.dumps defaults
+    assert [e["problem_id"] for e in EnvelopeLog(path).read()] == ["a", "b"]
+    assert EnvelopeLog(path).repaired_bytes == 0

@@ -82,11 +82,22 @@ def test_unreadable_suite_is_a_clean_error(
     app: typer.Typer, run_files: tuple[Path, Path], tmp_path: Path
 ) -> None:
     catalog, runs = run_files
-    suite = tmp_path / "suite.json.gz"
-    suite.write_bytes(gzip.compress(SUITE.read_bytes())[:500])
+    suite = tmp_path / "suite.json"
+    suite.write_bytes(SUITE.read_text().encode("utf-16-le"))  # NUL bytes, no byte-order mark
     result = CliRunner().invoke(app, _args(suite, runs, catalog))
     assert result.exit_code == 2
-    assert "cannot read the suite" in result.stderr and "Traceback" not in result.output
+    assert "cannot read the suite" in result.stderr and "NUL bytes" in result.stderr
+    assert "Traceback" not in result.output
+
+
+def test_damaged_gzip_suite_exits_3(run_files: tuple[Path, Path], tmp_path: Path) -> None:
+    from shoparena.cli.main import app as main_app
+
+    catalog, runs = run_files
+    suite = tmp_path / "suite.json.gz"
+    suite.write_bytes(gzip.compress(SUITE.read_bytes())[:500])
+    result = CliRunner().invoke(main_app, _args(suite, runs, catalog))
+    assert result.exit_code == 3 and "gzip" in result.stderr and "Traceback" not in result.output
 
 
 def test_suite_without_readable_problems_exits_2(

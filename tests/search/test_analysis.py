@@ -131,3 +131,27 @@ def test_vectorised_idf_matches_bm25s() -> None:
     for df, value in zip(dfs, ours, strict=True):
         assert value == pytest.approx(scalar_idf(int(df), n), rel=1e-6)
     assert np.all(np.diff(ours) < 0)
+
+
+@pytest.mark.parametrize(
+    ("text", "tokens"),
+    [
+        # Emoji are tokens of their own, with their variation selector, skin tone and ZWJ followers.
+        ("COD✅", ["cod", "✅"]),
+        ("❤️no brand❤️", ["❤️", "no", "brand", "❤️"]),
+        ("👍🏽 ok", ["👍🏽", "ok"]),
+        ("👨\u200d👩\u200d👧 fam", ["👨\u200d👩\u200d👧", "fam"]),
+        ("🇵🇭🇺🇸", ["🇵🇭", "🇺🇸"]),
+        ("Pro™ x", ["pro", "™", "x"]),
+        ("✓ check", ["check"]),  # not an emoji for Lucene
+        # Superscripts and fractions are not word characters; marks and soft hyphens attach.
+        ("m² ½ cup", ["m", "cup"]),
+        ("cafe\u0301 co\u00adop zero\u200bwidth", ["cafe\u0301", "co\u00adop", "zero", "width"]),
+        # Java lower-cases one code point at a time.
+        ("ΟΔΟΣ İstanbul", ["οδοσ", "istanbul"]),
+        # Katakana and Thai runs are one token; hiragana and ideographs one per character.
+        ("カタカナ ひら 中文 ไทยภาษา", ["カタカナ", "ひ", "ら", "中", "文", "ไทยภาษา"]),
+    ],
+)
+def test_tokenizer_non_ascii_like_lucene(text: str, tokens: list[str]) -> None:
+    assert raw_tokens(text) == tokens

@@ -61,8 +61,9 @@ def test_scores_follow_lucene_formula(random_catalog) -> None:
         assert set(got_docs.tolist()) == set(expected)
         for d, s in zip(got_docs.tolist(), got_scores.tolist(), strict=True):
             assert s == pytest.approx(expected[d], rel=1e-5)
-        # Relevance order: score desc, then index asc.
-        keys = list(zip((-got_scores).tolist(), got_docs.tolist(), strict=True))
+        # Relevance order: score desc, then product_id asc (Pyserini's tie order).
+        ids = [products[d].product_id for d in got_docs.tolist()]
+        keys = list(zip((-got_scores).tolist(), ids, strict=True))
         assert keys == sorted(keys)
 
 
@@ -167,3 +168,52 @@ def test_rivals_hold_every_document_scoring_the_floor(random_catalog) -> None:
         rivals = index._rivals(order, floor)
         assert set(docs[scores >= floor].tolist()) <= set(rivals.tolist())
         assert np.all(np.diff(rivals) > 0)
+
+
+@pytest.fixture(scope="module")
+def tied_catalog(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list]:
+    """Many identical titles (exact score ties) under product ids whose byte order is not index order."""
+    rng = random.Random(8)
+    ids = rng.sample(range(1, 10**6), 900)
+    products = []
+    for i, pid in enumerate(ids):
+        title = " ".join(rng.choice(WORDS[:12]) for _ in range(rng.choice([1, 2, 3, 30])))
+        service = ("official",) if i % 2 else ()
+        products.append(make_product(str(pid), str(i % 9), title, float(i % 50), service=service))
+    root = tmp_path_factory.mktemp("tied")
+    write_catalog(root / "c.jsonl", products)
+    build_index(root / "c.jsonl", root / "index", progress=False)
+    return root / "index", products
+
+
+def test_ties_rank_by_product_id_bytes(tied_catalog) -> None:
+    index_dir, products = tied_catalog
+    index = SearchIndex.open(index_dir)
+    ties = not_index_order = 0
+    for query in ["w0", "w1 w2", "w3 w3 w4", "w0 w5 w6 w7"]:
+        docs, scores = index.search(query, k=len(products))
+        ids = [products[d].product_id.encode() for d in docs.tolist()]
+        keys = list(zip((-scores).tolist(), ids, strict=True))
+        assert keys == sorted(keys)
+        ties += len(scores) - len(set(scores.tolist()))
+        for value in set(scores.tolist()):
+            group = docs[scores == value].tolist()
+            not_index_order += group != sorted(group)
+    assert ties > 100 and not_index_order > 0  # ties exist, and id order is not index order there
+
+
+@pytest.mark.parametrize("strategy", ["auto", "lookup", "dense"])
+@pytest.mark.parametrize("retrieve_k", [10_000, 40])
+def test_pruned_equals_exhaustive_with_ties(tied_catalog, retrieve_k: int, strategy: str) -> None:
+    index_dir, _ = tied_catalog
+    fast = SearchIndex.open(index_dir, retrieve_k=retrieve_k)
+    fast._strategy = strategy
+    exact = SearchIndex.open(index_dir, retrieve_k=retrieve_k, exact=True)
+    rng = random.Random(retrieve_k)
+    for _ in range(80):
+        query = " ".join(rng.choice(WORDS[:12]) for _ in range(rng.randint(2, 5)))
+        price = rng.choice([None, "10-30", "-20"])
+        service = rng.choice(["", "official"])
+        got = fast.find_window(query, None, price, None, service)
+        want = exact.find_window(query, None, price, None, service)
+        assert got.tolist() == want.tolist(), (query, price, service)

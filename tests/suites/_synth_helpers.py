@@ -11,7 +11,8 @@ from pathlib import Path
 from shoparena.catalog.synth import SynthConfig, synthesize_catalog
 from shoparena.records.catalog import Product
 from shoparena.search import SearchIndex, build_index
-from shoparena.suites.synth import SynthOptions, SynthResult, synthesize_problems
+from shoparena.suites.options import SynthOptions
+from shoparena.suites.synth import SynthResult, synthesize_problems
 
 CATALOG_PRODUCTS = 3000
 

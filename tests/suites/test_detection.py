@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from shoparena.jsonl import JsonlReadError
 from shoparena.suites.loaders import SuiteLoadError, load_suite
 
 ORO = Path("/work/shared/data/oro/problem_suite_v1.json")
@@ -91,5 +92,5 @@ def test_corrupt_gzip_is_a_load_error(tmp_path: Path, records: list[dict], damag
         blob = blob[:-8] + bytes(b ^ 0xFF for b in blob[-8:-4]) + blob[-4:]
     path = tmp_path / "s.json.gz"
     path.write_bytes(blob)
-    with pytest.raises(SuiteLoadError, match="gzip"):
+    with pytest.raises(JsonlReadError, match="gzip"):
         load_suite(path)

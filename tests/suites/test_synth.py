@@ -15,8 +15,9 @@ from shoparena.records.problem import Intent, RewardItem
 from shoparena.scoring import DictLookup
 from shoparena.suites.checks import gt_reasons, query_reasons
 from shoparena.suites.loaders import load_suite
+from shoparena.suites.options import SynthOptions, parse_intents
 from shoparena.suites.queries import LLMRewriter, category_name
-from shoparena.suites.synth import SynthOptions, difficulty_label, parse_intents, synthesize_problems
+from shoparena.suites.synth import difficulty_label, synthesize_problems
 
 SHARED = Path("/work/shared/data")
 

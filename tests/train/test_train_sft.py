@@ -63,11 +63,13 @@ def test_sft_loss_falls_and_every_parameter_changes(tiny_path, corpus, tmp_path)
     assert set(before) == set(after)
     unchanged = [name for name in before if torch.equal(before[name], after[name])]
     assert unchanged == []
-    manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
-    data = manifest["stages"]["data"]["outputs"]
+    from shoparena.runs import read_manifest
+
+    manifest = read_manifest(tmp_path / "run")
+    data = manifest.stages["data"].outputs
     assert data["rows"] == 8 and data["selected"] == 4 and data["not_selected"] == {"kept/recovered": 2,
                                                                                       "judge_low/agentic": 2}
-    assert data["data_hash"] and manifest["git_sha"] is not None or manifest["shoparena_version"]
+    assert data["data_hash"] and manifest.versions.git_sha is not None or manifest.versions.shoparena
     assert summary["global_step"] == 8
 
 

@@ -239,9 +239,6 @@ def run_firehose(config: FirehoseConfig, *, search: Any = None, progress: Any = 
             }
             (race_dir / "agents" / name / "miner.json").write_text(json.dumps(truth), encoding="utf-8")
         report = judge_run(race_dir)
-        manifest = json.loads((race_dir / "manifest.json").read_text(encoding="utf-8"))
-        manifest["race_id"] = race_id
-        (race_dir / "manifest.json").write_text(json.dumps(manifest, indent=2), encoding="utf-8")
         _race_and_weights(race_dir, race_id, report, race)
         if progress is not None:
             progress(f"race {race + 1}/{config.races} done")

@@ -9,11 +9,16 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from shoparena.cli._options import field_default, field_option
+from shoparena.suites.options import INTENT_NAMES, SynthOptions
+
 suite_app = typer.Typer(
     help="Problem suites: validate, synthesise, leak clusters, partitions, rotation, audit.",
     no_args_is_help=True,
 )
 console = Console()
+#: The CLI spelling of each intent (the first of its names: ``knowledge`` for web, as upstream).
+_INTENT_FLAG = {intent: name for name, intent in reversed(INTENT_NAMES.items())}
 
 
 @suite_app.command("validate")
@@ -63,13 +68,20 @@ def validate(
 def synth(
     index: Path = typer.Option(..., "--index", exists=True, file_okay=False, help="Index directory."),
     out: Path = typer.Option(..., "--out", "-o", dir_okay=False, help="Bank file to write."),
-    n: int = typer.Option(..., "--n", min=1, help="Problems to keep (split evenly over the intents)."),
-    seed: int = typer.Option(42, "--seed", help="RNG seed (upstream 42)."),
-    intents: str = typer.Option("product,shop,voucher,knowledge", "--intents", help="Comma list of intents."),
+    n: int = field_option(SynthOptions, "n", "--n", min=1),
+    seed: int = field_option(SynthOptions, "seed", "--seed"),
+    intents: str = field_option(
+        SynthOptions,
+        "intents",
+        "--intents",
+        default=",".join(_INTENT_FLAG[i] for i in field_default(SynthOptions, "intents")),
+        help="Comma list of intents (product, shop, voucher, knowledge).",
+    ),
     fmt: str = typer.Option("oro", "--format", help="oro (suite JSON) or sb (test JSONL)."),
     rewriter: str | None = typer.Option(None, "--rewriter", help="OpenAI-compatible base URL (rewrites)."),
     rewriter_model: str | None = typer.Option(None, "--rewriter-model", help="Model name for --rewriter."),
-    allow_less_than: bool = typer.Option(False, "--allow-less-than", help="Allow `less than` price bounds."),
+    allow_less_than: bool = field_option(SynthOptions, "allow_less_than", "--allow-less-than"),
+    hard: bool = field_option(SynthOptions, "hard", "--hard"),
     as_json: bool = typer.Option(False, "--json", help="Print the synthesis report as JSON."),
 ) -> None:
     """Synthesise a checked problem bank (upstream recipe, template queries, ORO labels) over an index.
@@ -77,12 +89,13 @@ def synth(
     Web (knowledge) problems need their knowledge pages: written next to the bank as OUT.knowledge.jsonl.
     """
     from shoparena.env.knowledge import knowledge_path_for
+    from shoparena.suites.options import parse_intents
     from shoparena.suites.queries import LLMRewriter
-    from shoparena.suites.synth import SynthOptions, parse_intents, synthesize_bank
+    from shoparena.suites.synth import synthesize_bank
 
     try:
         chosen = parse_intents(intents)
-        options = SynthOptions(n=n, seed=seed, intents=chosen, allow_less_than=allow_less_than)
+        options = SynthOptions(n=n, seed=seed, intents=chosen, allow_less_than=allow_less_than, hard=hard)
     except ValueError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(code=2) from None

@@ -20,15 +20,15 @@ from typing import Any
 
 import orjson
 
-from shoparena.catalog.io import iter_raw_lines
 from shoparena.corpus.config import CorpusConfig
-from shoparena.corpus.export import export_views
+from shoparena.corpus.export import SPLITS, VIEWS, export_views
 from shoparena.corpus.filter import classify
 from shoparena.corpus.gates import OnlineGates, default_tokenizer
 from shoparena.corpus.ingest import ScoringContext, ingest_file, ingest_run_dir
 from shoparena.corpus.recover import recover_record, recoverable
 from shoparena.corpus.report import ReportBuilder, write_card
 from shoparena.corpus.split import ProblemIndex, assign_split
+from shoparena.jsonl import iter_raw_lines
 from shoparena.records.corpus import CorpusRecord, Quarantined
 from shoparena.runs import RunDir
 
@@ -135,13 +135,34 @@ def _tokenizer(config: CorpusConfig) -> Any:
     return AutoTokenizer.from_pretrained(config.tokenizer)
 
 
-def _problems_doc(sides: dict[str, tuple[str, str]], cache: dict[str, Any]) -> list[dict[str, Any]]:
-    from shoparena.suites.loaders import oro_record
-
+def _known_problems(cache: dict[str, Any]) -> dict[str, Any]:
     known: dict[str, Any] = {}
     for key, value in sorted(cache.items()):
         if key.startswith("suite:"):
             known.update(value)
+    return known
+
+
+def _shop_lookup(cache: dict[str, Any]) -> Callable[[str], str | None] | None:
+    """product id → shop id over every catalogue index the inputs used (the first that knows it)."""
+    indexes = [value for key, value in sorted(cache.items()) if key.startswith("index:")]
+    if not indexes:
+        return None
+
+    def shop_of(product_id: str) -> str | None:
+        for index in indexes:  # the same reading as suites.clusters.index_shop_lookup
+            i = index.doc_index(product_id)
+            if i is not None:
+                return str(index.product_dict(i).get("shop_id") or "") or None
+        return None
+
+    return shop_of
+
+
+def _problems_doc(sides: dict[str, tuple[str, str]], cache: dict[str, Any]) -> list[dict[str, Any]]:
+    from shoparena.suites.loaders import oro_record
+
+    known = _known_problems(cache)
     out = []
     for pid, (cluster, split) in sorted(sides.items()):
         if pid in known:
@@ -154,18 +175,34 @@ def _records(path: Path) -> Iterator[dict[str, Any]]:
         yield orjson.loads(line)
 
 
+def _outputs_present(out: Path) -> bool:
+    names = ["records.jsonl", "report.json", "problems.json", "README.md"]
+    names += [f"views/{v}-{s}.{ext}" for v in VIEWS for s in SPLITS for ext in ("parquet", "jsonl")]
+    names += [f"views/{v}/dataset_dict.json" for v in VIEWS]
+    return all((out / name).exists() for name in names)
+
+
 def build_corpus(config: CorpusConfig, *, progress: Progress | None = None) -> dict[str, Any]:
     """Build (or resume) the corpus in ``config.out``; returns the report."""
     say = progress or (lambda _msg: None)
     out = Path(config.out)
     rundir = RunDir(out, kind="corpus", config=config)
+    if rundir.done("build", config.model_dump(mode="json")) and _outputs_present(out):
+        return json.loads((out / "report.json").read_text(encoding="utf-8"))  # finished: nothing to redo
     cache: dict[str, Any] = {}
     started = time.time()
     work = out / "work"
     notes = ingest_all(config, work, say, cache)
     say("filtering and gating")
     index, n_quarantined, quarantine_fields = classify_all(config, work, _tokenizer(config))
-    sides = assign_split(index, config.split)
+    if not cache:  # resumed with every source ingested: reload ground truth and indexes
+        from shoparena.corpus.ingest import load_run_context
+
+        for path in config.run_dirs:
+            load_run_context(Path(path), cache)
+        if config.problems or config.index:
+            _file_context(config, cache)
+    sides = assign_split(index, config.split, problems=_known_problems(cache), shop_of=_shop_lookup(cache))
     report = ReportBuilder()
     tmp = out / "records.jsonl.tmp"
     with open(tmp, "wb") as fh:
@@ -175,13 +212,6 @@ def build_corpus(config: CorpusConfig, *, progress: Progress | None = None) -> d
             fh.write(orjson.dumps(record) + b"\n")
     os.replace(tmp, out / "records.jsonl")
     os.replace(work / "quarantine.jsonl", out / "quarantine.jsonl")
-    if not cache:  # resumed with every source ingested: reload ground truth for problems.json
-        from shoparena.corpus.ingest import load_run_context
-
-        for path in config.run_dirs:
-            load_run_context(Path(path), cache)
-        if config.problems:
-            _file_context(config, cache)
     _atomic_write(out / "problems.json", json.dumps(_problems_doc(sides, cache), indent=1).encode())
     say("exporting views")
     view_counts = export_views(lambda: _records(out / "records.jsonl"), out / "views")

@@ -7,6 +7,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from shoparena.suites.clusters import NEAR_DUP_THRESHOLD
+
 
 class FilterConfig(BaseModel):
     """Structural-quality filter thresholds (distillation spec §2, decision 1)."""
@@ -47,7 +49,9 @@ class SplitConfig(BaseModel):
 
     seed: int = 0
     eval_fraction: float = Field(default=0.15, ge=0.0, lt=1.0)
-    near_dup_threshold: float = Field(default=0.8, ge=0.0, le=1.0, description="Query MinHash for clusters.")
+    near_dup_threshold: float = Field(
+        default=NEAR_DUP_THRESHOLD, ge=0.0, le=1.0, description="Query Jaccard for clusters (suite audit's)."
+    )
 
 
 class CorpusConfig(BaseModel):

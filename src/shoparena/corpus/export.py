@@ -1,19 +1,20 @@
 """Views (corpus contract): ``sft``, ``steps``, ``kto`` as HF ``datasets`` (save_to_disk, Parquet, JSONL).
 
-Rows stream from ``records.jsonl`` (record dicts, in its order) through
-:meth:`datasets.Dataset.from_generator` with explicit :class:`datasets.Features` into a private Arrow
-cache, then to Parquet and ``save_to_disk``; the JSONL is written as the rows stream by. Memory stays flat
-and the files are a pure function of the records (byte-identical on re-runs). Records without an assistant
+Rows stream from ``records.jsonl`` (record dicts, in its order), in one pass, into Parquet (pyarrow, fixed
+batches, the schema of explicit :class:`datasets.Features`) and JSONL (sorted keys); each view is then read
+back with :meth:`datasets.Dataset.from_parquet` and written with ``save_to_disk``. Memory stays flat and the
+files are a pure function of the records (byte-identical on re-runs). Records without an assistant
 turn appear only in ``records.jsonl``.
 """
 
 from __future__ import annotations
 
-import json
 import shutil
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
+
+import orjson
 
 VIEWS = ("sft", "steps", "kto")
 SPLITS = ("train", "eval")
@@ -78,13 +79,22 @@ def _message(m: dict[str, Any]) -> dict[str, Any]:
 def _common(r: dict[str, Any]) -> dict[str, Any]:
     row = {key: r[key] for key in COMMON}
     row["rollout_idx"] = r["rollout_idx"]
-    row["labels"] = json.dumps(r["labels"], sort_keys=True)
-    row["provenance"] = json.dumps(r["provenance"], sort_keys=True)
+    row["labels"] = orjson.dumps(r["labels"], option=orjson.OPT_SORT_KEYS).decode()
+    row["provenance"] = orjson.dumps(r["provenance"], option=orjson.OPT_SORT_KEYS).decode()
     return row
 
 
 def sft_rows(r: dict[str, Any]) -> Iterator[dict[str, Any]]:
     yield {**_common(r), "messages": [_message(m) for m in r["messages"]]}
+
+
+def _arguments(call: dict[str, Any]) -> Any:
+    """A call's arguments as a JSON value (the teacher_action column nests them); raw text if not JSON."""
+    raw = call["function"]["arguments"]
+    try:
+        return orjson.loads(raw) if isinstance(raw, str) else raw
+    except orjson.JSONDecodeError:
+        return raw
 
 
 def step_rows(r: dict[str, Any]) -> Iterator[dict[str, Any]]:
@@ -94,15 +104,13 @@ def step_rows(r: dict[str, Any]) -> Iterator[dict[str, Any]]:
     for i, m in enumerate(messages):
         if m["role"] != "assistant":
             continue
-        action = [
-            {"name": c["function"]["name"], "arguments": c["function"]["arguments"]} for c in m["tool_calls"]
-        ]
+        action = [{"name": c["function"]["name"], "arguments": _arguments(c)} for c in m["tool_calls"]]
         yield {
             **common,
             "step_idx": step,
             "prompt": messages[:i],
             "completion": [m],
-            "teacher_action": json.dumps(action, ensure_ascii=False),
+            "teacher_action": orjson.dumps(action).decode(),
         }
         step += 1
 
@@ -131,50 +139,83 @@ ROW_BUILDERS: dict[str, Callable[[dict[str, Any]], Iterator[dict[str, Any]]]] = 
 }
 
 
-def _rows(
-    records: Callable[[], Iterable[dict[str, Any]]], view: str, split: str, jsonl: str
-) -> Iterator[dict]:
-    with open(jsonl, "w", encoding="utf-8") as fh:
-        for record in records():
-            if record["split"] != split or not any(m["role"] == "assistant" for m in record["messages"]):
-                continue
-            for row in ROW_BUILDERS[view](record):
-                fh.write(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n")
-                yield row
+BATCH_ROWS = 256
+
+
+class _Sink:
+    """One (view, split) output: a Parquet writer fed in fixed-size batches, and the JSONL file."""
+
+    def __init__(self, views_dir: Path, view: str, split: str) -> None:
+        import pyarrow.parquet as pq
+
+        self.schema = features(view).arrow_schema
+        self.parquet = views_dir / f"{view}-{split}.parquet"
+        self.writer = pq.ParquetWriter(str(self.parquet), self.schema)
+        self.jsonl = open(views_dir / f"{view}-{split}.jsonl", "wb")  # noqa: SIM115 - closed in close()
+        self.rows: list[dict[str, Any]] = []
+        self.count = 0
+
+    def add(self, row: dict[str, Any]) -> None:
+        self.jsonl.write(orjson.dumps(row, option=orjson.OPT_SORT_KEYS) + b"\n")
+        self.rows.append(row)
+        self.count += 1
+        if len(self.rows) >= BATCH_ROWS:
+            self.flush()
+
+    def flush(self) -> None:
+        import pyarrow as pa
+
+        if self.rows:
+            self.writer.write_table(pa.Table.from_pylist(self.rows, schema=self.schema))
+            self.rows = []
+
+    def close(self) -> None:
+        import pyarrow as pa
+
+        self.flush()
+        if self.count == 0:
+            self.writer.write_table(pa.Table.from_pylist([], schema=self.schema))
+        self.writer.close()
+        self.jsonl.close()
 
 
 def export_views(
     records: Callable[[], Iterable[dict[str, Any]]], views_dir: Path
 ) -> dict[str, dict[str, int]]:
-    """Write every view from a re-iterable source of record dicts; returns view → split → rows."""
+    """Write every view in one pass over the record dicts; returns view → split → rows."""
     from datasets import Dataset, DatasetDict
     from datasets.utils.logging import disable_progress_bar
 
     disable_progress_bar()
     views_dir.mkdir(parents=True, exist_ok=True)
     cache = views_dir / ".cache"
-    shutil.rmtree(cache, ignore_errors=True)  # never reuse a generator cache from an earlier build
+    shutil.rmtree(cache, ignore_errors=True)  # never reuse a cache from an earlier build
+    sinks = {(v, s): _Sink(views_dir, v, s) for v in VIEWS for s in SPLITS}
+    try:
+        for record in records():
+            if record["split"] not in SPLITS or not any(m["role"] == "assistant" for m in record["messages"]):
+                continue
+            for view in VIEWS:
+                sink = sinks[(view, record["split"])]
+                for row in ROW_BUILDERS[view](record):
+                    sink.add(row)
+    finally:
+        for sink in sinks.values():
+            sink.close()
     counts: dict[str, dict[str, int]] = {}
     for view in VIEWS:
-        parts: dict[str, Any] = {}
+        parts = {}
         for split in SPLITS:
-            jsonl = views_dir / f"{view}-{split}.jsonl"
-            kwargs = {"records": records, "view": view, "split": split, "jsonl": str(jsonl)}
-            if any(True for _ in _rows(**kwargs)):
-                data = Dataset.from_generator(
-                    _rows,
-                    features=features(view),
-                    cache_dir=str(cache / f"{view}-{split}"),
-                    gen_kwargs=kwargs,
-                )
-            else:  # datasets cannot build from an empty generator
-                data = Dataset.from_dict({k: [] for k in features(view)}, features=features(view))
-            data.to_parquet(str(views_dir / f"{view}-{split}.parquet"))
-            parts[split] = data
+            sink = sinks[(view, split)]
+            if sink.count:
+                path, cache_dir = str(sink.parquet), str(cache / f"{view}-{split}")
+                parts[split] = Dataset.from_parquet(path, features=features(view), cache_dir=cache_dir)
+            else:  # datasets cannot read a Parquet file without rows
+                parts[split] = Dataset.from_dict({k: [] for k in features(view)}, features=features(view))
         target = views_dir / view
         shutil.rmtree(target, ignore_errors=True)
         DatasetDict(parts).save_to_disk(str(target))
-        counts[view] = {split: len(parts[split]) for split in SPLITS}
+        counts[view] = {split: sinks[(view, split)].count for split in SPLITS}
     shutil.rmtree(cache, ignore_errors=True)
     return counts
 

@@ -24,7 +24,6 @@ from typing import Any
 import orjson
 import yaml
 
-from shoparena.catalog.io import iter_raw_lines
 from shoparena.corpus.structure import (
     catalogue_tool,
     forgery_findings,
@@ -38,6 +37,7 @@ from shoparena.formats._common import FormatError
 from shoparena.formats.io import parse_trajectory_value
 from shoparena.formats.native import trajectory_to_chat
 from shoparena.formats.oro import all_proxy_calls
+from shoparena.jsonl import iter_raw_lines
 from shoparena.records.corpus import (
     CorpusLabels,
     CorpusMessage,
@@ -95,9 +95,9 @@ def env_tools(problem: Problem | None) -> str:
 @functools.cache
 def _env_tools(web: bool) -> str:
     from shoparena.env.environment import ShopEnv
-    from shoparena.env.shop_tools import CORE_TOOLS, WEB_TOOL
+    from shoparena.records.tools import CORE_TOOLS, WEB_SEARCH
 
-    names = [*CORE_TOOLS, WEB_TOOL] if web else list(CORE_TOOLS)
+    names = [*CORE_TOOLS, WEB_SEARCH] if web else list(CORE_TOOLS)
     env = ShopEnv(None, tools=names)  # type: ignore[arg-type]  # schemas only; no tool runs
     return json.dumps([s.to_openai() for s in env.tool_schemas()], ensure_ascii=False, sort_keys=True)
 
@@ -161,7 +161,7 @@ def _step_trainable(traj: Trajectory, matched: list[bool], final_llm: bool | Non
 
 
 def _format(traj: Trajectory) -> tuple[bool, str]:
-    from shoparena.scoring.format import step_format
+    from shoparena.scoring.format_reward import step_format
     from shoparena.scoring.profiles import get_profile
 
     strict = get_profile("strict")
@@ -205,7 +205,17 @@ def record_from_trajectory(
     has_call_log = bool(log) or trusted is not None
     recommended = traj.last_recommendation() is not None
     final_llm = llm_requested(log, "recommend_product") if recommended else False
-    format_ok, format_detail = _format(traj) if traj.steps else (False, "no steps")
+    if status == "SUCCESS":
+        labels, _ = scoring.score(problem_id, traj)
+    else:
+        labels = CorpusLabels(success=False)
+    if not traj.steps:
+        format_ok, format_detail = False, "no steps"
+    elif labels.format is not None:  # the strict scorer already checked every step (mean of step scores)
+        format_ok = labels.format >= 1.0
+        format_detail = "" if format_ok else "a step fails the strict format check"
+    else:
+        format_ok, format_detail = _format(traj)
     evidence = StructuralEvidence(
         envelope_status=status,
         has_dialogue=not traj.dialogue_is_null and bool(traj.steps),
@@ -220,9 +230,6 @@ def record_from_trajectory(
         final_llm_emitted=final_llm,
         format_ok=format_ok,
         format_detail=format_detail,
-    )
-    labels, _ = (
-        scoring.score(problem_id, traj) if status == "SUCCESS" else (CorpusLabels(success=False), None)
     )
     labels.agentic_richness = richness_b
     labels.richness_pending = evidence.richness_pending
@@ -437,11 +444,20 @@ def ingest_run_dir(run_dir: Path, emit: Emit, cache: dict[str, Any]) -> list[str
     from shoparena.arena.runner import safe_name
 
     context, notes = load_run_context(run_dir, cache)
-    manifest_path = run_dir / "manifest.json"
-    manifest = json.loads(manifest_path.read_text(encoding="utf-8")) if manifest_path.exists() else {}
-    base_run = str(manifest.get("run_id") or run_dir.name)
-    race = manifest.get("race_id")
-    agents = list(manifest.get("agents") or {}) or sorted(p.name for p in (run_dir / "agents").iterdir())
+    from shoparena.runs.manifest import ArenaManifest, ManifestError, read_manifest
+
+    try:
+        manifest: ArenaManifest | None = read_manifest(run_dir, ArenaManifest)
+    except ManifestError as exc:
+        manifest = None
+        notes.append(f"{exc}; run id taken from the folder name, agents from agents/")
+    base_run = manifest.run_id if manifest is not None else run_dir.name
+    race_path = run_dir / "race.json"  # written by `arena firehose` (and the race stage)
+    race = None
+    if race_path.exists():
+        race = ((json.loads(race_path.read_text(encoding="utf-8")) or {}).get("race") or {}).get("race_id")
+    agents = list(manifest.agents) if manifest is not None and manifest.agents else []
+    agents = agents or sorted(p.name for p in (run_dir / "agents").iterdir() if p.is_dir())
     for agent in agents:
         agent_dir = run_dir / "agents" / agent
         truth_path = agent_dir / "miner.json"
@@ -452,7 +468,7 @@ def ingest_run_dir(run_dir: Path, emit: Emit, cache: dict[str, Any]) -> list[str
             if isinstance(v, dict)
         }
         run_id = f"{base_run}/{agent}"
-        agent_info = (manifest.get("agents") or {}).get(agent) or {}
+        agent_ref = manifest.agents.get(agent) if manifest is not None else None
         counts: dict[str, int] = {}
         source = agent_dir / "output.jsonl"
         for line_no, obj in _read_jsonl(source):
@@ -507,9 +523,9 @@ def ingest_run_dir(run_dir: Path, emit: Emit, cache: dict[str, Any]) -> list[str
                 race_id=race,
                 eval_run_id=base_run,
                 agent=agent,
-                agent_version=f"{agent}@{str(agent_info.get('sha256') or '')[:12]}",
+                agent_version=f"{agent}@{agent_ref.sha256[:12] if agent_ref else ''}",
                 miner_hotkey_hash=truth.get("hotkey_hash"),
-                validator=manifest.get("validator") or "shoparena",
+                validator="shoparena",
                 judge_status=verdict.get("status"),
                 judge_model=verdict.get("model") or verdict.get("judge"),
                 judge_prompt_version=verdict.get("prompt_version"),

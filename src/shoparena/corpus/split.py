@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter, defaultdict
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from shoparena.corpus.config import SplitConfig
-from shoparena.suites.clusters import LinkNode, cluster_id_for, components, link_nodes
+from shoparena.records.problem import Problem
+from shoparena.suites.clusters import LinkNode, cluster_id_for, components, link_nodes, node_for_problem
 
 
 @dataclass
@@ -39,14 +41,31 @@ class ProblemIndex(dict[str, ProblemEntry]):
         entry.trajectories += 1
 
 
-def assign_split(index: ProblemIndex, cfg: SplitConfig) -> dict[str, tuple[str, str]]:
-    """problem_id → (cluster_id, split)."""
+def assign_split(
+    index: ProblemIndex,
+    cfg: SplitConfig,
+    *,
+    problems: Mapping[str, Problem] | None = None,
+    shop_of: Callable[[str], str | None] | None = None,
+) -> dict[str, tuple[str, str]]:
+    """problem_id → (cluster_id, split).
+
+    Args:
+        index: The problems the records reference.
+        cfg: Seed, eval share, near-duplicate threshold.
+        problems: Ground-truth problems by id: their nodes carry the shop-basket flag (shop edges).
+        shop_of: product id → shop id (from the catalogue index), as ``suite audit --index`` uses.
+    """
     keys = sorted(index)
-    nodes = [
-        LinkNode(key=k, query=index[k].query, gt_ids=tuple(index[k].gt_ids), category=index[k].category)
-        for k in keys
-    ]
-    edges = link_nodes(nodes, threshold=cfg.near_dup_threshold)
+    known = problems or {}
+    nodes = []
+    for k in keys:
+        node = node_for_problem(known[k]) if k in known else None
+        if node is None:
+            node = LinkNode(key=k, query=index[k].query, gt_ids=tuple(index[k].gt_ids))
+        node.category = index[k].category
+        nodes.append(node)
+    edges = link_nodes(nodes, shop_of=shop_of, threshold=cfg.near_dup_threshold)
     cluster_of: dict[str, str] = {}
     weight: Counter[str] = Counter()
     categories: dict[str, Counter[str]] = defaultdict(Counter)

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from shoparena.arena.incentives import trajectory_richness
-from shoparena.arena.nonce import CATALOGUE_TOOLS
+from shoparena.records.tools import CATALOGUE_TOOLS
 
 INFERENCE_PREFIX = "/inference/"
 FORGED_NONCE_STATUSES = frozenset({"mismatch", "replayed", "malformed"})

@@ -59,16 +59,22 @@ def run_episode(
     max_steps: int = DEFAULT_MAX_STEPS,
     knowledge: KnowledgeBase | None = None,
     tools: Sequence[str] | None = None,
+    env: ShopEnv | None = None,
 ) -> Trajectory:
-    """Play one episode of ``agent`` on ``problem``; an agent exception ends it as FAILED (agent_error)."""
-    env = ShopEnv(
-        engine,
-        tools=tools,
-        knowledge=knowledge,
-        max_steps=max_steps,
-        agent_id=getattr(agent, "name", ""),
-        run_id=run_id,
-    )
+    """Play one episode of ``agent`` on ``problem``; an agent exception ends it as FAILED (agent_error).
+
+    ``env``: a ShopEnv to reuse (one per worker thread; building one derives every tool schema, ~35 ms),
+    in which case ``engine``, ``max_steps``, ``knowledge`` and ``tools`` are the env's own.
+    """
+    if env is None:
+        env = ShopEnv(
+            engine,
+            tools=tools,
+            knowledge=knowledge,
+            max_steps=max_steps,
+            agent_id=getattr(agent, "name", ""),
+            run_id=run_id,
+        )
     obs = env.reset(problem)
     try:
         while not obs.done:

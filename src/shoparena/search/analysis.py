@@ -19,6 +19,8 @@ from collections.abc import Iterable
 
 import Stemmer
 
+from shoparena.search._lucene_chars import EMOJI, EXTEND, EXTRA_WORD, NOT_WORD
+
 #: Lucene's ``EnglishAnalyzer.ENGLISH_STOP_WORDS_SET`` (the default for the English analyzer).
 # fmt: off
 LUCENE_ENGLISH_STOP_WORDS: frozenset[str] = frozenset((
@@ -32,17 +34,57 @@ LUCENE_ENGLISH_STOP_WORDS: frozenset[str] = frozenset((
 LUCENE_SPECIAL_CHARS = '+-&|!(){}[]^"~*?:\\/'
 _SANITIZE_TABLE = str.maketrans({ch: " " for ch in LUCENE_SPECIAL_CHARS})
 
-_LETTER = r"[^\W\d_]"
+
+def _char_class(ranges: tuple[tuple[int, int], ...]) -> str:
+    return "".join(
+        re.escape(chr(a)) if a == b else f"{re.escape(chr(a))}-{re.escape(chr(b))}" for a, b in ranges
+    )
+
+
+_NOT_WORD = _char_class(NOT_WORD)
+_EXTEND = _char_class(EXTEND)
+#: One word character: Python's ``\w`` minus what Lucene does not index, plus what it indexes besides.
+_WORD = rf"(?:[^\W{_NOT_WORD}]|[{_char_class(EXTRA_WORD)}])"
+_LETTER = rf"[^\W\d_{_NOT_WORD}]"
+_X = rf"[{_EXTEND}]*"
+_RUN = rf"(?:{_WORD}{_X})+"
+_EMOJI_CHAR = rf"[{_char_class(EMOJI)}]"
+_REGIONAL = "[\U0001f1e6-\U0001f1ff]"
 # Word-internal joiners of UAX #29: MidLetter/MidNumLet/Single_Quote between letters (WB6/7),
 # MidNum/MidNumLet/Single_Quote between digits (WB11/12). ``\w`` covers letters, digits and ``_``
-# (ExtendNumLet), which join anything next to them.
+# (ExtendNumLet), which join anything next to them. Marks and format characters attach to the
+# character before them (WB4). Emoji are tokens of their own: a flag (two regional indicators), a keycap,
+# or a pictograph with its modifiers and ZWJ-joined followers.
 _TOKEN_RE = re.compile(
-    r"\w+(?:(?:(?<=" + _LETTER + r")[.'’‘:·\uff07\uff0e](?=" + _LETTER + r")"
-    r"|(?<=\d)[.,;'’‘\uff07\uff0e](?=\d))\w+)*"
+    rf"{_REGIONAL}{{2}}{_X}|[#*]\ufe0f\u20e3|[\U0001f3fb-\U0001f3ff]{_X}"
+    rf"|{_EMOJI_CHAR}{_X}(?:(?<=\u200d){_EMOJI_CHAR}{_X})*"
+    rf"|{_RUN}(?:(?:(?<={_LETTER})[.'’‘:·\uff07\uff0e](?={_LETTER})"
+    rf"|(?<=\d)[.,;'’‘\uff07\uff0e](?=\d)){_RUN})*"
 )
-# Ideographs and kana are single-character tokens in Lucene's StandardTokenizer.
-_CJK_RE = re.compile(r"([\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff])")
+#: The same rules for ASCII text (most product text), where they reduce to a much faster pattern.
+_ASCII_TOKEN_RE = re.compile(
+    r"[A-Za-z0-9_]+(?:(?:(?<=[A-Za-z])[.':](?=[A-Za-z])|(?<=[0-9])[.,;'](?=[0-9]))[A-Za-z0-9_]+)*"
+)
+# Ideographs and hiragana are single-character tokens in Lucene's StandardTokenizer; katakana runs and
+# South-East Asian runs (Thai, Lao, Myanmar, Khmer, ...) are tokens of their own (they do not join letters).
+_SEA = "\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u19e0-\u19ff\u1a20-\u1aaf\ua9e0-\ua9ff\uaa60-\uaa7f"
+_CJK_RE = re.compile(
+    r"([\u3040-\u309f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f]"
+    + _X
+    + r"|(?:[\u30a0-\u30ff\u31f0-\u31ff\uff66-\uff9f]"
+    + _X
+    + ")+"
+    + "|(?:(?!["
+    + _EXTEND
+    + "])["
+    + _SEA
+    + "]"
+    + _X
+    + ")+)"
+)
 _APOSTROPHES = ("'", "’", "\uff07")
+#: Python's ``str.lower`` is context-sensitive for these; Lucene lower-cases one code point at a time.
+_JAVA_LOWER = str.maketrans({"Σ": "σ", "İ": "i"})
 #: Lucene's StandardTokenizer splits longer tokens at this many characters.
 MAX_TOKEN_LENGTH = 255
 
@@ -71,10 +113,12 @@ def raw_tokens(text: str) -> list[str]:
     Returns:
         The lower-cased tokens in text order.
     """
-    text = text.lower()
-    if not text.isascii():
-        text = _CJK_RE.sub(r" \1 ", text)
-    tokens = _TOKEN_RE.findall(text)
+    if text.isascii():
+        text = text.lower()
+        tokens = _ASCII_TOKEN_RE.findall(text)
+    else:
+        text = _CJK_RE.sub(r" \1 ", text.translate(_JAVA_LOWER)).lower()
+        tokens = _TOKEN_RE.findall(text)
     if "_" in text:
         # A lone run of underscores is a word segment without letters or digits: Lucene emits nothing.
         tokens = [t for t in tokens if t.strip("_")]

@@ -1,17 +1,24 @@
-"""BM25 exactly as Lucene 9's ``BM25Similarity`` computes it, vectorised with numpy.
+"""BM25 with the arithmetic of Lucene 9's ``BM25Similarity`` (Pyserini 0.22.1 / Lucene 9.5), vectorised.
 
-* idf = ln(1 + (N − df + 0.5) / (df + 0.5)), N = documents with at least one indexed term.
-* term score = idf · tf / (tf + k1 · (1 − b + b · dl / avgdl)) (Lucene dropped the (k1 + 1) factor in 8.0).
-* dl is the *lossy* document length Lucene stores in one byte per document: ``SmallFloat.intToByte4``
-  encodes it, ``byte4ToInt`` decodes it. Lengths below 24 survive exactly; longer ones keep their
-  4 most significant bits, so they round down.
-* avgdl = total indexed tokens / N, with exact (not lossy) lengths.
+Every step is rounded where Lucene rounds it, so a term's score is bit-identical to Lucene's:
+
+* idf = ln(1 + (N − df + 0.5) / (df + 0.5)) in double, rounded to float32; N = Lucene's ``docCount``
+  (documents with at least one indexed term).
+* avgdl = sumTotalTermFreq / docCount in double, rounded to float32.
+* dl is the *lossy* document length Lucene stores in one byte per document (``SmallFloat.intToByte4``);
+  the scorer decodes it (``byte4ToInt``). Lengths below 24 survive exactly; longer ones keep their 4 most
+  significant bits, so they round down.
+* Per norm byte, in float32: ``inv = 1 / (k1 · ((1 − b) + b · dl / avgdl))``; per posting, in float32:
+  ``weight − weight / (1 + tf · inv)`` with ``weight = boost · idf`` (a query term repeated n times has
+  boost n). This is Lucene's rewrite of idf · tf / (tf + k1 · (1 − b + b · dl / avgdl)).
+* A document's score is the sum of its term scores in double, rounded to float32 (Lucene's disjunction
+  scorers sum in double). The engine does the same.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from bm25s.scoring import _score_idf_lucene, _score_tfc_lucene
+from bm25s.scoring import _score_idf_lucene
 
 #: Byte codes below this value store the length itself (Lucene's ``NUM_FREE_VALUES``).
 NUM_FREE_VALUES = 24
@@ -70,10 +77,11 @@ def lossy_length(lengths: np.ndarray | int) -> np.ndarray:
     return decode_norm(encode_norm(lengths))
 
 
-def lucene_idf(df: np.ndarray, n_docs: int) -> np.ndarray:
-    """Vectorised Lucene idf, rounded to float32 as Lucene stores it (same formula as bm25s's lucene idf)."""
+def lucene_idf(df: np.ndarray | int, n_docs: int) -> np.ndarray:
+    """Lucene's idf per document frequency: ``(float) Math.log(1 + (N - df + 0.5) / (df + 0.5))``."""
     df = np.asarray(df, dtype=np.float64)
-    return np.log1p((n_docs - df + 0.5) / (df + 0.5)).astype(np.float32)
+    # log(1 + x) with 1 + x rounded first, as Java computes it (log1p would differ in the last bit).
+    return np.log(1.0 + (n_docs - df + 0.5) / (df + 0.5)).astype(np.float32)
 
 
 def scalar_idf(df: int, n_docs: int) -> float:
@@ -81,29 +89,43 @@ def scalar_idf(df: int, n_docs: int) -> float:
     return float(_score_idf_lucene(df, N=n_docs))
 
 
-def term_scores(
-    tf: np.ndarray, lossy_dl: np.ndarray, idf: np.ndarray, avgdl: float, k1: float, b: float
-) -> np.ndarray:
-    """Per-posting BM25 scores (float32) via bm25s's Lucene term-frequency component.
+def lucene_avgdl(total_tokens: int, doc_count: int) -> np.float32:
+    """``(float) (sumTotalTermFreq / (double) docCount)``; 1.0 for an empty field (never used then)."""
+    return np.float32(total_tokens / doc_count) if doc_count else np.float32(1.0)
+
+
+#: ``LENGTH_TABLE``: the decoded length of each norm byte, as float32.
+LENGTH_TABLE: np.ndarray = decode_norm(np.arange(256)).astype(np.float32)
+
+
+def norm_inverse_table(avgdl: np.float32, k1: float, b: float) -> np.ndarray:
+    """Lucene's per-norm cache, float32: ``1 / (k1 · ((1 − b) + b · LENGTH_TABLE[i] / avgdl))``."""
+    k1_, b_, one = np.float32(k1), np.float32(b), np.float32(1.0)
+    return one / (k1_ * ((one - b_) + b_ * LENGTH_TABLE / np.float32(avgdl)))
+
+
+def term_scores(tf: np.ndarray, norm_inv: np.ndarray, weight: np.ndarray | np.float32) -> np.ndarray:
+    """Lucene's per-posting score, float32: ``weight − weight / (1 + tf · norm_inv)``.
 
     Args:
         tf: Term frequency per posting.
-        lossy_dl: Decoded (lossy) document length per posting.
-        idf: idf of the posting's term, per posting.
-        avgdl: Average exact document length.
-        k1: BM25 k1.
-        b: BM25 b.
+        norm_inv: The norm cache entry (:func:`norm_inverse_table`) of each posting's document.
+        weight: boost · idf (float32), one value or one per posting.
     """
-    tfc = _score_tfc_lucene(tf.astype(np.float64), l_d=lossy_dl.astype(np.float64), l_avg=avgdl, k1=k1, b=b)
-    return (idf.astype(np.float64) * tfc).astype(np.float32)
+    weight = np.asarray(weight, dtype=np.float32)
+    freq = np.asarray(tf).astype(np.float32)
+    return weight - weight / (np.float32(1.0) + freq * np.asarray(norm_inv, dtype=np.float32))
 
 
 __all__ = [
+    "LENGTH_TABLE",
     "NUM_FREE_VALUES",
     "decode_norm",
     "encode_norm",
     "lossy_length",
+    "lucene_avgdl",
     "lucene_idf",
+    "norm_inverse_table",
     "scalar_idf",
     "term_scores",
 ]

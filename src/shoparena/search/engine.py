@@ -1,9 +1,9 @@
 """Query an index built by :func:`shoparena.search.index.build_index` with upstream semantics (spec §3).
 
-Everything is memory-mapped, so opening a 2.5 M-product index costs little resident memory. Retrieval
-sums the precomputed per-posting BM25 scores of the query terms into a per-thread float32 accumulator
-(so concurrent callers never share one), then ranks by score descending with ties broken by document
-index ascending (Lucene's index order).
+Everything is memory-mapped, so opening a 2.5 M-product index costs little resident memory. A document's
+score is the sum of its query terms' Lucene BM25 scores (precomputed per posting at boost 1; computed from
+tf and the norm byte for a repeated query term) in double, rounded to float32, as Lucene sums them. Hits
+rank by score descending, ties by product_id ascending (byte order), as Pyserini's search sorts them.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import json
 import math
 import re
 import threading
+import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -22,7 +23,8 @@ import orjson
 
 from shoparena.records.catalog import SERVICES, Product, ProductHit, ProductView
 from shoparena.search.analysis import LuceneEnglishAnalyzer, sanitize_query
-from shoparena.search.index import SERVICE_BITS, read_index_manifest
+from shoparena.search.bm25 import lucene_avgdl, lucene_idf, norm_inverse_table, term_scores
+from shoparena.search.index import FORMAT_VERSION, SERVICE_BITS, read_index_manifest
 
 #: Survivors kept after filtering (5 pages of 10).
 WINDOW = 50
@@ -134,9 +136,9 @@ class _Scorer:
     """Full BM25 scores of chosen documents for one query, bit-identical to the dense accumulator.
 
     Few documents are scored by binary search in each query term's posting list, summing the terms in
-    query order in float32 exactly as the accumulator does (a missing term adds 0.0, which changes
-    nothing). Once that would cost more than scattering every posting, the query's postings are
-    accumulated into the thread's dense buffer once and later calls read it.
+    query order in double exactly as the accumulator does (a missing term adds 0.0, which changes
+    nothing), then rounding to float32. Once that would cost more than scattering every posting, the
+    query's postings are accumulated into the thread's dense float64 buffer once and later calls read it.
     """
 
     def __init__(self, index: SearchIndex, spans: list[tuple[int, int, int, int]]) -> None:
@@ -153,17 +155,17 @@ class _Scorer:
         ):
             self._acc = self._index._accumulate(self._spans)
         if self._acc is not None:
-            return self._acc[docs]
-        indices, data = self._index._indices, self._index._data
-        out = np.zeros(len(docs), dtype=np.float32)
-        for _, s, e, w in self._spans:
-            postings = indices[s:e]
+            return self._acc[docs].astype(np.float32)
+        index = self._index
+        out = np.zeros(len(docs), dtype=np.float64)
+        for span in self._spans:
+            _, s, e, _ = span
+            postings = index._indices[s:e]
             pos = np.searchsorted(postings, docs)
             np.minimum(pos, e - s - 1, out=pos)
             hit = postings[pos] == docs
-            found = data[s:e][pos[hit]]
-            out[hit] += found if w == 1 else found * np.float32(w)
-        return out
+            out[hit] += index._span_scores(span, pos[hit])
+        return out.astype(np.float32)
 
     def close(self) -> None:
         if self._acc is not None:
@@ -203,6 +205,11 @@ class SearchIndex:
         self.index_dir = d
         self.retrieve_k = retrieve_k
         self.manifest = read_index_manifest(d)
+        if self.manifest.format_version != FORMAT_VERSION or self.manifest.stats is None:
+            raise ValueError(
+                f"{d / 'manifest.json'}: index format_version {self.manifest.format_version!r}, this "
+                f"shoparena reads {FORMAT_VERSION}; rebuild it with `shoparena catalog index`"
+            )
         self.params: dict[str, Any] = json.loads((d / "params.index.json").read_text())
 
         def load(name: str) -> np.ndarray:
@@ -212,6 +219,14 @@ class SearchIndex:
         self._data = load("data.csc.index.npy")
         self._indices = load("indices.csc.index.npy")
         self._indptr = load("indptr.csc.index.npy")
+        self._tf = load("tf.csc.index.npy")
+        self._norms = load("norms.npy")
+        self._id_rank = load("id_rank.npy")
+        stats = self.manifest.stats
+        self._doc_count = stats.docs_with_terms
+        self._norm_inv = norm_inverse_table(
+            lucene_avgdl(stats.total_tokens, self._doc_count), stats.k1, stats.b
+        )
         self._offsets = load("offsets.npy")
         self.price = load("price.npy")
         self.sold_count = load("sold_count.npy")
@@ -239,10 +254,11 @@ class SearchIndex:
         )
         self._terms = _Terms(blob, load("terms_off.npy"))
         self._docs = (
-            np.memmap(d / "products.jsonl", dtype=np.uint8, mode="r").view(np.ndarray)
-            if self._n
+            np.memmap(d / "products.deflate", dtype=np.uint8, mode="r").view(np.ndarray)
+            if self._offsets[-1]
             else np.zeros(0, np.uint8)
         )
+        self._zdict = (d / "products.zdict").read_bytes()
         self._shop_codes: dict[str, int] = {
             s: i for i, s in enumerate(orjson.loads((d / "shops.json").read_bytes()))
         }
@@ -268,7 +284,8 @@ class SearchIndex:
         return self._n
 
     def _raw_doc(self, i: int) -> dict[str, Any]:
-        return orjson.loads(self._docs[int(self._offsets[i]) : int(self._offsets[i + 1])].tobytes())
+        packed = self._docs[int(self._offsets[i]) : int(self._offsets[i + 1])].tobytes()
+        return orjson.loads(zlib.decompressobj(-15, zdict=self._zdict).decompress(packed))
 
     def doc_index(self, product_id: str) -> int | None:
         """Document index of ``product_id`` (exact string match), or ``None``."""
@@ -335,10 +352,27 @@ class SearchIndex:
         return [Product.model_validate(d) for d in self.raw_dicts(product_ids)]
 
     # --- retrieval --------------------------------------------------------------------------------
+    def _span_scores(self, span: tuple[int, int, int, int], pos: np.ndarray | None = None) -> np.ndarray:
+        """Lucene's float32 scores of one query term's postings (all, or those at positions ``pos``).
+
+        At boost 1 they are stored; a term repeated w times has weight w · idf, so its scores are
+        computed from tf and the norm byte with Lucene's arithmetic (scaling the stored ones would round
+        differently).
+        """
+        _, s, e, w = span
+        if w == 1:
+            data = self._data[s:e]
+            return data if pos is None else data[pos]
+        tf, docs = self._tf[s:e], self._indices[s:e]
+        if pos is not None:
+            tf, docs = tf[pos], docs[pos]
+        weight = np.float32(w) * lucene_idf(e - s, self._doc_count)
+        return term_scores(tf, self._norm_inv[self._norms[docs]], weight)
+
     def _accumulator(self) -> np.ndarray:
         acc = getattr(self._local, "acc", None)
         if acc is None:
-            acc = np.zeros(self._n, dtype=np.float32)
+            acc = np.zeros(self._n, dtype=np.float64)
             self._local.acc = acc
         return acc
 
@@ -370,12 +404,12 @@ class SearchIndex:
         return [(t, int(indptr[t]), int(indptr[t + 1]), w) for t, w in self.query_terms(text)]
 
     def _accumulate(self, spans: list[tuple[int, int, int, int]]) -> np.ndarray:
-        """Sum the query terms' posting scores into this thread's accumulator (in query-term order)."""
+        """Sum the query terms' posting scores into this thread's float64 accumulator (query-term order)."""
         acc = self._accumulator()
-        indices, data = self._indices, self._data
-        for _, s, e, w in spans:
+        for span in spans:
+            _, s, e, _ = span
             # Postings of one term hold each document once; np.add.at is the fastest exact scatter-add.
-            np.add.at(acc, indices[s:e], data[s:e] if w == 1 else data[s:e] * np.float32(w))
+            np.add.at(acc, self._indices[s:e], self._span_scores(span))
         return acc
 
     def _reset(self, acc: np.ndarray, spans: list[tuple[int, int, int, int]]) -> None:
@@ -404,33 +438,32 @@ class SearchIndex:
         if not spans:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
         if len(spans) == 1:
-            _, s, e, w = spans[0]
-            scores = np.asarray(self._data[s:e])
-            return np.asarray(self._indices[s:e]), scores if w == 1 else scores * np.float32(w)
+            _, s, e, _ = spans[0]
+            return np.asarray(self._indices[s:e]), np.asarray(self._span_scores(spans[0]))
         acc = self._accumulate(spans)
         try:
             docs = self._union(spans)
-            return docs, acc[docs]
+            return docs, acc[docs].astype(np.float32)
         finally:
             self._reset(acc, spans)
 
-    @staticmethod
-    def _top(docs: np.ndarray, scores: np.ndarray, k: int) -> np.ndarray:
-        """Positions of the best ``k`` by (score desc, doc asc), in ascending position (= doc) order."""
+    def _top(self, docs: np.ndarray, scores: np.ndarray, k: int) -> np.ndarray:
+        """Positions of the best ``k`` by (score desc, product_id asc), in ascending position order."""
         n = len(scores)
         if n <= k:
             return np.arange(n)
         kth = np.partition(scores, n - k)[n - k]
         above = scores > kth
         need = k - int(np.count_nonzero(above))
-        tied = np.flatnonzero(scores == kth)[:need]  # positions ascend with doc index
+        tied = np.flatnonzero(scores == kth)
+        if len(tied) > need:
+            tied = tied[np.argsort(self._id_rank[docs[tied]], kind="stable")[:need]]
         above[tied] = True
         return np.flatnonzero(above)
 
-    @staticmethod
-    def _rank(docs: np.ndarray, scores: np.ndarray) -> np.ndarray:
-        """Order positions by score desc, doc index asc."""
-        return np.lexsort((docs, -scores))
+    def _rank(self, docs: np.ndarray, scores: np.ndarray) -> np.ndarray:
+        """Order positions by score desc, then product_id asc (Pyserini's tie order)."""
+        return np.lexsort((self._id_rank[docs], -scores))
 
     def search(self, q: str, k: int = 10) -> tuple[np.ndarray, np.ndarray]:
         """Top ``k`` unfiltered BM25 hits of the (sanitised) query: document indices and scores."""
@@ -501,6 +534,10 @@ class SearchIndex:
             theta = -math.inf  # k-th best candidate score so far
             for j, (_, s, e, w) in enumerate(order):
                 postings, own = self._indices[s:e], self._data[s:e]
+                if theta > -math.inf:
+                    # Drop hopeless postings first: the masks commute, and this one is the cheapest.
+                    hopeful = (own.astype(np.float64) * w + rest[j + 1]) * (1 + 1e-5) + 1e-6 >= theta
+                    postings, own = postings[hopeful], own[hopeful]
                 # Candidates are kept filtered: each term's postings pass the filter once.
                 if keep is not None:
                     ok = keep(postings)
@@ -540,7 +577,8 @@ class SearchIndex:
                 return docs  # the survivor is a rival itself, so at most retrieve_k - 1 rank above it
             rival_scores = scorer.scores(rivals)
             rank = int(np.count_nonzero(rival_scores > s_last))
-            rank += int(np.count_nonzero(rival_scores[: int(np.searchsorted(rivals, last))] == s_last))
+            tied = rival_scores == s_last
+            rank += int(np.count_nonzero(self._id_rank[rivals[tied]] < self._id_rank[last]))
             if rank < self.retrieve_k:
                 return docs
             everything = self._union(spans)

@@ -11,6 +11,8 @@ Every generated problem must pass, else it is rejected with the reason:
   first hit of a search for the slot's name words is not the GT, or a near-miss sibling (a non-GT hit whose
   title shares most words with the GT title) violates one of the slot's constraints.
 * **unique**: no two problems have the same normalised query.
+* **shortcut** (hard banks only): the no-LLM ``shortcut`` miner's answer (the first hit of a search for the
+  whole query, recommended as is) does not solve the problem under ``strict``.
 
 :func:`run_planner` plays the rule-based ``planner`` agent on a bank and :func:`difficulty_card` tabulates
 its ASR per intent and difficulty.
@@ -30,7 +32,7 @@ from shoparena.scoring.lookup import ProductLookup
 from shoparena.scoring.profiles import get_profile
 from shoparena.scoring.rules import score_slot
 from shoparena.scoring.scorer import score_trajectory
-from shoparena.scoring.similarity import ExactSimilarity, TitleSimilarity
+from shoparena.scoring.similarity import ExactSimilarity, TitleSimilarity, get_similarity
 from shoparena.suites.clusters import normalize_query
 from shoparena.suites.queries import title_words, voucher_appendix
 
@@ -46,6 +48,48 @@ def recommend_trajectory(problem: Problem, product_ids: Sequence[str]) -> Trajec
     return Trajectory(
         problem_id=problem.problem_id, query=problem.query, steps=[Step(index=1, tool_calls=calls)]
     )
+
+
+def shortcut_trajectory(problem: Problem, engine: Any) -> Trajectory:
+    """What the built-in ``shortcut`` miner does, in process: search the whole query (page 1), recommend the
+    first hit and terminate (``failure`` when there is no hit)."""
+    hits = list(engine.find_product(q=problem.query, page=1) or [])
+    first = next((str(h.product_id) for h in hits if getattr(h, "product_id", None)), "")
+    search = ToolCall(
+        name="find_product",
+        parameters={"q": problem.query, "page": 1},
+        result=[h.model_dump(mode="json") if hasattr(h, "model_dump") else h for h in hits],
+        has_result=True,
+    )
+    final = []
+    if first:
+        final.append(ToolCall(name="recommend_product", parameters={"product_ids": first}))
+    final.append(ToolCall(name="terminate", parameters={"status": "success" if first else "failure"}))
+    return Trajectory(
+        problem_id=problem.problem_id,
+        query=problem.query,
+        agent_id="shortcut",
+        steps=[Step(index=1, tool_calls=[search]), Step(index=2, tool_calls=final)],
+        meta={"policy": "shortcut (in process)"},
+    )
+
+
+def shortcut_reasons(
+    problem: Problem, engine: Any, lookup: ProductLookup, similarity: TitleSimilarity | None = None
+) -> list[str]:
+    """[] unless the shortcut miner's answer solves the problem under ``strict`` (then the problem is easy).
+
+    The title backend defaults to ``lexical``, the one offline evaluations score with, so a hard bank's
+    shortcut floor in ``eval run`` is 0 under that backend.
+    """
+    verdict = score_trajectory(
+        problem,
+        shortcut_trajectory(problem, engine),
+        lookup,
+        profile=_STRICT,
+        similarity=similarity or get_similarity("lexical"),
+    )
+    return ["shortcut: the first hit of the full query solves it"] if verdict.success else []
 
 
 def gt_reasons(problem: Problem, lookup: ProductLookup) -> list[str]:
@@ -208,16 +252,23 @@ class ProblemChecker:
         engine: Search engine for the discriminative check (None skips that check).
         lookup: Full products by id (default: ``engine`` itself).
         discriminative: Run the discriminative check.
+        shortcut: Also reject problems the ``shortcut`` miner solves (hard banks; needs ``engine``).
     """
 
     def __init__(
-        self, engine: Any | None, lookup: ProductLookup | None = None, *, discriminative: bool = True
+        self,
+        engine: Any | None,
+        lookup: ProductLookup | None = None,
+        *,
+        discriminative: bool = True,
+        shortcut: bool = False,
     ):
         if lookup is None and engine is None:
             raise ValueError("ProblemChecker needs an engine or a lookup")
         self.engine = engine
         self.lookup: ProductLookup = lookup if lookup is not None else engine
         self.discriminative = discriminative and engine is not None
+        self.shortcut = shortcut and engine is not None
         self._seen: dict[str, str] = {}
         self.report = CheckReport()
 
@@ -231,6 +282,8 @@ class ProblemChecker:
         reasons += gt_reasons(problem, self.lookup)
         if not reasons and self.discriminative:
             reasons += discriminative_reasons(problem, self.engine, self.lookup, names)
+        if not reasons and self.shortcut:
+            reasons += shortcut_reasons(problem, self.engine, self.lookup)
         if not reasons:
             self._seen[key] = problem.problem_id
         outcome = CheckOutcome(problem.problem_id, problem.intent.value, not reasons, reasons)
@@ -332,5 +385,7 @@ __all__ = [
     "recommend_trajectory",
     "render_card_markdown",
     "run_planner",
+    "shortcut_reasons",
+    "shortcut_trajectory",
     "violated_units",
 ]

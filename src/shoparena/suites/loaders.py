@@ -21,7 +21,7 @@ import orjson
 from pydantic import ValidationError
 
 from shoparena.catalog.io import json_error_reason
-from shoparena.jsonl import JsonlReadError, open_binary, read_bytes
+from shoparena.jsonl import open_binary, read_bytes
 from shoparena.records.problem import (
     CATEGORY_OF_INTENT,
     Intent,
@@ -281,13 +281,6 @@ _BOMS: tuple[tuple[bytes, str], ...] = (
 _WRAPPER_KEY = "problems"
 
 
-def _read_bytes(path: Path) -> bytes:
-    try:
-        return read_bytes(path)
-    except JsonlReadError as exc:
-        raise SuiteLoadError(str(exc)) from None
-
-
 def _as_utf8(path: Path, data: bytes) -> bytes:
     """The file's bytes as UTF-8: byte-order marks (UTF-8/16/32) are honoured and dropped.
 
@@ -318,7 +311,7 @@ def _whole_document(path: Path, data: bytes) -> object | None:
 
 
 def _raw_records(path: Path) -> tuple[SuiteFormat, Iterator[tuple[int | None, int | None, object]]]:
-    data = _as_utf8(path, _read_bytes(path))
+    data = _as_utf8(path, read_bytes(path))  # a damaged .gz raises JsonlReadError (CLI exit 3)
     head = data.lstrip()[:1]
     if head == b"[":
         try:
@@ -362,6 +355,7 @@ def iter_suite(
 
     Raises:
         SuiteLoadError: in ``strict`` mode on the first bad record, or when the file itself is unreadable.
+        JsonlReadError: a damaged gzip file (names the file).
     """
     path = Path(path)
     summary = summary if summary is not None else SuiteLoadSummary(path=str(path))

@@ -46,6 +46,7 @@ from shoparena.records.problem import (
 )
 from shoparena.scoring.lookup import DictLookup
 from shoparena.suites.checks import CheckReport, ProblemChecker
+from shoparena.suites.options import SynthOptions
 from shoparena.suites.queries import (
     LLMRewriter,
     article,
@@ -56,54 +57,7 @@ from shoparena.suites.queries import (
     write_voucher_query,
 )
 
-#: CLI names of the intents (``knowledge`` is upstream's name of the web task).
-INTENT_NAMES: dict[str, Intent] = {
-    "product": Intent.PRODUCT,
-    "shop": Intent.SHOP,
-    "voucher": Intent.VOUCHER,
-    "knowledge": Intent.WEB,
-    "web": Intent.WEB,
-}
 KB_URL_ROOT = "https://kb.shoparena.local"
-
-
-def parse_intents(text: str) -> tuple[Intent, ...]:
-    """``"product,shop"`` -> intents (de-duplicated, in the given order).
-
-    Raises:
-        ValueError: naming an unknown intent.
-    """
-    out: list[Intent] = []
-    for name in (t.strip().lower() for t in text.split(",") if t.strip()):
-        if name not in INTENT_NAMES:
-            raise ValueError(f"--intents: unknown intent {name!r} (known: {', '.join(INTENT_NAMES)})")
-        if INTENT_NAMES[name] not in out:
-            out.append(INTENT_NAMES[name])
-    if not out:
-        raise ValueError("--intents: no intent given")
-    return tuple(out)
-
-
-class SynthOptions(BaseModel):
-    """Knobs of problem synthesis; the bank depends on these and the catalog only."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    n: int = Field(100, ge=1, description="Problems to keep (split evenly over the intents).")
-    seed: int = Field(42, description="RNG seed (upstream 42).")
-    intents: tuple[Intent, ...] = Field(default=(Intent.PRODUCT, Intent.SHOP, Intent.VOUCHER, Intent.WEB))
-    allow_less_than: bool = Field(
-        False, description="Allow `less than` price bounds (upstream data hold none)."
-    )
-    attempts_per_problem: int = Field(
-        6, ge=1, description="Candidates tried per kept problem before giving up."
-    )
-    discriminative: bool = Field(True, description="Run the discriminative check (needs a search engine).")
-    oro_labels: bool = Field(True, description="Set ORO category, difficulty and display title.")
-
-    def quotas(self) -> dict[Intent, int]:
-        base, extra = divmod(self.n, len(self.intents))
-        return {intent: base + (1 if i < extra else 0) for i, intent in enumerate(self.intents)}
 
 
 # ------------------------------------------------------------------------------------------------ sampling
@@ -601,7 +555,12 @@ def synthesize_problems(
     """
     started = time.perf_counter()
     lookup = engine if engine is not None else DictLookup(products)
-    checker = ProblemChecker(engine, lookup, discriminative=options.discriminative and engine is not None)
+    checker = ProblemChecker(
+        engine,
+        lookup,
+        discriminative=options.discriminative and engine is not None,
+        shortcut=options.hard and engine is not None,
+    )
     synth = _Synth(products, options, checker, rewriter)
     makers = {
         Intent.PRODUCT: synth.product,
@@ -688,16 +647,13 @@ def synthesize_bank(
 
 
 __all__ = [
-    "INTENT_NAMES",
     "BrandFacts",
-    "SynthOptions",
     "SynthReport",
     "SynthResult",
     "brand_facts",
     "coin",
     "difficulty_label",
     "difficulty_score",
-    "parse_intents",
     "sample_item",
     "sample_price",
     "sample_voucher",

@@ -1,0 +1,255 @@
+"""``shoparena eval run|compare|serve``: evaluate any policy on a suite, compare two runs, serve a model."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from shoparena.eval.config import EvalConfig
+
+eval_app = typer.Typer(
+    help="Evaluate policies on held-out suites (pass@k with intervals), compare runs, serve a model.",
+    no_args_is_help=True,
+)
+console = Console(stderr=True, width=160)
+
+
+def _default(name: str) -> Any:
+    """The EvalConfig default of a field (the CLI never keeps a second copy of defaults)."""
+    return EvalConfig.model_fields[name].default
+
+
+@eval_app.command("run")
+def run(
+    policy: str = typer.Option(..., "--policy", help="planner | hf:DIR | openai:URL#model | miner:FILE"),
+    suite: Path = typer.Option(..., "--suite", exists=True, dir_okay=False, help="Suite file."),
+    index: Path = typer.Option(..., "--index", exists=True, file_okay=False, help="Search index directory."),
+    out: Path = typer.Option(..., "--out", file_okay=False, help="Run directory (re-run resumes)."),
+    samples: int = typer.Option(_default("samples"), "--samples", min=1, help="Episodes per problem (n)."),
+    temperature: float = typer.Option(_default("temperature"), "--temperature", min=0.0, help="0 = greedy."),
+    top_p: float = typer.Option(_default("top_p"), "--top-p", help="Nucleus sampling mass."),
+    max_tokens: int = typer.Option(_default("max_tokens"), "--max-tokens", min=1, help="Tokens per turn."),
+    max_steps: int = typer.Option(_default("max_steps"), "--max-steps", min=1, help="Steps per episode."),
+    seed: int = typer.Option(_default("seed"), "--seed", help="Base seed."),
+    fmt: str = typer.Option(_default("format"), "--format", help="native or tagged."),
+    thinking: bool = typer.Option(
+        _default("thinking"), "--thinking/--no-thinking", help="Template thinking."
+    ),
+    concurrency: int = typer.Option(
+        _default("concurrency"), "--concurrency", min=1, help="Episodes at once."
+    ),
+    limit: int | None = typer.Option(_default("limit"), "--limit", min=1, help="First N problems only."),
+    kb: list[Path] = typer.Option(
+        [], "--kb", exists=True, dir_okay=False, help="Extra web_search pages, JSONL (repeatable)."
+    ),
+    train_corpus: Path | None = typer.Option(
+        _default("train_corpus"),
+        "--train-corpus",
+        exists=True,
+        file_okay=False,
+        help="Corpus dir (leak guard).",
+    ),
+    allow_leak: bool = typer.Option(_default("allow_leak"), "--allow-leak", help="Report a leaking suite."),
+    similarity: str = typer.Option(_default("similarity"), "--similarity", help="Title similarity backend."),
+    miner_backend: str | None = typer.Option(
+        _default("miner_backend"), "--miner-backend", help="LLM behind the proxy for miner: policies."
+    ),
+    episode_timeout: float = typer.Option(
+        _default("episode_timeout_s"), "--episode-timeout", help="Seconds."
+    ),
+    request_timeout: float = typer.Option(
+        _default("request_timeout_s"), "--request-timeout", help="Seconds."
+    ),
+    max_batch: int = typer.Option(_default("max_batch"), "--max-batch", min=1, help="hf: batch size."),
+    progress: bool = typer.Option(_default("progress"), "--progress/--no-progress", help="Progress bar."),
+    as_json: bool = typer.Option(False, "--json", help="Print summary.json to stdout."),
+) -> None:
+    """Evaluate a policy: n episodes per problem, both scoring profiles, intervals, shortcut floor.
+
+    Exit codes: 2 bad input or a different run in --out, 3 the suite leaks into --train-corpus.
+    """
+    from pydantic import ValidationError
+
+    from shoparena.eval.leak import LeakError
+    from shoparena.eval.run import EvalConfigError, run_eval
+
+    try:
+        config = EvalConfig(
+            policy=policy,
+            suite=suite,
+            index=index,
+            out=out,
+            samples=samples,
+            temperature=temperature,
+            top_p=top_p,
+            max_tokens=max_tokens,
+            max_steps=max_steps,
+            seed=seed,
+            format=fmt,
+            thinking=thinking,
+            concurrency=concurrency,
+            limit=limit,
+            kb=kb,
+            train_corpus=train_corpus,
+            allow_leak=allow_leak,
+            similarity=similarity,
+            miner_backend=miner_backend,
+            episode_timeout_s=episode_timeout,
+            request_timeout_s=request_timeout,
+            max_batch=max_batch,
+            progress=progress,
+        )
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        typer.echo(f"error: {'.'.join(map(str, first['loc']))}: {first['msg']}", err=True)
+        raise typer.Exit(code=2) from None
+    try:
+        summary = run_eval(config)
+    except LeakError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(code=3) from None
+    except (EvalConfigError, ValueError) as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(code=2) from None
+    data = summary.dump()
+    print_summary(data)
+    if as_json:
+        typer.echo(json.dumps(data))
+
+
+def _fmt(est: dict[str, Any] | None) -> str:
+    if not est:
+        return "-"
+    return f"{100 * est['value']:.1f} [{100 * est['ci_low']:.0f},{100 * est['ci_high']:.0f}]"
+
+
+def print_summary(data: dict[str, Any]) -> None:
+    """The Rich summary table of a run (stderr)."""
+    suite, dec = data["suite"], data["decoding"]
+    k_max = str(dec["n"])
+    title = (
+        f"{data['policy'].get('name')} on {Path(suite['path']).name} ({suite['problems']} problems, "
+        f"partition {suite['partition']}, {data['label']}) - {dec['mode']} T={dec['temperature']} "
+        f"top_p={dec['top_p']} n={dec['n']} seed={dec['seed']} {dec['format']}"
+    )
+    table = Table(
+        "profile",
+        "group",
+        "greedy ASR %",
+        "pass@1 %",
+        f"pass@{k_max} %",
+        f"pass^{k_max} %",
+        "format",
+        "steps",
+        "tokens",
+        "shortcut %",
+        title=title,
+    )
+    for profile, groups in data["profiles"].items():
+        floor = data.get("shortcut_floor", {}).get(profile, {})
+        for group, m in groups.items():
+            table.add_row(
+                profile,
+                group,
+                _fmt(m.get("greedy_asr")),
+                _fmt(m["pass@1"]),
+                _fmt(m["pass@k"].get(k_max)),
+                _fmt(m["pass^k"].get(k_max)),
+                f"{m['format_score']['value']:.2f}",
+                f"{m['mean_steps']:.1f}",
+                f"{m['mean_tokens']:.0f}",
+                _fmt(floor.get(group)),
+            )
+    console.print(table)
+    ep = data["episodes"]
+    console.print(
+        f"episodes {ep['finished']}/{ep['expected']} {ep['by_status']}; suite sha256 {suite['sha256'][:16]}; "
+        f"title backend {data['scoring'].get('title_backend')}; {data['throughput']}",
+        highlight=False,
+    )
+    for note in data.get("notes", []):
+        console.print(f"[yellow]note[/yellow] {note}", highlight=False)
+
+
+@eval_app.command("compare")
+def compare(
+    run_a: Path = typer.Argument(..., exists=True, file_okay=False, help="Baseline run directory."),
+    run_b: Path = typer.Argument(..., exists=True, file_okay=False, help="Candidate run directory."),
+    as_json: bool = typer.Option(False, "--json", help="Print the comparison as JSON."),
+) -> None:
+    """Paired per-problem comparison (B − A): bootstrap CI of pass@1, McNemar exact p of greedy success.
+
+    Exit code 2 when the runs are on different suites or scored differently.
+    """
+    from shoparena.eval.compare import CompareError, compare_runs
+    from shoparena.eval.run import EvalConfigError
+
+    try:
+        result = compare_runs(run_a, run_b)
+    except (CompareError, EvalConfigError) as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(code=2) from None
+    if as_json:
+        typer.echo(result.model_dump_json())
+        return
+    table = Table(
+        "profile",
+        "A pass@1",
+        "B pass@1",
+        "B−A [95% CI]",
+        "greedy A/B-only",
+        "McNemar p",
+        title=f"{run_b} vs {run_a} ({next(iter(result.profiles.values())).problems} problems)",
+    )
+    for profile, row in result.profiles.items():
+        d = row.pass_at_1
+        greedy = row.greedy
+        table.add_row(
+            profile,
+            f"{100 * d.a:.1f}",
+            f"{100 * d.b:.1f}",
+            f"{100 * d.diff:+.1f} [{100 * d.ci_low:+.1f}, {100 * d.ci_high:+.1f}]",
+            f"{greedy.a_only}/{greedy.b_only}" if greedy else "-",
+            f"{greedy.p_value:.3g}" if greedy else "-",
+        )
+    Console().print(table)
+
+
+@eval_app.command("serve")
+def serve(
+    spec: str = typer.Argument(..., help="hf:DIR (batched transformers) or planner."),
+    port: int = typer.Option(8000, "--port", help="Port on 127.0.0.1."),
+    host: str = typer.Option("127.0.0.1", "--host", help="Bind address."),
+    max_batch: int = typer.Option(_default("max_batch"), "--max-batch", min=1, help="Sequences per batch."),
+    name: str | None = typer.Option(None, "--name", help="Model name the server reports."),
+) -> None:
+    """Serve a model over an OpenAI-compatible API that batches concurrent requests (the CPU engine)."""
+    import uvicorn
+
+    from shoparena.eval.server import create_app
+
+    if spec == "planner":
+        from shoparena.llm.planner_backend import PlannerBackend
+
+        backend: Any = PlannerBackend()
+        model_name = name or "planner"
+    elif spec.startswith(("hf:", "transformers:")):
+        from shoparena.eval.batching import BatchedTransformersBackend
+
+        folder = Path(spec.split(":", 1)[1])
+        backend = BatchedTransformersBackend(folder, max_batch=max_batch)
+        model_name = name or folder.name
+    else:
+        typer.echo(f"error: serve expects hf:DIR or planner, got {spec!r}", err=True)
+        raise typer.Exit(code=2)
+    console.print(f"serving {model_name} on http://{host}:{port}/v1 (batch up to {max_batch})")
+    uvicorn.run(create_app(backend, model_name), host=host, port=port, log_level="warning")
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(eval_app, name="eval")

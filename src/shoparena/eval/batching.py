@@ -1,0 +1,326 @@
+"""Batched in-process generation: concurrent chat requests share one ``model.generate`` call.
+
+On a CPU, one decoding step of a small model costs about the same for 1 sequence as for 8 (the weights are
+read once per step either way), so the only way concurrent episodes get faster is to decode them together.
+:class:`BatchedGenerator` owns the model on one worker thread; callers submit a rendered prompt and block on
+a future. The worker takes whatever requests are waiting (up to ``max_batch``, after a short gathering wait),
+groups those with the same decoding settings, left-pads them and generates them as one batch. This is
+static batching: a batch ends when its last row stops, so rows of very different lengths waste some steps;
+finished rows stop costing attention but still ride along.
+
+:class:`BatchedTransformersBackend` is a :class:`~shoparena.llm.types.ChatBackend` over it, and
+:mod:`shoparena.eval.server` serves the same backend over an OpenAI-compatible HTTP API.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from shoparena.llm.transformers_backend import parse_generated_text
+from shoparena.llm.types import BackendError, ChatRequest, ChatResponse, Usage
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(slots=True)
+class GenerationJob:
+    """One prompt waiting for generation."""
+
+    prompt_ids: list[int]
+    max_new_tokens: int
+    temperature: float = 0.0
+    top_p: float = 1.0
+    stop: tuple[str, ...] = ()
+    future: Future[tuple[list[int], str]] = field(default_factory=Future)
+
+    @property
+    def group(self) -> tuple[Any, ...]:
+        """Jobs with equal keys can share a generate() call."""
+        sampled = self.temperature > 0
+        return (sampled, self.temperature if sampled else 0.0, self.top_p if sampled else 1.0)
+
+
+@dataclass(slots=True)
+class BatchStats:
+    """Counters of the worker (read by benchmarks and the server's /stats)."""
+
+    batches: int = 0
+    sequences: int = 0
+    generated_tokens: int = 0
+    max_batch_seen: int = 0
+    busy_s: float = 0.0
+
+
+class _StopRows:
+    """Per-row stopping criterion: a row is done once a stop string appears in its generated text."""
+
+    def __init__(self, tokenizer: Any, stops: list[tuple[str, ...]], prompt_len: int) -> None:
+        self.tokenizer = tokenizer
+        self.stops = stops
+        self.prompt_len = prompt_len
+        longest = max((len(s) for row in stops for s in row), default=0)
+        self.window = 4 * longest + 4
+
+    def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
+        import torch
+
+        flags = []
+        for row, stops in enumerate(self.stops):
+            if not stops:
+                flags.append(False)
+                continue
+            tail = input_ids[row, self.prompt_len :][-self.window :]
+            text = self.tokenizer.decode(tail, skip_special_tokens=False)
+            flags.append(any(stop in text for stop in stops))
+        return torch.tensor(flags, dtype=torch.bool, device=input_ids.device)
+
+
+class BatchedGenerator:
+    """Owns a causal LM and generates submitted prompts in batches on one worker thread.
+
+    Args:
+        model: A loaded transformers causal LM (eval mode).
+        tokenizer: Its tokenizer.
+        max_batch: Most sequences per generate() call.
+        gather_s: How long the worker waits for more requests after the first one arrives.
+        seed: Torch seed set once at start (sampled decoding is reproducible only for the same batches).
+    """
+
+    def __init__(
+        self, model: Any, tokenizer: Any, *, max_batch: int = 8, gather_s: float = 0.01, seed: int = 0
+    ) -> None:
+        if max_batch < 1:
+            raise ValueError(f"BatchedGenerator.max_batch must be >= 1, got {max_batch}")
+        self.model, self.tokenizer = model, tokenizer
+        self.max_batch, self.gather_s = max_batch, gather_s
+        self.stats = BatchStats()
+        self._queue: queue.Queue[GenerationJob | None] = queue.Queue()
+        self._pending: list[GenerationJob] = []
+        pad = getattr(tokenizer, "pad_token_id", None)
+        eos = getattr(tokenizer, "eos_token_id", None)
+        self.pad_id = int(pad if pad is not None else (eos if eos is not None else 0))
+        import torch
+
+        torch.manual_seed(seed)
+        self._thread = threading.Thread(target=self._loop, name="batched-generate", daemon=True)
+        self._closed = False
+        self._thread.start()
+
+    def submit(self, job: GenerationJob) -> Future[tuple[list[int], str]]:
+        """Queue a job; its future resolves to ``(new token ids, decoded text)``."""
+        if self._closed:
+            raise BackendError("BatchedGenerator is closed")
+        self._queue.put(job)
+        return job.future
+
+    def close(self) -> None:
+        """Stop the worker after the jobs already queued."""
+        if not self._closed:
+            self._closed = True
+            self._queue.put(None)
+            self._thread.join(timeout=30)
+
+    # --- worker -----------------------------------------------------------------------------------------
+    def _collect(self) -> list[GenerationJob] | None:
+        if not self._pending:
+            first = self._queue.get()
+            if first is None:
+                return None
+            self._pending.append(first)
+        deadline = time.monotonic() + self.gather_s
+        while len(self._pending) < self.max_batch:
+            remaining = deadline - time.monotonic()
+            try:
+                job = (
+                    self._queue.get(timeout=max(remaining, 0.0))
+                    if remaining > 0
+                    else self._queue.get_nowait()
+                )
+            except queue.Empty:
+                break
+            if job is None:
+                self._closed = True
+                break
+            self._pending.append(job)
+        key = self._pending[0].group
+        batch = [j for j in self._pending if j.group == key][: self.max_batch]
+        self._pending = [j for j in self._pending if j not in batch]
+        return batch
+
+    def _loop(self) -> None:
+        while True:
+            batch = self._collect()
+            if batch is None:
+                return
+            started = time.perf_counter()
+            try:
+                results = self._generate(batch)
+            except Exception as exc:  # one failed batch must not kill the worker: fail its requests
+                logger.exception("batched generation failed")
+                for job in batch:
+                    job.future.set_exception(BackendError(f"generation failed: {type(exc).__name__}: {exc}"))
+                continue
+            finally:
+                self.stats.busy_s += time.perf_counter() - started
+            for job, result in zip(batch, results, strict=True):
+                job.future.set_result(result)
+            if self._closed and not self._pending and self._queue.empty():
+                return
+
+    def _generate(self, batch: list[GenerationJob]) -> list[tuple[list[int], str]]:
+        import torch
+
+        width = max(len(j.prompt_ids) for j in batch)
+        ids = torch.full((len(batch), width), self.pad_id, dtype=torch.long)
+        mask = torch.zeros((len(batch), width), dtype=torch.long)
+        for row, job in enumerate(batch):
+            n = len(job.prompt_ids)
+            ids[row, width - n :] = torch.tensor(job.prompt_ids, dtype=torch.long)  # left padding
+            mask[row, width - n :] = 1
+        first = batch[0]
+        kwargs: dict[str, Any] = {
+            "max_new_tokens": max(j.max_new_tokens for j in batch),
+            "pad_token_id": self.pad_id,
+        }
+        if first.temperature > 0:
+            kwargs.update(do_sample=True, temperature=first.temperature, top_p=first.top_p)
+        else:
+            kwargs.update(do_sample=False, temperature=None, top_p=None, top_k=None)
+        if any(j.stop for j in batch):
+            kwargs["stopping_criteria"] = [_StopRows(self.tokenizer, [j.stop for j in batch], width)]
+        device = self.model.device
+        with torch.no_grad():
+            out = self.model.generate(input_ids=ids.to(device), attention_mask=mask.to(device), **kwargs)
+        eos = _eos_ids(self.model, self.tokenizer)
+        results = []
+        for row, job in enumerate(batch):
+            new = out[row, width:].tolist()[: job.max_new_tokens]
+            cut = next((i + 1 for i, tok in enumerate(new) if tok in eos), len(new))
+            new = new[:cut]
+            text = self.tokenizer.decode(new, skip_special_tokens=True)
+            for stop in job.stop:
+                if stop in text:
+                    text = text[: text.index(stop)]
+            results.append((new, text))
+        self.stats.batches += 1
+        self.stats.sequences += len(batch)
+        self.stats.generated_tokens += sum(len(r[0]) for r in results)
+        self.stats.max_batch_seen = max(self.stats.max_batch_seen, len(batch))
+        return results
+
+
+def _eos_ids(model: Any, tokenizer: Any) -> set[int]:
+    ids: set[int] = set()
+    for source in (getattr(model, "generation_config", None), tokenizer):
+        value = getattr(source, "eos_token_id", None)
+        if isinstance(value, int):
+            ids.add(value)
+        elif isinstance(value, list | tuple):
+            ids.update(int(v) for v in value)
+    return ids
+
+
+def load_model(model_dir: str | Path, *, device: str | None = None) -> tuple[Any, Any]:
+    """Load a transformers folder once (tokenizer, model in eval mode).
+
+    Raises:
+        BackendError: the folder is missing or torch/transformers are not installed.
+    """
+    path = Path(model_dir)
+    if not path.is_dir():
+        raise BackendError(f"model folder {path} is not a directory")
+    try:
+        import torch
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+    except ImportError as exc:
+        raise BackendError(
+            "hf: policies need torch and transformers (pip install 'shoparena[train]')"
+        ) from exc
+    tokenizer = AutoTokenizer.from_pretrained(path)
+    model = AutoModelForCausalLM.from_pretrained(path, dtype="auto")
+    model = model.to(device or ("cuda" if torch.cuda.is_available() else "cpu"))
+    model.eval()
+    return model, tokenizer
+
+
+class BatchedTransformersBackend:
+    """A chat backend whose concurrent requests are generated together (see :class:`BatchedGenerator`).
+
+    The model loads in the constructor (once, before any request), never lazily from a request thread.
+
+    Args:
+        model_dir: A transformers folder (config, weights, tokenizer with a chat template).
+        max_batch: Most sequences per generate() call.
+        default_max_tokens: New-token cap when a request gives none.
+        device: ``cpu``/``cuda``; None picks CUDA when available.
+        seed: Torch seed.
+        model, tokenizer: Preloaded objects (skip loading).
+    """
+
+    def __init__(
+        self,
+        model_dir: str | Path,
+        *,
+        max_batch: int = 8,
+        default_max_tokens: int = 512,
+        device: str | None = None,
+        seed: int = 0,
+        model: Any = None,
+        tokenizer: Any = None,
+    ) -> None:
+        self.model_dir = Path(model_dir)
+        if model is None or tokenizer is None:
+            model, tokenizer = load_model(self.model_dir, device=device)
+        self.tokenizer = tokenizer
+        self.default_max_tokens = default_max_tokens
+        self.generator = BatchedGenerator(model, tokenizer, max_batch=max_batch, seed=seed)
+        self.name = self.model_dir.name
+
+    def __repr__(self) -> str:
+        return f"BatchedTransformersBackend(model_dir={str(self.model_dir)!r})"
+
+    def close(self) -> None:
+        self.generator.close()
+
+    def render(self, request: ChatRequest) -> list[int]:
+        """The prompt token ids for a request (chat template with its tools and template kwargs)."""
+        kwargs: dict[str, Any] = dict(request.extra_body.get("chat_template_kwargs") or {})
+        if request.tools:
+            kwargs["tools"] = request.tools
+        text = self.tokenizer.apply_chat_template(
+            request.messages, tokenize=False, add_generation_prompt=True, **kwargs
+        )
+        return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+
+    def complete(self, request: ChatRequest) -> ChatResponse:
+        """Generate one assistant turn (blocks until its batch is done)."""
+        prompt = self.render(request)
+        max_new = request.max_tokens or self.default_max_tokens
+        top_p = request.extra_body.get("top_p", 1.0)
+        job = GenerationJob(
+            prompt_ids=prompt,
+            max_new_tokens=max_new,
+            temperature=float(request.temperature or 0.0),
+            top_p=float(top_p if top_p is not None else 1.0),
+            stop=tuple(request.stop or ()),
+        )
+        new, text = self.generator.submit(job).result(timeout=request.timeout_s)
+        parsed = parse_generated_text(text, parse_tools=bool(request.tools), split_reasoning=True)
+        return parsed.model_copy(
+            update={
+                "usage": Usage(prompt_tokens=len(prompt), completion_tokens=len(new)),
+                "model": request.model or self.name,
+                "finish_reason": "length" if len(new) >= max_new else parsed.finish_reason,
+                "raw": {"text": text},
+            }
+        )
+
+
+__all__ = ["BatchStats", "BatchedGenerator", "BatchedTransformersBackend", "GenerationJob", "load_model"]

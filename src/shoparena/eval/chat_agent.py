@@ -1,0 +1,154 @@
+"""An in-process agent that asks a chat backend for each step, in the native or the tagged format.
+
+* ``native``: OpenAI messages (system, user query, then per step the assistant turn with ``tool_calls`` and
+  one ``tool`` message per result); the tool schemas go in the request's ``tools`` so the model's chat
+  template renders them. The reply's ``tool_calls`` (or ``<tool_call>`` text the backend parsed) are the step.
+* ``tagged``: ShoppingBench's two prompt messages (system prompt listing the tools, user turn with the
+  history); the reply text is parsed by the environment's tagged parser.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from shoparena.env.environment import Observation
+from shoparena.formats.native import trajectory_to_chat
+from shoparena.llm.types import BackendError, ChatBackend, ChatRequest
+from shoparena.records.message import ToolSchema
+from shoparena.records.trajectory import Trajectory
+
+#: System turn of the native format (the tools themselves are rendered by the chat template).
+NATIVE_SYSTEM_PROMPT = (
+    "You are a shopping assistant. Use the tools to search the catalogue (find_product), inspect "
+    "candidates (view_product_information), then call recommend_product with the chosen product ids "
+    "(comma-separated, one per requested item, in order) and finally call terminate."
+)
+
+Format = Literal["native", "tagged"]
+
+
+class EpisodeTimeout(Exception):
+    """The episode ran past its time limit (recorded as TIMED_OUT)."""
+
+
+@dataclass(slots=True)
+class Decoding:
+    """Decoding settings of one episode (recorded with every number)."""
+
+    temperature: float = 0.0
+    top_p: float = 1.0
+    max_tokens: int = 512
+    thinking: bool = False
+    seed: int | None = None
+
+    @property
+    def mode(self) -> str:
+        return "sampled" if self.temperature > 0 else "greedy"
+
+
+@dataclass(slots=True)
+class EpisodeUsage:
+    """Token and call counts of one episode."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    calls: int = 0
+    failed_calls: int = 0
+    model: str = ""
+    finish_reasons: dict[str, int] = field(default_factory=dict)
+
+
+class ChatAgent:
+    """One episode's agent over a shared backend (make one per episode: it holds that episode's usage).
+
+    Args:
+        backend: Any chat backend (thread-safe for concurrent episodes).
+        fmt: ``native`` or ``tagged``.
+        decoding: Temperature, top-p, token cap, thinking switch, seed.
+        model: Model name sent with each request (None: the backend's default).
+        deadline: ``time.monotonic()`` after which the next step raises :class:`EpisodeTimeout`.
+        request_timeout_s: Per-request timeout.
+    """
+
+    def __init__(
+        self,
+        backend: ChatBackend,
+        *,
+        fmt: Format = "native",
+        decoding: Decoding | None = None,
+        model: str | None = None,
+        deadline: float | None = None,
+        request_timeout_s: float | None = None,
+        name: str = "chat",
+    ) -> None:
+        if fmt not in ("native", "tagged"):
+            raise ValueError(f"ChatAgent.fmt must be 'native' or 'tagged', got {fmt!r}")
+        self.backend, self.fmt = backend, fmt
+        self.decoding = decoding or Decoding()
+        self.model, self.deadline, self.request_timeout_s = model, deadline, request_timeout_s
+        self.name = name
+        self.usage = EpisodeUsage()
+        self._lock = threading.Lock()
+
+    def messages(self, observation: Observation) -> list[dict[str, Any]]:
+        """The prompt messages for the next step."""
+        if self.fmt == "tagged":
+            return list(observation.messages())
+        history = Trajectory(query=observation.query, steps=list(observation.steps))
+        tools = [t.to_openai() for t in observation.tools]
+        return trajectory_to_chat(history, tools, system_prompt=NATIVE_SYSTEM_PROMPT)
+
+    def request(self, observation: Observation, tools: Sequence[ToolSchema]) -> ChatRequest:
+        d = self.decoding
+        extra: dict[str, Any] = {"chat_template_kwargs": {"enable_thinking": d.thinking}}
+        if d.temperature > 0:
+            extra["top_p"] = d.top_p
+            if d.seed is not None:
+                extra["seed"] = d.seed
+        return ChatRequest(
+            model=self.model,
+            messages=self.messages(observation),
+            tools=[t.to_openai() for t in tools] if self.fmt == "native" else None,
+            temperature=d.temperature,
+            max_tokens=d.max_tokens,
+            timeout_s=self.request_timeout_s,
+            extra_body=extra,
+        )
+
+    def act(self, observation: Observation, tools: Sequence[ToolSchema]) -> Any:
+        """Ask the backend for the next step; a backend error ends the episode (FAILED)."""
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            raise EpisodeTimeout("episode time limit reached")
+        request = self.request(observation, tools)
+        with self._lock:
+            self.usage.calls += 1
+        try:
+            response = self.backend.complete(request)
+        except BackendError:
+            with self._lock:
+                self.usage.failed_calls += 1
+            raise
+        with self._lock:
+            self.usage.prompt_tokens += response.usage.prompt_tokens
+            self.usage.completion_tokens += response.usage.completion_tokens
+            self.usage.model = response.model or self.usage.model
+            reason = response.finish_reason or "none"
+            self.usage.finish_reasons[reason] = self.usage.finish_reasons.get(reason, 0) + 1
+        if self.fmt == "tagged":
+            text = response.content
+            if response.reasoning_content and "<think>" not in text:
+                text = f"<think>{response.reasoning_content}</think>\n{text}"
+            return text
+        return {
+            "role": "assistant",
+            "content": response.content,
+            "reasoning_content": response.reasoning_content,
+            "tool_calls": response.tool_calls,
+        }
+
+
+__all__ = ["NATIVE_SYSTEM_PROMPT", "ChatAgent", "Decoding", "EpisodeTimeout", "EpisodeUsage", "Format"]

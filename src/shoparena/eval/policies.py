@@ -1,0 +1,364 @@
+"""Policies ``eval run`` can evaluate, behind one interface: play a list of episodes, report each one.
+
+| spec | how it runs |
+|---|---|
+| ``planner`` | the rule-based planner agent, in process (a baseline, no model) |
+| ``hf:DIR`` | a transformers folder in process; concurrent episodes' turns share one batch |
+| ``openai:URL#model`` | an OpenAI-compatible server (vLLM, ``shoparena eval serve``, llama.cpp) over httpx |
+| ``miner:FILE`` | an arena agent file (or built-in miner name) in the sandbox, through the trusted proxy |
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from shoparena.env.environment import ShopEnv
+from shoparena.env.episodes import run_episode
+from shoparena.env.knowledge import KnowledgeBase
+from shoparena.eval.chat_agent import ChatAgent, Decoding, EpisodeTimeout, EpisodeUsage
+from shoparena.eval.config import EvalConfig
+from shoparena.records.problem import Problem
+from shoparena.records.trajectory import EpisodeStatus, Trajectory, TrajectoryError
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(slots=True, frozen=True)
+class EpisodeSpec:
+    """One episode to play: a problem, its sample index and its decoding."""
+
+    problem: Problem
+    sample_idx: int
+    decoding: str  # "greedy" | "sampled"
+
+    @property
+    def key(self) -> tuple[str, int]:
+        return (self.problem.problem_id, self.sample_idx)
+
+
+@dataclass(slots=True)
+class EpisodeResult:
+    """A finished episode: its trajectory and what it cost."""
+
+    trajectory: Trajectory
+    usage: EpisodeUsage = field(default_factory=EpisodeUsage)
+    wall_s: float = 0.0
+
+
+OnDone = Callable[[EpisodeSpec, EpisodeResult], None]
+
+
+class Policy(Protocol):
+    """Plays episodes; ``run`` calls ``on_done`` once per episode (from any thread)."""
+
+    name: str
+    kind: str
+
+    def run(self, episodes: Sequence[EpisodeSpec], on_done: OnDone, run_id: str = "") -> None: ...
+
+    def describe(self) -> dict[str, Any]: ...
+
+    def close(self) -> None: ...
+
+
+def _timed_out(traj: Trajectory) -> Trajectory:
+    if traj.error is not None and traj.error.message.startswith(EpisodeTimeout.__name__):
+        traj.status = EpisodeStatus.TIMED_OUT
+    return traj
+
+
+class InProcessPolicy:
+    """Episodes in a thread pool of ``config.concurrency`` over one shared search engine.
+
+    Args:
+        name: Recorded as the trajectories' agent id.
+        kind: ``planner``, ``hf`` or ``openai``.
+        make_agent: Builds the agent of one episode from its spec and deadline.
+        config: The evaluation configuration.
+        engine: The search engine.
+        knowledge: The web-search knowledge base (web problems).
+        info: Extra description recorded in the manifest.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        kind: str,
+        make_agent: Callable[[EpisodeSpec, float], Any],
+        config: EvalConfig,
+        engine: Any,
+        knowledge: KnowledgeBase | None,
+        info: dict[str, Any] | None = None,
+        closer: Callable[[], None] | None = None,
+    ) -> None:
+        self.name, self.kind = name, kind
+        self.make_agent, self.config = make_agent, config
+        self.engine, self.knowledge = engine, knowledge
+        self.info = info or {}
+        self._closer = closer
+        self._local = threading.local()  # one ShopEnv per worker thread, reused across its episodes
+
+    def _env(self, run_id: str) -> ShopEnv:
+        env = getattr(self._local, "env", None)
+        if env is None or env.run_id != run_id:
+            env = ShopEnv(
+                self.engine,
+                knowledge=self.knowledge,
+                max_steps=self.config.max_steps,
+                agent_id=self.name,
+                run_id=run_id,
+            )
+            self._local.env = env
+        return env
+
+    def play(self, spec: EpisodeSpec, run_id: str) -> EpisodeResult:
+        started = time.monotonic()
+        agent = self.make_agent(spec, started + self.config.episode_timeout_s)
+        traj = run_episode(agent, spec.problem, self.engine, env=self._env(run_id))
+        traj.rollout_idx = spec.sample_idx
+        usage = getattr(agent, "usage", None) or EpisodeUsage()
+        traj.inference_total, traj.inference_failure_count = usage.calls, usage.failed_calls
+        return EpisodeResult(_timed_out(traj), usage, time.monotonic() - started)
+
+    def run(self, episodes: Sequence[EpisodeSpec], on_done: OnDone, run_id: str = "") -> None:
+        def work(spec: EpisodeSpec) -> None:
+            try:
+                result = self.play(spec, run_id)
+            except Exception as exc:  # infrastructure failure: still one (failed) episode
+                logger.exception("episode %s failed", spec.key)
+                traj = Trajectory(
+                    run_id=run_id,
+                    problem_id=spec.problem.problem_id,
+                    rollout_idx=spec.sample_idx,
+                    query=spec.problem.query,
+                    status=EpisodeStatus.FAILED,
+                    error=TrajectoryError(type="RunnerError", message=f"{type(exc).__name__}: {exc}"),
+                )
+                result = EpisodeResult(traj)
+            on_done(spec, result)
+
+        with ThreadPoolExecutor(max_workers=self.config.concurrency, thread_name_prefix="eval") as pool:
+            list(pool.map(work, episodes))
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name, "kind": self.kind, **self.info}
+
+    def close(self) -> None:
+        if self._closer is not None:
+            self._closer()
+
+
+def _decoding(config: EvalConfig, spec: EpisodeSpec) -> Decoding:
+    sampled = spec.decoding == "sampled"
+    return Decoding(
+        temperature=config.temperature if sampled else 0.0,
+        top_p=config.top_p if sampled else 1.0,
+        max_tokens=config.max_tokens,
+        thinking=config.thinking,
+        seed=config.seed + spec.sample_idx if sampled else None,
+    )
+
+
+def chat_policy(
+    backend: Any,
+    config: EvalConfig,
+    engine: Any,
+    knowledge: KnowledgeBase | None,
+    *,
+    kind: str,
+    name: str,
+    model: str | None = None,
+    info: dict[str, Any] | None = None,
+    closer: Callable[[], None] | None = None,
+) -> InProcessPolicy:
+    """An in-process policy whose agent asks ``backend`` for every step."""
+
+    def make(spec: EpisodeSpec, deadline: float) -> ChatAgent:
+        return ChatAgent(
+            backend,
+            fmt=config.format,
+            decoding=_decoding(config, spec),
+            model=model,
+            deadline=deadline,
+            request_timeout_s=config.request_timeout_s,
+            name=name,
+        )
+
+    return InProcessPolicy(name, kind, make, config, engine, knowledge, info, closer)
+
+
+class MinerPolicy:
+    """An arena agent file, run in the sandbox with the trusted proxy exactly as ``arena run`` does.
+
+    One :class:`~shoparena.arena.runner.AgentRunner` per sample index keeps its own resumable envelope log
+    under ``RUN/miner/s<idx>/``; the miner file chooses its own decoding.
+    """
+
+    kind = "miner"
+
+    def __init__(self, agent_file: Path, config: EvalConfig, engine: Any, backend: Any = None) -> None:
+        from shoparena.arena.proxy import ProxyConfig, ProxyServer, ProxyState, create_proxy_app
+        from shoparena.arena.sandbox import Sandbox, SandboxConfig
+
+        self.agent_file, self.config = agent_file, config
+        self.name = agent_file.stem
+        self.sandbox = Sandbox(SandboxConfig(timeout_s=config.episode_timeout_s))
+        self.state = ProxyState(ProxyConfig(), unattributed_log=config.out / "miner" / "_unattributed.jsonl")
+        (config.out / "miner").mkdir(parents=True, exist_ok=True)
+        self.server = ProxyServer(create_proxy_app(engine, backend, state=self.state)).start()
+
+    def run(self, episodes: Sequence[EpisodeSpec], on_done: OnDone, run_id: str = "") -> None:
+        from shoparena.arena.runner import AgentRunner, ArenaProblem
+        from shoparena.formats.oro import from_oro_envelope
+
+        by_sample: dict[int, dict[str, EpisodeSpec]] = {}
+        for spec in episodes:
+            by_sample.setdefault(spec.sample_idx, {})[spec.problem.problem_id] = spec
+        for sample_idx, specs in sorted(by_sample.items()):
+            delivered: set[str] = set()
+
+            def deliver(
+                envelope: dict[str, Any],
+                specs: dict[str, EpisodeSpec] = specs,
+                delivered: set[str] = delivered,
+                sample_idx: int = sample_idx,
+            ) -> None:
+                pid = str(envelope.get("problem_id"))
+                if pid not in specs or pid in delivered:
+                    return
+                delivered.add(pid)
+                traj = from_oro_envelope(envelope)
+                traj.run_id, traj.rollout_idx, traj.agent_id = run_id, sample_idx, self.name
+                usage = EpisodeUsage(calls=traj.inference_total, failed_calls=traj.inference_failure_count)
+                on_done(specs[pid], EpisodeResult(traj, usage, float(envelope.get("execution_time") or 0.0)))
+
+            out_dir = self.config.out / "miner" / f"s{sample_idx}"
+            runner = AgentRunner(
+                f"{self.name}-s{sample_idx}",
+                self.agent_file,
+                out_dir,
+                self.sandbox,
+                proxy_state=self.state,
+                proxy_socket=self.server.socket_path,
+                proxy_log_dir=out_dir / "proxy",
+                run_id=run_id or "eval",
+                workers=self.config.concurrency,
+                timeout_s=self.config.episode_timeout_s,
+                run_timeout_s=None,
+                on_envelope=deliver,
+            )
+            problems = [ArenaProblem(s.problem.problem_id, s.problem.public_view()) for s in specs.values()]
+            for envelope in runner.run(problems):  # envelopes a killed run wrote before we recorded them
+                deliver(envelope)
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "kind": self.kind,
+            "file": str(self.agent_file),
+            "backend": self.config.miner_backend,
+            "decoding": "chosen by the miner file",
+            "isolation": self.sandbox.report.model_dump(mode="json"),
+        }
+
+    def close(self) -> None:
+        self.server.stop()
+        self.sandbox.close()
+
+
+def build_policy(
+    config: EvalConfig, engine: Any, knowledge: KnowledgeBase | None, *, backend: Any = None
+) -> Policy:
+    """The policy named by ``config.policy``.
+
+    Args:
+        config: The evaluation configuration.
+        engine: The search engine.
+        knowledge: Web-search pages.
+        backend: A ready chat backend (tests); replaces the one the spec would build.
+
+    Raises:
+        ValueError: an unknown or malformed policy spec (the message names it).
+    """
+    spec = config.policy.strip()
+    if spec == "planner":
+        from shoparena.agents.planner import PlannerAgent
+
+        agent = PlannerAgent()
+        return InProcessPolicy(
+            "planner",
+            "planner",
+            lambda _s, _d: agent,
+            config,
+            engine,
+            knowledge,
+            {"note": "rule-based baseline, not a language model"},
+        )
+    if spec.startswith("miner:"):
+        from shoparena.arena.miners import resolve_agent
+
+        path = resolve_agent(spec.removeprefix("miner:"))
+        if backend is None and config.miner_backend:
+            from shoparena.llm.factory import backend_from_spec
+
+            backend = backend_from_spec(config.miner_backend)
+        return MinerPolicy(path, config, engine, backend)
+    if spec.startswith(("hf:", "transformers:")):
+        folder = Path(spec.split(":", 1)[1].partition("#")[0])
+        if backend is None:
+            from shoparena.eval.batching import BatchedTransformersBackend
+
+            backend = BatchedTransformersBackend(
+                folder, max_batch=config.max_batch, default_max_tokens=config.max_tokens, seed=config.seed
+            )
+        closer = getattr(backend, "close", None)
+        return chat_policy(
+            backend,
+            config,
+            engine,
+            knowledge,
+            kind="hf",
+            name=folder.name or str(folder),
+            info={
+                "model_dir": str(folder),
+                "engine": "batched transformers generate (in process)",
+                "max_batch": config.max_batch,
+            },
+            closer=closer,
+        )
+    if spec.startswith("openai:") or spec.startswith(("http://", "https://")):
+        from shoparena.llm.factory import parse_backend_spec
+        from shoparena.llm.openai_compat import OpenAICompatibleBackend
+
+        _, url, model = parse_backend_spec(spec)
+        if backend is None:
+            backend = OpenAICompatibleBackend(url, None, model, timeout=config.request_timeout_s)
+        return chat_policy(
+            backend,
+            config,
+            engine,
+            knowledge,
+            kind="openai",
+            name=model or url,
+            model=model,
+            info={"url": url, "model": model},
+        )
+    raise ValueError(f"--policy {config.policy!r}: expected planner, hf:DIR, openai:URL#model or miner:FILE")
+
+
+__all__ = [
+    "EpisodeResult",
+    "EpisodeSpec",
+    "InProcessPolicy",
+    "MinerPolicy",
+    "Policy",
+    "build_policy",
+    "chat_policy",
+]

@@ -1,0 +1,480 @@
+"""``shoparena eval run``: a policy on a suite, n episodes per problem, both scoring profiles, resumable.
+
+Run directory::
+
+    config.yaml      resolved EvalConfig
+    manifest.json    the typed run manifest (EvalManifest, a shoparena.runs.RunManifest)
+    output.jsonl     one ORO envelope per finished episode (the arena's trajectory format)
+    episodes.jsonl   one EpisodeRecord per finished episode, line i describing envelope i
+    leak/            the leak audit against --train-corpus (audit.json)
+    summary.json     metrics per profile and category, decoding, suite hash and partition, shortcut floor
+
+Both JSONL files are appended under one lock, envelope first; a killed run leaves at most a torn last line
+or one envelope without its record, and reopening trims both back to the episodes that are complete, so a
+re-run plays exactly the missing episodes.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field
+
+from shoparena.env.episodes import suite_hash, suite_knowledge
+from shoparena.eval.config import RESUMABLE_CHANGES, EvalConfig
+from shoparena.eval.leak import LeakCheck, SuiteIdentity, check_leaks, file_sha256, partition_of
+from shoparena.eval.metrics import Estimate, GroupMetrics, ProblemOutcome, metrics_by_category, proportion
+from shoparena.eval.policies import EpisodeResult, EpisodeSpec, build_policy
+from shoparena.formats.oro import to_oro_envelope
+from shoparena.jsonl import append_line, repair_torn_tail
+from shoparena.records.problem import Problem
+from shoparena.runs.envelopes import dumps_envelope
+from shoparena.runs.manifest import FileRef, RunManifest, load_or_new, write_manifest
+
+logger = logging.getLogger(__name__)
+
+PROFILES = ("strict", "shoppingbench")
+
+
+class EvalConfigError(ValueError):
+    """The run directory holds a different evaluation (or the config is unusable)."""
+
+
+class EpisodeRecord(BaseModel):
+    """One finished episode as ``episodes.jsonl`` stores it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    problem_id: str
+    sample_idx: int
+    decoding: str
+    category: str
+    status: str = Field(description="SUCCESS, FAILED or TIMED_OUT (the envelope status).")
+    termination_reason: str | None = None
+    success_strict: bool
+    success_shoppingbench: bool
+    format_strict: float = 0.0
+    format_shoppingbench: float = 0.0
+    steps: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    tokens: int = 0
+    calls: int = 0
+    failed_calls: int = 0
+    wall_s: float = 0.0
+    model: str = ""
+    finish_reasons: dict[str, int] = Field(default_factory=dict)
+    error: str | None = None
+
+
+class EvalSummary(BaseModel):
+    """``summary.json``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    run_id: str
+    run_dir: str
+    label: str = Field(description="held_out, leaked or unchecked (no --train-corpus).")
+    policy: dict[str, Any]
+    suite: SuiteIdentity
+    leak: LeakCheck
+    decoding: dict[str, Any]
+    scoring: dict[str, Any]
+    episodes: dict[str, Any]
+    profiles: dict[str, dict[str, GroupMetrics]]
+    shortcut_floor: dict[str, dict[str, Estimate]] = Field(default_factory=dict)
+    throughput: dict[str, float] = Field(default_factory=dict)
+    notes: list[str] = Field(default_factory=list)
+
+    def dump(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", by_alias=True)
+
+
+def _complete_lines(path: Path) -> list[bytes]:
+    """Complete lines of a JSONL file; a torn last line (killed mid-write) is cut off the file first."""
+    repair_torn_tail(path)
+    if not path.exists():
+        return []
+    return [line for line in path.read_bytes().split(b"\n") if line]
+
+
+class EvalManifest(RunManifest):
+    """``manifest.json`` of an ``eval run`` directory."""
+
+    kind: str = "eval"
+    policy: dict[str, Any] = Field(default_factory=dict)
+    suite: SuiteIdentity | None = None
+    label: str = Field(default="unchecked", description="held_out, leaked or unchecked.")
+    decoding: dict[str, Any] = Field(default_factory=dict)
+    episodes_expected: int = 0
+    episodes_finished: int = 0
+
+
+class EpisodeStore:
+    """``output.jsonl`` + ``episodes.jsonl``, kept line-aligned, resumable."""
+
+    def __init__(self, root: Path) -> None:
+        self.output, self.episodes = root / "output.jsonl", root / "episodes.jsonl"
+        envelopes = _complete_lines(self.output)
+        records = _complete_lines(self.episodes)
+        keep = min(len(envelopes), len(records))
+        if len(envelopes) != keep:  # an envelope whose record never got written: play it again
+            self.output.write_bytes(b"".join(line + b"\n" for line in envelopes[:keep]))
+        if len(records) != keep:
+            self.episodes.write_bytes(b"".join(line + b"\n" for line in records[:keep]))
+        self.records = [EpisodeRecord.model_validate_json(line) for line in records[:keep]]
+        self._lock = threading.Lock()
+
+    def done(self) -> set[tuple[str, int]]:
+        return {(r.problem_id, r.sample_idx) for r in self.records}
+
+    def append(self, envelope_line: str, record: EpisodeRecord) -> bool:
+        """Write one episode (False when it is already recorded)."""
+        with self._lock:
+            if (record.problem_id, record.sample_idx) in self.done():
+                return False
+            append_line(self.output, envelope_line)  # envelope first: a record never lacks its envelope
+            append_line(self.episodes, record.model_dump_json())
+            self.records.append(record)
+            return True
+
+
+def _check_resumable(root: Path, config: EvalConfig) -> None:
+    path = root / "config.yaml"
+    if not (root / "episodes.jsonl").exists() or not path.exists():
+        return
+    old = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    new = config.model_dump(mode="json")
+    changed = sorted(k for k in new if k not in RESUMABLE_CHANGES and old.get(k) != new[k])
+    if changed:
+        raise EvalConfigError(
+            f"{root} holds an evaluation with a different configuration ({', '.join(changed)}); "
+            "use a new --out directory"
+        )
+
+
+def load_problems(config: EvalConfig) -> list[Problem]:
+    from shoparena.suites.loaders import load_suite
+
+    problems, summary = load_suite(config.suite)
+    if getattr(summary, "quarantined", 0):
+        logger.warning("%s: %d problem(s) quarantined by the loader", config.suite, summary.quarantined)
+    if config.limit is not None:
+        problems = problems[: config.limit]
+    if not problems:
+        raise EvalConfigError(f"suite {config.suite}: no problems to evaluate")
+    return problems
+
+
+class _Scorer:
+    """Scores finished trajectories under both profiles."""
+
+    def __init__(self, problems: list[Problem], lookup: Any, similarity: str) -> None:
+        from shoparena.scoring import get_similarity
+
+        self.by_id = {p.problem_id: p for p in problems}
+        self.lookup = lookup
+        self.similarity = get_similarity(similarity)
+
+    @property
+    def backend(self) -> str:
+        return f"{self.similarity.name}:{self.similarity.version}"
+
+    def record(self, spec: EpisodeSpec, result: EpisodeResult) -> EpisodeRecord:
+        from shoparena.scoring import score_trajectory
+
+        traj, usage = result.trajectory, result.usage
+        verdicts = {
+            profile: score_trajectory(
+                spec.problem, traj, self.lookup, profile=profile, similarity=self.similarity
+            )
+            for profile in PROFILES
+        }
+        error = f"{traj.error.type}: {traj.error.message}"[:500] if traj.error is not None else None
+        return EpisodeRecord(
+            problem_id=spec.problem.problem_id,
+            sample_idx=spec.sample_idx,
+            decoding=spec.decoding,
+            category=spec.problem.category_label,
+            status=traj.status.value,
+            termination_reason=traj.meta.get("termination_reason"),
+            success_strict=bool(verdicts["strict"].success),
+            success_shoppingbench=bool(verdicts["shoppingbench"].success),
+            format_strict=float(verdicts["strict"].format_score),
+            format_shoppingbench=float(verdicts["shoppingbench"].format_score),
+            steps=len(traj.steps),
+            prompt_tokens=usage.prompt_tokens,
+            completion_tokens=usage.completion_tokens,
+            tokens=usage.prompt_tokens + usage.completion_tokens,
+            calls=usage.calls,
+            failed_calls=usage.failed_calls,
+            wall_s=round(result.wall_s, 3),
+            model=usage.model,
+            finish_reasons=dict(usage.finish_reasons),
+            error=error,
+        )
+
+
+def problem_outcomes(
+    problems: list[Problem], records: list[EpisodeRecord], config: EvalConfig, profile: str
+) -> list[ProblemOutcome]:
+    """Per-problem counts; episodes that never finished count as failures (denominator = the suite)."""
+    by_problem: dict[str, list[EpisodeRecord]] = {}
+    for r in records:
+        by_problem.setdefault(r.problem_id, []).append(r)
+    greedy_idx = next((i for i, mode in config.episode_plan() if mode == "greedy"), None)
+    out = []
+    for p in problems:
+        rows = by_problem.get(p.problem_id, [])
+        sampled = [r for r in rows if r.sample_idx < config.samples]
+        success = [bool(getattr(r, f"success_{profile}")) for r in sampled]
+        greedy_row = next((r for r in rows if r.sample_idx == greedy_idx), None)
+        n = config.samples
+        out.append(
+            ProblemOutcome(
+                problem_id=p.problem_id,
+                category=p.category_label,
+                n=n,
+                c=sum(success),
+                greedy=None
+                if greedy_idx is None
+                else bool(greedy_row and getattr(greedy_row, f"success_{profile}")),
+                format_score=sum(getattr(r, f"format_{profile}") for r in sampled) / n,
+                steps=sum(r.steps for r in sampled) / n,
+                tokens=sum(r.completion_tokens for r in sampled) / n,
+            )
+        )
+    return out
+
+
+def shortcut_floor(problems: list[Problem], engine: Any, similarity: str) -> dict[str, dict[str, Estimate]]:
+    """ASR of the no-LLM ``shortcut`` miner (first hit of the full query), per profile and category."""
+    from shoparena.scoring import get_similarity, score_trajectory
+    from shoparena.suites.checks import shortcut_trajectory
+
+    sim = get_similarity(similarity)
+    out: dict[str, dict[str, Estimate]] = {}
+    trajectories = [shortcut_trajectory(p, engine) for p in problems]
+    for profile in PROFILES:
+        wins = [
+            bool(score_trajectory(p, t, engine, profile=profile, similarity=sim).success)
+            for p, t in zip(problems, trajectories, strict=True)
+        ]
+        groups: dict[str, list[bool]] = {"overall": wins}
+        for p, w in zip(problems, wins, strict=True):
+            groups.setdefault(p.category_label, []).append(w)
+        out[profile] = {k: proportion(sum(v), len(v)) for k, v in groups.items()}
+    return out
+
+
+def run_eval(
+    config: EvalConfig,
+    *,
+    backend: Any = None,
+    engine: Any = None,
+    on_episode: Any = None,
+) -> EvalSummary:
+    """Run (or resume) an evaluation and write its run directory.
+
+    Args:
+        config: The evaluation.
+        backend: A ready chat backend for hf:/openai:/miner: policies (tests); else built from the spec.
+        engine: A ready search engine (tests); else ``SearchIndex.open(config.index)``.
+        on_episode: Called with each new :class:`EpisodeRecord` (tests use it to interrupt a run).
+
+    Raises:
+        EvalConfigError: the run directory holds a different evaluation, or the suite is empty.
+        LeakError: the suite leaks into ``--train-corpus`` and ``--allow-leak`` was not given.
+    """
+    root = config.out
+    root.mkdir(parents=True, exist_ok=True)
+    _check_resumable(root, config)
+    problems = load_problems(config)
+    sha = file_sha256(config.suite)
+    identity = SuiteIdentity(
+        path=str(config.suite),
+        sha256=sha,
+        content_hash=suite_hash(problems),
+        problems=len(problems),
+        partition=partition_of(config.suite, sha),
+    )
+    leak = check_leaks(
+        config.suite, config.train_corpus, root / "leak", allow_leak=config.allow_leak, index_dir=config.index
+    )
+    (root / "config.yaml").write_text(
+        yaml.safe_dump(config.model_dump(mode="json"), sort_keys=False), encoding="utf-8"
+    )
+    manifest = load_or_new(root, EvalManifest, kind="eval")
+    manifest.inputs["suite"] = FileRef.of(config.suite)
+    manifest.suite, manifest.label, manifest.decoding = identity, leak.status, config.decoding_record()
+    run_id = manifest.run_id
+    write_manifest(manifest, root)
+    if engine is None:
+        from shoparena.search import SearchIndex
+
+        engine = SearchIndex.open(config.index)
+    knowledge = (
+        suite_knowledge(engine, config.suite, config.kb)
+        if any(p.intent.value == "web" for p in problems)
+        else None
+    )
+    store = EpisodeStore(root)
+    scorer = _Scorer(problems, engine, config.similarity)
+    plan = config.episode_plan()
+    done = store.done()
+    todo = [
+        EpisodeSpec(p, idx, mode) for idx, mode in plan for p in problems if (p.problem_id, idx) not in done
+    ]
+    expected = len(problems) * len(plan)
+    policy = build_policy(config, engine, knowledge, backend=backend)
+    manifest.policy, manifest.episodes_expected = policy.describe(), expected
+    write_manifest(manifest, root)
+    wall = time.perf_counter()
+    new_records: list[EpisodeRecord] = []
+    try:
+        progress = _progress(config.progress and bool(todo), expected, expected - len(todo))
+
+        def on_done(spec: EpisodeSpec, result: EpisodeResult) -> None:
+            result.trajectory.run_id = run_id
+            record = scorer.record(spec, result)
+            if store.append(dumps_envelope(to_oro_envelope(result.trajectory)), record):
+                new_records.append(record)
+                if progress is not None:
+                    progress.advance(record)
+                if on_episode is not None:
+                    on_episode(record)
+
+        try:
+            policy.run(todo, on_done, run_id=run_id)
+        finally:
+            if progress is not None:
+                progress.stop()
+    finally:
+        policy.close()
+    elapsed = time.perf_counter() - wall
+    summary = summarise(config, problems, store.records, identity, leak, policy.describe(), run_id)
+    summary.scoring["title_backend"] = scorer.backend
+    summary.shortcut_floor = shortcut_floor(problems, engine, config.similarity)
+    new_tokens = sum(r.completion_tokens for r in new_records)
+    summary.throughput = {
+        "wall_s": round(elapsed, 3),
+        "episodes_this_call": len(new_records),
+        "episodes_per_s": round(len(new_records) / elapsed, 4) if elapsed > 0 else 0.0,
+        "completion_tokens_per_s": round(new_tokens / elapsed, 2) if elapsed > 0 else 0.0,
+    }
+    manifest.episodes_finished = summary.episodes["finished"]
+    write_manifest(manifest, root)
+    (root / "summary.json").write_text(json.dumps(summary.dump(), indent=2), encoding="utf-8")
+    return summary
+
+
+def summarise(
+    config: EvalConfig,
+    problems: list[Problem],
+    records: list[EpisodeRecord],
+    identity: SuiteIdentity,
+    leak: LeakCheck,
+    policy: dict[str, Any],
+    run_id: str,
+) -> EvalSummary:
+    """The summary of a run directory's records (pure: no episodes are played)."""
+    plan = config.episode_plan()
+    statuses = Counter(r.status for r in records)
+    finished = {(r.problem_id, r.sample_idx) for r in records}
+    expected = len(problems) * len(plan)
+    profiles = {
+        profile: metrics_by_category(
+            problem_outcomes(problems, records, config, profile),
+            config.samples,
+            seed=config.seed,
+            resamples=config.bootstrap,
+        )
+        for profile in PROFILES
+    }
+    notes = []
+    if leak.status == "leaked":
+        notes.append("LEAKED: the suite shares leak clusters with the training corpus")
+    missing = expected - len(finished)
+    if missing:
+        notes.append(f"{missing} episode(s) missing: counted as failures")
+    return EvalSummary(
+        run_id=run_id,
+        run_dir=str(config.out),
+        label=leak.status,
+        policy=policy,
+        suite=identity,
+        leak=leak,
+        decoding=config.decoding_record(),
+        scoring={"profiles": list(PROFILES), "similarity": config.similarity, "denominator": "suite"},
+        episodes={
+            "expected": expected,
+            "finished": len(finished),
+            "missing": missing,
+            "by_status": dict(statuses),
+            "termination": dict(Counter(str(r.termination_reason) for r in records)),
+        },
+        profiles=profiles,
+        notes=notes,
+    )
+
+
+class _Progress:
+    def __init__(self, total: int, completed: int) -> None:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        self.bar = Progress(
+            TextColumn("eval"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TextColumn("{task.fields[wins]}"),
+        )
+        self.task = self.bar.add_task("eval", total=total, completed=completed, wins="")
+        self.wins = self.seen = 0
+        self.bar.start()
+
+    def advance(self, record: EpisodeRecord) -> None:
+        self.seen += 1
+        self.wins += record.success_strict
+        self.bar.update(self.task, advance=1, wins=f"strict {self.wins}/{self.seen} this call")
+
+    def stop(self) -> None:
+        self.bar.stop()
+
+
+def _progress(enabled: bool, total: int, completed: int) -> _Progress | None:
+    return _Progress(total, completed) if enabled else None
+
+
+def read_run(run_dir: str | Path) -> tuple[dict[str, Any], list[EpisodeRecord], EvalConfig]:
+    """``(summary, episode records, config)`` of a finished run directory."""
+    root = Path(run_dir)
+    summary_path = root / "summary.json"
+    if not summary_path.is_file():
+        raise EvalConfigError(f"{root}: no summary.json (not a finished eval run directory)")
+    summary = json.loads(summary_path.read_text(encoding="utf-8"))
+    config = EvalConfig.model_validate(yaml.safe_load((root / "config.yaml").read_text(encoding="utf-8")))
+    records = [EpisodeRecord.model_validate_json(line) for line in _complete_lines(root / "episodes.jsonl")]
+    return summary, records, config
+
+
+__all__ = [
+    "PROFILES",
+    "EpisodeRecord",
+    "EpisodeStore",
+    "EvalConfigError",
+    "EvalManifest",
+    "EvalSummary",
+    "problem_outcomes",
+    "read_run",
+    "run_eval",
+    "shortcut_floor",
+    "summarise",
+]

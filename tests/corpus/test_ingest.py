@@ -1,0 +1,45 @@
+"""Ingest of every --from shape into one record type: envelopes, bare lists, SB rollouts, SN15 chat rows."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from test_fuzz_filter import ENVELOPE
+
+from conftest import SN15_ROWS
+from shoparena.corpus import CorpusConfig, build_corpus
+from shoparena.formats import from_oro_envelope
+from shoparena.formats.sb import to_sb_rollout
+
+
+def test_every_input_shape_becomes_a_record_or_a_named_quarantine(tmp_path: Path):
+    traj = from_oro_envelope(ENVELOPE)
+    sn15 = SN15_ROWS.read_text().splitlines()[0]
+    lines = [
+        json.dumps(ENVELOPE),
+        json.dumps(ENVELOPE["dialogue"]),  # the older bare-list shape
+        json.dumps(to_sb_rollout(traj, system_prompt="sys")),
+        sn15,
+        "{not json",
+        json.dumps({"problem_id": "p9", "status": "SUCCESS", "dialogue": [5]}),
+    ]
+    source = tmp_path / "mixed.jsonl"
+    source.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "c"
+    report = build_corpus(CorpusConfig(files=[source], out=out))
+    funnel = report["funnel"]
+    assert funnel["input"] == 6 and funnel["quarantined"] == 2 and funnel["adds_up"]
+    records = [json.loads(x) for x in (out / "records.jsonl").read_text().splitlines()]
+    formats = sorted(r["provenance"]["source_format"] for r in records)
+    assert formats == ["chat", "oro_bare", "oro_envelope", "sb_rollout"]
+    assert len({r["record_id"] for r in records}) == len(records)
+    envelope = next(r for r in records if r["provenance"]["source_format"] == "oro_envelope")
+    # Sandbox-side proxy calls: a nonce-valid dispatch requested by the inference entry; no ground truth.
+    assert envelope["evidence"]["log_source"] == "envelope" and envelope["labels"]["agentic_richness"] == 1.0
+    assert envelope["outcome"] == "code_injected_final"  # no LLM-emitted recommend_product
+    quarantine = [json.loads(x) for x in (out / "quarantine.jsonl").read_text().splitlines()]
+    assert [q["line"] for q in quarantine] == [5, 6]
+    assert quarantine[1]["record"] == "line 6 (problem p9)" and quarantine[1]["field"].startswith(
+        "dialogue[0]"
+    )
