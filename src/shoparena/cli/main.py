@@ -20,6 +20,7 @@ import typer
 
 import shoparena
 from shoparena.jsonl import EXIT_UNREADABLE_INPUT, JsonlReadError
+from shoparena.runs.manifest import ManifestError
 
 app = typer.Typer(
     name="shoparena",
@@ -75,6 +76,9 @@ def _guard(callback: Callable[..., Any]) -> Callable[..., Any]:
         except JsonlReadError as exc:
             typer.echo(f"error: unreadable input: {exc}", err=True)
             raise typer.Exit(code=EXIT_UNREADABLE_INPUT) from None
+        except ManifestError as exc:  # e.g. an index directory whose manifest.json is empty or torn
+            typer.echo(f"error: {exc}", err=True)
+            raise typer.Exit(code=2) from None
 
     return guarded
 
