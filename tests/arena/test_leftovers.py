@@ -12,7 +12,7 @@ from pathlib import Path
 from fastapi import FastAPI
 
 from shoparena.arena.proxy import ProxyServer
-from shoparena.arena.sandbox import Sandbox, SandboxConfig
+from shoparena.arena.sandbox import Sandbox, SandboxConfig, peer_gid_for
 
 
 def _mode(path: Path) -> int:
@@ -20,7 +20,7 @@ def _mode(path: Path) -> int:
 
 
 def test_proxy_socket_is_owner_only_and_removed_on_stop() -> None:
-    server = ProxyServer(FastAPI()).start()
+    server = ProxyServer(FastAPI(), peer_gid=None).start()
     try:
         assert stat.S_ISSOCK(server.socket_path.stat().st_mode)
         assert _mode(server.socket_path) == 0o600 and _mode(server.socket_dir) == 0o700
@@ -28,6 +28,15 @@ def test_proxy_socket_is_owner_only_and_removed_on_stop() -> None:
     finally:
         server.stop()
     assert not server.socket_dir.exists()
+
+
+def test_proxy_default_group_is_the_default_sandboxes_group() -> None:
+    server = ProxyServer(FastAPI())
+    try:
+        expected = SandboxConfig().sandbox_uid_base - 1 if os.geteuid() == 0 else None
+        assert server.peer_gid == expected == peer_gid_for(SandboxConfig())
+    finally:
+        server.stop()
 
 
 def test_proxy_socket_shared_only_with_the_sandbox_group() -> None:
@@ -54,7 +63,7 @@ KILLED = """
 import os, signal
 from fastapi import FastAPI
 from shoparena.arena.proxy import ProxyServer
-from shoparena.arena.sandbox import Sandbox, SandboxConfig
+from shoparena.arena.sandbox import Sandbox, SandboxConfig, peer_gid_for
 box = Sandbox(SandboxConfig(timeout_s=5, bwrap=None))
 (box.staging / "p-x").mkdir()
 (box.staging / "p-x" / "problem.json").write_text("{}")

@@ -26,7 +26,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import unquote
 
 from fastapi import FastAPI, Request
@@ -386,12 +386,19 @@ class ProxyServer:
     Args:
         app: The ASGI app (see :func:`create_proxy_app`).
         socket_dir: Directory for the socket; a new temp dir when None.
-        peer_gid: Group of the sandbox processes allowed to connect (see ``Sandbox.peer_gid``).
+        peer_gid: Group of the sandbox processes allowed to connect (see ``Sandbox.peer_gid``); ``"auto"``:
+            the group of sandboxes with the default ``SandboxConfig`` (none unless the runner is root).
     """
 
-    def __init__(self, app: Any, socket_dir: Path | None = None, peer_gid: int | None = None) -> None:
+    def __init__(
+        self, app: Any, socket_dir: Path | None = None, peer_gid: int | Literal["auto"] | None = "auto"
+    ) -> None:
         self.app = app
         self._own_dir = socket_dir is None
+        if peer_gid == "auto":
+            from shoparena.arena.sandbox import SandboxConfig, peer_gid_for
+
+            peer_gid = peer_gid_for(SandboxConfig())
         self.peer_gid = peer_gid
         self.socket_dir = Path(socket_dir or private_tempdir("proxy", owner=self))
         self.socket_path = self.socket_dir / "proxy.sock"
