@@ -35,6 +35,7 @@ from urllib.parse import urlencode
 import numpy as np
 
 from shoparena.catalog.synth import SynthConfig, synthesize_catalog
+from shoparena.search.engine import SearchIndex
 from shoparena.search.index import build_index
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -74,7 +75,9 @@ def prepare_index(workdir: Path, products: int) -> tuple[Path, list[dict]]:
     index = workdir / f"index_{products}"
     if not catalog.exists():
         synthesize_catalog(SynthConfig(products=products, seed=7), catalog, progress=False)
-    if not (index / "manifest.json").exists():
+    try:
+        SearchIndex.open(index)
+    except (OSError, ValueError):  # missing, or written by another format version
         build_index(catalog, index, progress=False)
     rng = random.Random(5)
     with open(catalog, "rb") as fh:
