@@ -29,7 +29,8 @@ from shoparena.eval.run import run_eval
 from shoparena.llm.types import ChatRequest, ChatResponse, Usage
 from shoparena.records.problem import Intent
 from shoparena.search import build_index
-from shoparena.suites.synth import SynthOptions, synthesize_bank
+from shoparena.suites.options import SynthOptions
+from shoparena.suites.synth import synthesize_bank
 
 
 class FixedLatencyBackend:
@@ -165,6 +166,7 @@ def main() -> None:
         "machine": f"{platform.machine()} {os.cpu_count()} cpus, {platform.python_version()}",
         "date": time.strftime("%Y-%m-%d", time.gmtime()),
         "quick": args.quick,
+        "load_average_at_start": round(os.getloadavg()[0], 1),
     }
     with tempfile.TemporaryDirectory(prefix="eval-bench-") as tmp:
         root = Path(tmp)

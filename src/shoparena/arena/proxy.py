@@ -2,6 +2,7 @@
 
 Routes:
 - ``/search/find_product``, ``/search/view_product_information`` → the search engine, in process;
+- ``/search/web_search`` → the offline knowledge pages (web problems; not a catalogue dispatch);
 - ``/search/get_product_raw`` → 403 (scoring only);
 - ``POST /inference/chat/completions`` → the configured :class:`~shoparena.llm.types.ChatBackend`, after
   ORO's checks (400 empty/non-JSON body, missing ``model``, ``stream: true``; 403 not allowlisted);
@@ -11,7 +12,10 @@ Every request is attributed to one problem through the per-problem token the run
 ``Authorization: Bearer`` or ``X-Arena-Token``) and written by the **proxy** to that problem's trusted log
 (one §5.3 ``summary`` entry per call), a file outside every sandbox. Inference responses get HMAC tool-call
 nonces (:mod:`shoparena.arena.nonce`); catalogue dispatches carrying ``X-Tool-Nonce`` are verified and the
-status logged (strict mode answers 403 to anything but ``valid``).
+status logged (strict mode answers 403 to anything but ``valid``). Every catalogue dispatch also gets a
+``proof`` (:class:`~shoparena.arena.richness.ProofKind`): ``nonce_valid``, else ``matched_emitted`` when it
+equals (tool + normalised arguments) a call the model emitted earlier in the same problem and no dispatch has
+claimed yet, else ``unmatched``; so agents that send no nonces are still credited for what the model asked.
 """
 
 from __future__ import annotations
@@ -27,47 +31,36 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
-from urllib.parse import unquote
+from urllib.parse import unquote, unquote_plus
 
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel
 from starlette.concurrency import run_in_threadpool
 
-from shoparena.arena.nonce import NonceAuthority, NonceStatus, parse_response_tool_calls
-from shoparena.records.tools import CATALOGUE_TOOLS, SEARCH_TOOLS
+from shoparena.arena.config import ProxyConfig
+from shoparena.arena.inference import CallAbandoned, complete_with_limits
+from shoparena.arena.nonce import NonceAuthority, NonceStatus, ParsedToolCall, parse_response_tool_calls
+from shoparena.arena.richness import ProofKind, normalise_arguments
+from shoparena.records.tools import CATALOGUE_TOOLS, SEARCH_TOOLS, WEB_SEARCH
 from shoparena.runs.stale import private_tempdir
 
 logger = logging.getLogger(__name__)
 
 #: Serialised responses longer than this are summarised instead of stored (§5.3).
 RESPONSE_LOG_LIMIT = 2000
+#: web_search is served from the offline knowledge pages (shoparena.env.knowledge), so web problems run.
+WEB_MAX_RESULTS = 20
 _CHAT_FIELDS = ("model", "messages", "tools", "temperature", "max_tokens", "stop")
 
 
-class ProxyConfig(BaseModel):
-    """Proxy settings.
+@dataclass(slots=True, frozen=True)
+class EmittedCall:
+    """A catalogue call the proxy saw in a model reply: id, tool name and normalised arguments."""
 
-    Attributes:
-        allowed_models: Inference model allowlist; None accepts any model (local runs with a scripted
-            backend). A configured list is enforced with 403 + ``allowed_models``.
-        rate_per_s: Token-bucket refill rate per client (per problem token).
-        burst: Token-bucket capacity.
-        strict_nonces: Answer 403 to catalogue dispatches whose nonce is not ``valid``.
-        require_nonces: With ``strict_nonces``, also reject dispatches without any nonce (``missing``).
-        nonce_ttl_s: Nonce lifetime.
-        max_body_bytes: Request body cap (413 above).
-    """
-
-    model_config = ConfigDict(extra="forbid")
-
-    allowed_models: list[str] | None = None
-    rate_per_s: float = Field(default=30.0, gt=0)
-    burst: int = Field(default=50, ge=1)
-    strict_nonces: bool = False
-    require_nonces: bool = False
-    nonce_ttl_s: float = Field(default=60.0, gt=0)
-    max_body_bytes: int = Field(default=10 * 1024 * 1024, ge=1)
+    call_id: str
+    name: str
+    arguments: tuple[tuple[str, str], ...]
 
 
 @dataclass(slots=True)
@@ -79,7 +72,52 @@ class ClientIdentity:
     agent: str
     problem_id: str
     log_path: Path
-    counts: dict[str, int] = field(default_factory=lambda: {"inference_total": 0, "inference_failed": 0})
+    #: Set when the problem ends: calls still generating for it are abandoned.
+    closed: threading.Event = field(default_factory=threading.Event)
+    #: Cancel events of the problem's inference calls in flight.
+    cancels: set[threading.Event] = field(default_factory=set)
+    #: Requests being handled (the trusted log is complete once this is 0 after ``closed``).
+    active: int = 0
+    #: Catalogue calls the model emitted that no dispatch has claimed yet, oldest first.
+    outstanding: list[EmittedCall] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def remember_emitted(self, calls: list[ParsedToolCall]) -> None:
+        """Queue the catalogue calls of one model reply (arguments that are not a JSON object are skipped)."""
+        fresh = []
+        for call in calls:
+            if call.name not in CATALOGUE_TOOLS:
+                continue
+            try:
+                arguments = json.loads(call.arguments) if call.arguments.strip() else {}
+            except ValueError:
+                continue
+            if isinstance(arguments, dict):
+                fresh.append(EmittedCall(call.call_id, call.name, normalise_arguments(arguments)))
+        with self.lock:
+            self.outstanding.extend(fresh)
+
+    def claim(
+        self, tool: str, variants: list[dict[str, Any]], call_id: str | None, nonce_valid: bool
+    ) -> ProofKind:
+        """Prove one dispatch: a valid nonce, else the oldest unclaimed emitted call with equal arguments.
+
+        ``variants`` are the dispatch's arguments as received and in any other decoding the catalogue
+        accepts (ORO's miner '+'-encodes ``q`` before the query string encodes it again). Each emitted
+        call is claimed at most once, so repeating or inventing calls never earns credit.
+        """
+        keys = {normalise_arguments(arguments) for arguments in variants}
+        with self.lock:
+            match = None
+            if nonce_valid and call_id:
+                match = next((c for c in self.outstanding if c.call_id == call_id), None)
+            if match is None:
+                match = next((c for c in self.outstanding if c.name == tool and c.arguments in keys), None)
+            if match is not None:
+                self.outstanding.remove(match)
+        if nonce_valid:
+            return ProofKind.NONCE_VALID
+        return ProofKind.MATCHED_EMITTED if match is not None else ProofKind.UNMATCHED
 
 
 class TokenBucket:
@@ -129,10 +167,33 @@ class ProxyState:
         return ident
 
     def unregister(self, token: str) -> ClientIdentity | None:
-        """Revoke a token; later calls with it get 401."""
+        """Revoke a token (later calls with it get 401) and cancel the generations still running for it."""
         with self._lock:
             self._buckets.pop(token, None)
-            return self._identities.pop(token, None)
+            ident = self._identities.pop(token, None)
+        if ident is not None:
+            ident.closed.set()
+            for cancel in list(ident.cancels):
+                cancel.set()
+        return ident
+
+    def wait_idle(self, ident: ClientIdentity, timeout_s: float = 10.0) -> bool:
+        """Wait until no request of ``ident`` is being handled, so its trusted log is complete."""
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            with self._lock:
+                if ident.active == 0:
+                    return True
+            time.sleep(0.02)
+        return False
+
+    def begin_request(self, ident: ClientIdentity) -> None:
+        with self._lock:
+            ident.active += 1
+
+    def end_request(self, ident: ClientIdentity) -> None:
+        with self._lock:
+            ident.active -= 1
 
     def lookup(self, token: str | None) -> ClientIdentity | None:
         with self._lock:
@@ -208,13 +269,15 @@ def chat_response_dict(resp: Any, model: str) -> dict[str, Any]:
     }
 
 
-def create_proxy_app(search: Any, backend: Any, state: ProxyState) -> FastAPI:
+def create_proxy_app(search: Any, backend: Any, state: ProxyState, knowledge: Any = None) -> FastAPI:
     """Build the FastAPI app.
 
     Args:
         search: A :class:`shoparena.search.SearchEngine` (``find_product``, ``view_product_information``).
         backend: A :class:`shoparena.llm.types.ChatBackend`, or None (inference answers 503).
         state: Shared :class:`ProxyState`.
+        knowledge: A :class:`~shoparena.env.knowledge.KnowledgeBase` behind ``/search/web_search``; None
+            answers ``{"observation": [], "success": false}`` (as the offline environment does).
 
     Returns:
         The ASGI application.
@@ -245,6 +308,7 @@ def create_proxy_app(search: Any, backend: Any, state: ProxyState) -> FastAPI:
             and status is not NonceStatus.VALID
             and (status is not NonceStatus.MISSING or state.config.require_nonces)
         ):
+            entry["proof"] = ProofKind.UNMATCHED.value
             return 403, {"error": f"tool nonce {status.value}", "nonce_status": status.value}, headers
         if request.method == "GET":
             params = dict(request.query_params)
@@ -258,6 +322,12 @@ def create_proxy_app(search: Any, backend: Any, state: ProxyState) -> FastAPI:
                 return 400, {"error": "search body must be a JSON object"}, headers
             entry["json_data"] = parsed
             params = parsed
+        variants = [params]
+        if request.method == "GET" and "+" in str(params.get("q", "")):
+            variants.append({**params, "q": unquote_plus(str(params["q"]))})
+        call_id = request.headers.get("x-tool-call-id")
+        proof = ident.claim(tool, variants, call_id, status is NonceStatus.VALID)
+        entry["proof"] = proof.value
         try:
             if tool == "find_product":
                 q = params.get("q", params.get("query"))
@@ -283,6 +353,30 @@ def create_proxy_app(search: Any, backend: Any, state: ProxyState) -> FastAPI:
             return 500, {"error": f"{type(err).__name__}: {err}"}, headers
         return 200, _jsonable(result), headers
 
+    async def web_call(request: Request, body: bytes, entry: dict[str, Any]) -> tuple[int, Any]:
+        if request.method == "GET":
+            params: Any = dict(request.query_params)
+            entry["params"] = _raw_params(request.scope.get("query_string", b""))
+        else:
+            try:
+                params = json.loads(body) if body.strip() else {}
+            except ValueError:
+                params = None
+            if not isinstance(params, dict):
+                return 400, {"error": "web_search body must be a JSON object"}
+            entry["json_data"] = params
+        q = params.get("q", params.get("query"))
+        if not q:
+            return 400, {"error": "web_search needs q"}
+        try:
+            limit = max(1, min(WEB_MAX_RESULTS, int(params.get("max_results", 10))))
+        except (TypeError, ValueError):
+            return 400, {"error": "web_search max_results must be an integer"}
+        if knowledge is None:
+            return 200, {"observation": [], "success": False}
+        pages = await run_in_threadpool(knowledge.search, str(q), limit)
+        return 200, {"observation": [p.model_dump(mode="json") for p in pages], "success": True}
+
     async def inference_call(
         request: Request, body: bytes, entry: dict[str, Any], ident: ClientIdentity
     ) -> tuple[int, Any]:
@@ -295,24 +389,46 @@ def create_proxy_app(search: Any, backend: Any, state: ProxyState) -> FastAPI:
         if not isinstance(payload, dict) or not payload.get("model"):
             return 400, {"error": "missing 'model'"}
         entry["json_data"] = {k: v for k, v in payload.items() if k != "messages"}
-        entry["model"] = payload["model"]
+        model = state.config.served_model or str(payload["model"])
+        entry["model"] = model
+        if model != payload["model"]:
+            entry["requested_model"] = payload["model"]
+        payload = {**payload, "model": model}
         if payload.get("stream") is True:
             return 400, {"error": "streaming is not supported"}
         allowed = state.config.allowed_models
-        if allowed is not None and payload["model"] not in allowed:
-            return 403, {"error": f"model {payload['model']!r} is not allowed", "allowed_models": allowed}
+        if allowed is not None and model not in allowed:
+            return 403, {"error": f"model {model!r} is not allowed", "allowed_models": allowed}
         if backend is None:
             return 503, {"error": "no inference backend configured"}
         from shoparena.llm.types import BackendError, ChatRequest
 
+        limits = state.config.inference
+        payload = limits.apply(payload)
+        entry["json_data"].update({k: payload[k] for k in ("max_tokens", "stop") if k in payload})
         known = {k: payload[k] for k in _CHAT_FIELDS if k in payload}
         extra = {k: v for k, v in payload.items() if k not in _CHAT_FIELDS and k != "stream"}
         try:
-            chat = ChatRequest(**known, extra_body=extra)
+            chat = ChatRequest(**known, extra_body=extra, timeout_s=limits.call_timeout_s)
         except Exception as err:
             return 400, {"error": f"invalid chat request: {err}"}
+
+        async def gone() -> bool:
+            return ident.closed.is_set() or await request.is_disconnected()
+
         try:
-            resp = await run_in_threadpool(backend.complete, chat)
+            resp = await complete_with_limits(
+                backend, chat, timeout_s=limits.call_timeout_s, gone=gone, cancels=ident.cancels
+            )
+        except CallAbandoned as err:
+            # 504: the run's per-call limit passed; 499 (nginx's "client closed request"): nobody waits.
+            code = 504 if err.reason == "timeout" else 499
+            return code, {
+                "error": {
+                    "type": "InferenceTimeout" if code == 504 else "InferenceAbandoned",
+                    "message": f"{err} (generation cancelled)",
+                }
+            }
         except BackendError as err:
             code = err.status_code if err.status_code and err.status_code >= 400 else 502
             return code, {"error": {"type": type(err).__name__, "message": str(err)}}
@@ -325,7 +441,13 @@ def create_proxy_app(search: Any, backend: Any, state: ProxyState) -> FastAPI:
         except Exception:  # enrichment fails open, as upstream: the reply still goes out
             logger.exception("nonce enrichment failed")
         entry["usage"] = out["usage"]
-        entry["parsed_tool_names"] = [c.name for c in parse_response_tool_calls(out)]
+        calls = parse_response_tool_calls(out)
+        entry["parsed_tool_names"] = [call.name for call in calls]
+        # Kept whole (not cut at 2000 chars like `response`), so richness can be audited offline.
+        entry["parsed_tool_calls"] = [
+            {"id": call.call_id, "name": call.name, "arguments": call.arguments} for call in calls
+        ]
+        ident.remember_emitted(calls)
         return 200, out
 
     @app.api_route("/{path:path}", methods=["GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS"])
@@ -333,6 +455,17 @@ def create_proxy_app(search: Any, backend: Any, state: ProxyState) -> FastAPI:
         started = time.monotonic()
         route = "/" + path
         ident = state.lookup(token_of(request))
+        if ident is None:
+            return await answer(route, request, started, None)
+        state.begin_request(ident)
+        try:
+            return await answer(route, request, started, ident)
+        finally:
+            state.end_request(ident)
+
+    async def answer(
+        route: str, request: Request, started: float, ident: ClientIdentity | None
+    ) -> JSONResponse:
         entry: dict[str, Any] = {"kind": "summary", "method": request.method, "path": route}
         headers: dict[str, str] = {}
         body = b""
@@ -348,15 +481,14 @@ def create_proxy_app(search: Any, backend: Any, state: ProxyState) -> FastAPI:
                 tool = route[len("/search/") :]
                 if tool in SEARCH_TOOLS and request.method in ("GET", "POST"):
                     status, payload, headers = await search_call(tool, request, body, entry, ident)
+                elif tool == WEB_SEARCH and request.method in ("GET", "POST"):
+                    status, payload = await web_call(request, body, entry)
                 elif tool in CATALOGUE_TOOLS and request.method in ("GET", "POST"):
                     status, payload = 403, {"error": f"/search/{tool} is not served by this proxy"}
                 else:
                     status, payload = 403, {"error": f"{route} is forbidden"}
             elif route == "/inference/chat/completions" and request.method == "POST":
                 status, payload = await inference_call(request, body, entry, ident)
-                ident.counts["inference_total"] += 1
-                if status != 200:
-                    ident.counts["inference_failed"] += 1
             elif route.startswith("/inference/"):
                 status, payload = 403, {"error": "only POST /inference/chat/completions is served"}
             else:

@@ -71,7 +71,7 @@ def run(
 ) -> None:
     """Evaluate a policy: n episodes per problem, both scoring profiles, intervals, shortcut floor.
 
-    Exit codes: 2 bad input or a different run in --out, 3 the suite leaks into --train-corpus.
+    Exit codes: 1 the suite leaks into --train-corpus (a failed check), 2 bad input or a different run in --out.
     """
     from pydantic import ValidationError
 
@@ -112,7 +112,7 @@ def run(
         summary = run_eval(config)
     except LeakError as exc:
         typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(code=3) from None
+        raise typer.Exit(code=1) from None
     except (EvalConfigError, ValueError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(code=2) from None

@@ -3,7 +3,9 @@
 Each module exposes ``register(app: typer.Typer) -> None`` and stays a thin wrapper over a library function,
 so the logic is importable and testable without the CLI. Every command reports an input file that cannot
 be read at the byte level (:class:`~shoparena.jsonl.JsonlReadError`: a corrupt, truncated or mislabelled
-gzip file) as one line naming the file and line, with exit code ``EXIT_UNREADABLE_INPUT`` (3).
+gzip file) as one line naming the file and line, with exit code ``EXIT_UNREADABLE_INPUT`` (3), and a
+directory whose ``manifest.json`` is empty, torn or of another kind (:class:`~shoparena.runs.ManifestError`)
+with exit code 2.
 """
 
 from __future__ import annotations
@@ -76,7 +78,7 @@ def _guard(callback: Callable[..., Any]) -> Callable[..., Any]:
         except JsonlReadError as exc:
             typer.echo(f"error: unreadable input: {exc}", err=True)
             raise typer.Exit(code=EXIT_UNREADABLE_INPUT) from None
-        except ManifestError as exc:  # e.g. an index directory whose manifest.json is empty or torn
+        except ManifestError as exc:  # an index or run directory with an empty, torn or foreign manifest
             typer.echo(f"error: {exc}", err=True)
             raise typer.Exit(code=2) from None
 

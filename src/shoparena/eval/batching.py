@@ -5,8 +5,15 @@ read once per step either way), so the only way concurrent episodes get faster i
 :class:`BatchedGenerator` owns the model on one worker thread; callers submit a rendered prompt and block on
 a future. The worker takes whatever requests are waiting (up to ``max_batch``, after a short gathering wait),
 groups those with the same decoding settings, left-pads them and generates them as one batch. This is
-static batching: a batch ends when its last row stops, so rows of very different lengths waste some steps;
-finished rows stop costing attention but still ride along.
+static batching: a batch ends when its last row stops, so rows of very different lengths waste some steps.
+
+On a CPU the prompt, not the reply, is the cost: the native prompt of a shopping episode is ~830 tokens
+(system turn plus tool schemas) and its prefill takes ~10 s for SmolLM2-135M on one busy core, against
+~0.03 s per decoded token; batching cannot shrink prefill, which is compute-bound. So the generator keeps
+the KV cache of the longest prompt prefix it has seen shared (the system turn and tools every request
+repeats), reuses it for every later prompt that starts the same way, and prefills only the rest.
+Decoding is a small explicit loop over the cache (greedy, or temperature with top-p), with per-row
+positions and a padding mask.
 
 :class:`BatchedTransformersBackend` is a :class:`~shoparena.llm.types.ChatBackend` over it, and
 :mod:`shoparena.eval.server` serves the same backend over an OpenAI-compatible HTTP API.
@@ -54,32 +61,11 @@ class BatchStats:
     batches: int = 0
     sequences: int = 0
     generated_tokens: int = 0
+    prompt_tokens: int = 0
+    prefilled_tokens: int = 0
+    prefix_hits: int = 0
     max_batch_seen: int = 0
     busy_s: float = 0.0
-
-
-class _StopRows:
-    """Per-row stopping criterion: a row is done once a stop string appears in its generated text."""
-
-    def __init__(self, tokenizer: Any, stops: list[tuple[str, ...]], prompt_len: int) -> None:
-        self.tokenizer = tokenizer
-        self.stops = stops
-        self.prompt_len = prompt_len
-        longest = max((len(s) for row in stops for s in row), default=0)
-        self.window = 4 * longest + 4
-
-    def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
-        import torch
-
-        flags = []
-        for row, stops in enumerate(self.stops):
-            if not stops:
-                flags.append(False)
-                continue
-            tail = input_ids[row, self.prompt_len :][-self.window :]
-            text = self.tokenizer.decode(tail, skip_special_tokens=False)
-            flags.append(any(stop in text for stop in stops))
-        return torch.tensor(flags, dtype=torch.bool, device=input_ids.device)
 
 
 class BatchedGenerator:
@@ -90,11 +76,19 @@ class BatchedGenerator:
         tokenizer: Its tokenizer.
         max_batch: Most sequences per generate() call.
         gather_s: How long the worker waits for more requests after the first one arrives.
-        seed: Torch seed set once at start (sampled decoding is reproducible only for the same batches).
+        seed: Seed of the sampling generator (sampled decoding is reproducible only for the same batches).
+        min_prefix: Shortest shared prompt prefix worth caching, in tokens.
     """
 
     def __init__(
-        self, model: Any, tokenizer: Any, *, max_batch: int = 8, gather_s: float = 0.01, seed: int = 0
+        self,
+        model: Any,
+        tokenizer: Any,
+        *,
+        max_batch: int = 8,
+        gather_s: float = 0.01,
+        seed: int = 0,
+        min_prefix: int = 32,
     ) -> None:
         if max_batch < 1:
             raise ValueError(f"BatchedGenerator.max_batch must be >= 1, got {max_batch}")
@@ -106,9 +100,17 @@ class BatchedGenerator:
         pad = getattr(tokenizer, "pad_token_id", None)
         eos = getattr(tokenizer, "eos_token_id", None)
         self.pad_id = int(pad if pad is not None else (eos if eos is not None else 0))
+        import inspect
+
         import torch
 
-        torch.manual_seed(seed)
+        self._rng = torch.Generator(device=model.device).manual_seed(seed)
+        self.min_prefix = min_prefix
+        self._prefix_ids: list[int] = []
+        self._prefix_kv: Any = None
+        # transformers 5.x names the cache argument ``cache`` (``past_key_values`` before).
+        params = inspect.signature(model.forward).parameters
+        self._cache_kw = "cache" if "cache" in params else "past_key_values"
         self._thread = threading.Thread(target=self._loop, name="batched-generate", daemon=True)
         self._closed = False
         self._thread.start()
@@ -174,46 +176,129 @@ class BatchedGenerator:
             if self._closed and not self._pending and self._queue.empty():
                 return
 
-    def _generate(self, batch: list[GenerationJob]) -> list[tuple[list[int], str]]:
+    def _forward(self, **kwargs: Any) -> Any:
+        cache = kwargs.pop("cache")
+        return self.model(**kwargs, use_cache=True, **{self._cache_kw: cache})
+
+    def _prefix_cache(self, prompts: list[list[int]]) -> tuple[int, Any]:
+        """(shared prefix length m, a fresh copy of its KV cache for batch size 1 or None when m == 0)."""
+        import copy
+
+        import torch
+        from transformers import DynamicCache
+
+        shortest = min(len(p) for p in prompts) - 1  # every row keeps >= 1 token to prefill
+        reuse = 0
+        if self._prefix_ids:
+            limit = min(shortest, len(self._prefix_ids))
+            while reuse < limit and all(p[reuse] == self._prefix_ids[reuse] for p in prompts):
+                reuse += 1
+        if reuse >= self.min_prefix:
+            cache = copy.deepcopy(self._prefix_kv)
+            if reuse < len(self._prefix_ids):
+                cache.crop(reuse - len(self._prefix_ids))  # negative: drop that many tokens off the end
+            self.stats.prefix_hits += 1
+            return reuse, cache
+        common = 0
+        while common < shortest and all(p[common] == prompts[0][common] for p in prompts):
+            common += 1
+        if common < self.min_prefix:
+            return 0, None
+        cache = DynamicCache()
+        ids = torch.tensor([prompts[0][:common]], dtype=torch.long, device=self.model.device)
+        self._forward(input_ids=ids, cache=cache, logits_to_keep=1)
+        self.stats.prefilled_tokens += common
+        self._prefix_ids, self._prefix_kv = list(prompts[0][:common]), cache
+        return common, copy.deepcopy(cache)
+
+    def _pick(self, logits: Any, job: GenerationJob) -> int:
         import torch
 
-        width = max(len(j.prompt_ids) for j in batch)
-        ids = torch.full((len(batch), width), self.pad_id, dtype=torch.long)
-        mask = torch.zeros((len(batch), width), dtype=torch.long)
-        for row, job in enumerate(batch):
-            n = len(job.prompt_ids)
-            ids[row, width - n :] = torch.tensor(job.prompt_ids, dtype=torch.long)  # left padding
-            mask[row, width - n :] = 1
-        first = batch[0]
-        kwargs: dict[str, Any] = {
-            "max_new_tokens": max(j.max_new_tokens for j in batch),
-            "pad_token_id": self.pad_id,
-        }
-        if first.temperature > 0:
-            kwargs.update(do_sample=True, temperature=first.temperature, top_p=first.top_p)
-        else:
-            kwargs.update(do_sample=False, temperature=None, top_p=None, top_k=None)
-        if any(j.stop for j in batch):
-            kwargs["stopping_criteria"] = [_StopRows(self.tokenizer, [j.stop for j in batch], width)]
+        if job.temperature <= 0:
+            return int(torch.argmax(logits))
+        probs = torch.softmax(logits.float() / job.temperature, dim=-1)
+        if job.top_p < 1.0:
+            ordered, index = torch.sort(probs, descending=True)
+            keep = torch.cumsum(ordered, dim=-1) - ordered < job.top_p
+            probs = torch.zeros_like(probs).scatter(0, index[keep], ordered[keep])
+        return int(torch.multinomial(probs, 1, generator=self._rng))
+
+    def _generate(self, batch: list[GenerationJob]) -> list[tuple[list[int], str]]:
+        import torch
+        from transformers import DynamicCache
+
         device = self.model.device
+        prompts = [j.prompt_ids for j in batch]
         with torch.no_grad():
-            out = self.model.generate(input_ids=ids.to(device), attention_mask=mask.to(device), **kwargs)
-        eos = _eos_ids(self.model, self.tokenizer)
+            shared, cache = self._prefix_cache(prompts)
+            rows = len(batch)
+            if cache is None:
+                cache = DynamicCache()
+            elif rows > 1:
+                cache.batch_repeat_interleave(rows)
+            rests = [p[shared:] for p in prompts]
+            width = max(len(r) for r in rests)
+            ids = torch.full((rows, width), self.pad_id, dtype=torch.long)
+            mask = torch.zeros((rows, shared + width), dtype=torch.long)
+            mask[:, :shared] = 1
+            for row, rest in enumerate(rests):
+                ids[row, width - len(rest) :] = torch.tensor(rest, dtype=torch.long)  # left padding
+                mask[row, shared + width - len(rest) :] = 1
+            positions = (mask.cumsum(-1) - 1).clamp(min=0)[:, shared:]
+            logits = self._forward(
+                input_ids=ids.to(device),
+                attention_mask=mask.to(device),
+                position_ids=positions.to(device),
+                cache=cache,
+                logits_to_keep=1,
+            ).logits[:, -1]
+            next_pos = mask.sum(-1)
+            eos = _eos_ids(self.model, self.tokenizer)
+            new: list[list[int]] = [[] for _ in batch]
+            done = [False] * rows
+            limit = max(j.max_new_tokens for j in batch)
+            for _ in range(limit):
+                step = []
+                for row, job in enumerate(batch):
+                    token = self.pad_id if done[row] else self._pick(logits[row], job)
+                    step.append(token)
+                    if done[row]:
+                        continue
+                    new[row].append(token)
+                    if token in eos or len(new[row]) >= job.max_new_tokens or self._stopped(new[row], job):
+                        done[row] = True
+                if all(done):
+                    break
+                mask = torch.cat([mask, torch.ones((rows, 1), dtype=torch.long)], dim=-1)
+                logits = self._forward(
+                    input_ids=torch.tensor(step, dtype=torch.long, device=device)[:, None],
+                    attention_mask=mask.to(device),
+                    position_ids=next_pos[:, None].to(device),
+                    cache=cache,
+                    logits_to_keep=1,
+                ).logits[:, -1]
+                next_pos = next_pos + 1
         results = []
         for row, job in enumerate(batch):
-            new = out[row, width:].tolist()[: job.max_new_tokens]
-            cut = next((i + 1 for i, tok in enumerate(new) if tok in eos), len(new))
-            new = new[:cut]
-            text = self.tokenizer.decode(new, skip_special_tokens=True)
+            text = self.tokenizer.decode(new[row], skip_special_tokens=True)
             for stop in job.stop:
                 if stop in text:
                     text = text[: text.index(stop)]
-            results.append((new, text))
+            results.append((new[row], text))
         self.stats.batches += 1
-        self.stats.sequences += len(batch)
+        self.stats.sequences += rows
         self.stats.generated_tokens += sum(len(r[0]) for r in results)
-        self.stats.max_batch_seen = max(self.stats.max_batch_seen, len(batch))
+        self.stats.prompt_tokens += sum(len(p) for p in prompts)
+        self.stats.prefilled_tokens += rows * width
+        self.stats.max_batch_seen = max(self.stats.max_batch_seen, rows)
         return results
+
+    def _stopped(self, tokens: list[int], job: GenerationJob) -> bool:
+        if not job.stop:
+            return False
+        window = 4 * max(len(s) for s in job.stop) + 4
+        tail = self.tokenizer.decode(tokens[-window:], skip_special_tokens=False)
+        return any(stop in tail for stop in job.stop)
 
 
 def _eos_ids(model: Any, tokenizer: Any) -> set[int]:

@@ -1,0 +1,38 @@
+"""The batched generator decodes exactly what ``model.generate`` decodes (greedy), one prompt at a time and
+in one batch, while prefilling a shared prompt prefix only once."""
+
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+
+def test_batched_greedy_matches_generate_and_reuses_the_prefix(tmp_path) -> None:
+    from shoparena.eval.batching import BatchedGenerator, GenerationJob, load_model
+    from shoparena.models.tiny import build_tiny_qwen3
+
+    model, tokenizer = load_model(build_tiny_qwen3(tmp_path / "tiny"))
+    base = tokenizer("find me cheap red running shoes with free shipping and compare them")["input_ids"] * 6
+    prompts = [[*base, 5, 6, 7], [*base, 8], [*base, *range(500, 530)], [*base[:40], 11, 12, 13]]
+
+    def reference(prompt: list[int]) -> list[int]:
+        ids = torch.tensor([prompt])
+        out = model.generate(
+            input_ids=ids, attention_mask=torch.ones_like(ids), max_new_tokens=10, do_sample=False
+        )
+        return out[0, len(prompt) :].tolist()
+
+    expected = [reference(p) for p in prompts]
+    generator = BatchedGenerator(model, tokenizer, max_batch=8, min_prefix=16)
+    try:
+        one_by_one = [generator.submit(GenerationJob(p, 10)).result(timeout=60)[0] for p in prompts]
+        futures = [generator.submit(GenerationJob(p, 10)) for p in prompts]
+        together = [f.result(timeout=60)[0] for f in futures]
+    finally:
+        generator.close()
+    assert one_by_one == expected and together == expected
+    stats = generator.stats
+    assert stats.max_batch_seen >= 2 and stats.prefix_hits >= 3
+    assert stats.prefilled_tokens < 0.75 * stats.prompt_tokens  # shared prefixes were prefilled once
