@@ -17,4 +17,3 @@ def refuse_output_over_input(output: Path | None, *inputs: Path | None, option: 
         ensure_not_input(output, *(p for p in inputs if p is not None), option=option)
     except SamePathError as exc:
         raise typer.BadParameter(str(exc), param_hint=option) from None
-
