@@ -266,8 +266,8 @@ def test_shop_filter(tiny: Built) -> None:
 
 def test_view_product_information(tiny: Built) -> None:
     index = tiny.index
-    views = index.view_product_information("1001,1001,nope,1014")
-    assert [v.product_id for v in views] == ["1001", "1001", "1014"]
+    views = index.view_product_information("1001,1001,nope,1014,1001")
+    assert [v.product_id for v in views] == ["1001", "1014"]  # repeats answered once
     assert all(isinstance(v, ProductView) for v in views)
     assert [v.product_id for v in index.view_product_information("1001, 1002")] == ["1001"]
     assert index.view_product_information("") == []

@@ -30,6 +30,9 @@ from shoparena.search.index import FORMAT_VERSION, SERVICE_BITS, read_index_mani
 WINDOW = 50
 PAGE_SIZE = 10
 MAX_PAGE = 5
+#: Distinct product ids one view/raw request looks up; the rest are ignored (upstream has no cap, so a
+#: request repeating an id 10,000 times returned 10,000 copies).
+MAX_VIEW_IDS = 100
 #: ORO's retrieval depth; ShoppingBench uses 100 000.
 DEFAULT_RETRIEVE_K = 10_000
 SORTS = ("order", "priceasc", "pricedesc")
@@ -311,10 +314,17 @@ class SearchIndex:
         for i in range(self._n):
             yield Product.model_validate(self._raw_doc(i))
 
-    def _ids_in_request(self, product_ids: str) -> list[int]:
-        # Upstream splits on "," without stripping: "a, b" asks for "a" and " b".
-        out = []
-        for pid in product_ids.split(","):
+    def _ids_in_request(self, product_ids: str, *, dedupe: bool = True) -> list[int]:
+        # Upstream splits on "," without stripping: "a, b" asks for "a" and " b". Unlike upstream, at most
+        # MAX_VIEW_IDS ids are looked up and (views) repeated ids are answered once (docs/search.md).
+        out: list[int] = []
+        seen: set[str] = set()
+        for n, pid in enumerate(product_ids.split(",")):
+            if dedupe and pid in seen:
+                continue
+            seen.add(pid)
+            if len(seen) > MAX_VIEW_IDS or n >= MAX_VIEW_IDS * 100:
+                break
             i = self.doc_index(pid)
             if i is not None:
                 out.append(i)
@@ -330,14 +340,15 @@ class SearchIndex:
 
     def raw_dicts(self, product_ids: str) -> list[dict[str, Any]]:
         """``get_product_raw`` items: full product dicts."""
-        return [self._raw_doc(i) for i in self._ids_in_request(product_ids)]
+        return [self._raw_doc(i) for i in self._ids_in_request(product_ids, dedupe=False)[:MAX_VIEW_IDS]]
 
     def view_product_information(self, product_ids: str) -> list[ProductView]:
-        """Upstream ``view_product_information``: unknown ids skipped, order and duplicates kept."""
+        """Upstream ``view_product_information``: unknown ids skipped, request order kept; repeated ids
+        are answered once and at most :data:`MAX_VIEW_IDS` distinct ids are looked up."""
         return [ProductView.model_validate(d) for d in self.view_dicts(product_ids)]
 
     def get_product_raw(self, product_ids: str) -> list[Product]:
-        """ORO's scorer-only ``get_product_raw``: full products, same id splitting."""
+        """ORO's scorer-only ``get_product_raw``: full products, same id splitting, duplicates kept."""
         return [Product.model_validate(d) for d in self.raw_dicts(product_ids)]
 
     # --- retrieval --------------------------------------------------------------------------------
@@ -706,6 +717,7 @@ class SearchIndex:
 __all__ = [
     "DEFAULT_RETRIEVE_K",
     "HIT_FIELDS",
+    "MAX_VIEW_IDS",
     "SERVICES",
     "SORTS",
     "VIEW_FIELDS",
