@@ -123,7 +123,8 @@ def main() -> None:
         f"{result['tokens_per_s_in_calls']} | {result['call_latency_p50_s']} s | "
         f"{result['problem_wall_mean_s']} s |\n\n"
         "Tokens/s = completion tokens / summed duration of answered inference calls in the proxy's trusted "
-        "log (prefill and generation; one model, calls serialised by its lock, so workers share it)."
+        "log (prefill and generation; one model whose generations are serialised by a lock, so a call's "
+        "duration includes time queued behind another worker's)."
     )
     text = DOC.read_text(encoding="utf-8") if DOC.exists() else "# Benchmarks\n"
     block = f"{START}\n{section}\n{END}"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import resource
 import subprocess
@@ -73,7 +74,6 @@ def child(path: str, out: str) -> None:
             peak_anon[0] = max(peak_anon[0], _anon_mib())
             time.sleep(0.05)
 
-    parse = orjson_seconds(Path(path))
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
     started = time.perf_counter()
@@ -82,7 +82,7 @@ def child(path: str, out: str) -> None:
     running = False
     sampler.join()
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(json.dumps({"build_s": seconds, "orjson_s": parse, "rss_mib": rss, "anon_mib": peak_anon[0]}))
+    print(json.dumps({"build_s": seconds, "rss_mib": rss, "anon_mib": peak_anon[0]}))
 
 
 def main() -> None:
@@ -91,11 +91,16 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=None)
     parser.add_argument("--source", type=Path, default=None, help="A firehose race directory.")
     parser.add_argument("--child", nargs=2)
+    parser.add_argument("--parse", type=Path, help="Print the orjson baseline of one file (own process).")
     args = parser.parse_args()
     if args.child:
         child(*args.child)
         return
+    if args.parse:
+        print(json.dumps({"orjson_s": orjson_seconds(args.parse)}))
+        return
     n = args.n or (200 if args.quick else 1804)
+    load_at_start = os.getloadavg()[0]
     seeds = _seed_envelopes(args.source)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -109,10 +114,17 @@ def main() -> None:
                 check=True,
             )
             result = json.loads(proc.stdout.strip().splitlines()[-1])
+            # The baseline runs in its own process so its buffers never count in the build's memory.
+            baseline = subprocess.run(
+                [sys.executable, __file__, "--parse", str(path)], capture_output=True, text=True, check=True
+            )
+            result.update(json.loads(baseline.stdout.strip().splitlines()[-1]))
             result.update(scale=scale, trajectories=n * scale, mib=round(size / 2**20, 1))
             rows.append(result)
     print(
-        f"machine: {platform.machine()}, {platform.python_version()}, date {time.strftime('%Y-%m-%d %H:%M')}"
+        f"machine: {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, "
+        f"date {time.strftime('%Y-%m-%d %H:%M')} UTC, load average {load_at_start:.1f} at start, "
+        f"{os.getloadavg()[0]:.1f} at end"
     )
     print("| input | trajectories | MiB | build s | orjson s | ratio | peak RSS MiB | peak anon MiB |")
     print("|---|---|---|---|---|---|---|---|")

@@ -57,8 +57,8 @@ QUICK: dict[str, Any] = {
     },
     "firehose": {"races": 2, "problems_per_race": 8},
     "model": {"base": "tiny"},
-    "sft": {"preset": "tiny", "trainer": {"max_steps": 8}},
-    "eval": {"samples": 2, "max_tokens": 96, "max_steps": 4, "limit": 20},
+    "sft": {"preset": "tiny", "trainer": {"max_steps": 6}},
+    "eval": {"samples": 2, "max_tokens": 96, "max_steps": 4, "limit": 16},
 }
 FULL: dict[str, Any] = {
     "name": "fidelity",

@@ -173,3 +173,23 @@ def test_smollm2_as_agentic_miner_finishes_inside_its_limits(tmp_path, shop_worl
         assert envelope["execution_time"] < timeout / 2
     calls = [e for e in _trusted(out, "agentic") if e["path"] == INFERENCE]
     assert calls and all(e["status_code"] == 200 and e["usage"]["completion_tokens"] <= 48 for e in calls)
+
+
+@needs_torch
+def test_transformers_generation_stops_when_cancelled(tiny_qwen3):
+    import torch
+
+    from shoparena.llm.transformers_backend import TransformersBackend, _StopWhenCancelled
+    from shoparena.llm.types import BackendError, ChatRequest
+
+    cancel = threading.Event()
+    stop = _StopWhenCancelled(cancel)
+    ids = torch.zeros((1, 3), dtype=torch.long)
+    assert not bool(stop(ids, None)[0])
+    cancel.set()
+    assert bool(stop(ids, None)[0])
+    backend = TransformersBackend(tiny_qwen3)
+    request = ChatRequest(messages=[{"role": "user", "content": "hi"}], max_tokens=64)
+    with pytest.raises(BackendError, match="cancelled"):  # given up while queued: never starts
+        backend.complete(request, cancel=cancel)
+    assert backend.complete(request, cancel=threading.Event()).usage.completion_tokens > 0

@@ -7,7 +7,8 @@ import json
 import random
 from pathlib import Path
 
-from conftest import SN15_ROWS
+from corpus_helpers import SN15_ROWS
+
 from shoparena.corpus.config import FilterConfig, GateConfig
 from shoparena.corpus.filter import classify
 from shoparena.corpus.ingest import ScoringContext, _ingest_value

@@ -67,6 +67,7 @@ def test_rerun_resumes_without_redoing_anything(tiny_run):
     manifest = Manifest.model_validate_json((out / "manifest.json").read_text())
     reference = out / manifest.stages["reference"].outputs["path"]
     before = reference.read_text()
+    report_mtime = (out / "report.html").stat().st_mtime_ns
     again = run_pipeline(PipelineConfig.model_validate(TINY), out, stages=light_stages(), console=_console())
     assert {again["stages"][n]["status"] for n in REAL} == {"resumed"}
     after = Manifest.model_validate_json((out / "manifest.json").read_text())
@@ -74,6 +75,7 @@ def test_rerun_resumes_without_redoing_anything(tiny_run):
         k: v.completed_at for k, v in manifest.stages.items()
     }
     assert reference.read_text() == before
+    assert (out / "report.html").stat().st_mtime_ns == report_mtime  # nothing changed: not even re-rendered
 
 
 def test_missing_stage_is_reported_in_summary_and_report_and_strict_fails(tmp_path, tiny_run):

@@ -6,11 +6,18 @@ from pathlib import Path
 
 import typer
 
+from shoparena.pipeline.config import ReportSection
+
 
 def report(
     run_dir: Path = typer.Argument(..., exists=True, file_okay=False, help="A pipeline run directory."),
     out: Path | None = typer.Option(None, "--out", "-o", help="HTML file (default: RUNDIR/report.html)."),
-    examples: int = typer.Option(3, "--examples", min=0, help="Example trajectories to render."),
+    examples: int = typer.Option(
+        ReportSection.model_fields["examples"].default,
+        "--examples",
+        min=0,
+        help="Example trajectories to render.",
+    ),
 ) -> None:
     """Render funnel, richness, judge bins, races, ASR with CIs, pass@k, examples and provenance."""
     from shoparena.report import render_report

@@ -87,7 +87,7 @@ class SFTSection(_Section):
     preset: str = Field(default="tiny", description="A training preset name or a train YAML file.")
     select: Literal["kept", "kept+recovered", "unfiltered"] = "kept"
     trainer: dict[str, Any] = Field(
-        default_factory=lambda: {"max_steps": 8, "max_length": 2048},
+        default_factory=lambda: {"max_steps": 8},
         description="TRL SFTConfig fields over the preset.",
     )
 

@@ -10,6 +10,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+import shoparena
 from shoparena.pipeline.config import PipelineConfig
 from shoparena.pipeline.dag import Stage, StageResult, plan, run_dag
 from shoparena.pipeline.stages import pipeline_stages
@@ -58,11 +59,7 @@ def run_pipeline(
         "stages": {r.name: _result_dict(r) for r in results},
     }
     if report:
-        from shoparena.report import render_report
-
-        notes = {r.name: f"{r.status}: {r.reason}" for r in results if r.status not in {"ran", "resumed"}}
-        path = render_report(run.path, run.path / "report.html", notes=notes, examples=config.report.examples)
-        summary["report"] = str(path)
+        summary["report"], summary["report_fingerprint"] = _report(run, config, results, console)
     summary["seconds"] = round(time.time() - started, 2)
     run.write_summary(summary)
     _print_table(console, results)
@@ -73,6 +70,37 @@ def run_pipeline(
         if missing:
             raise PipelineIncompleteError("; ".join(f"{r.name}: {r.status} ({r.reason})" for r in missing))
     return summary
+
+
+def _report(
+    run: RunDir, config: PipelineConfig, results: list[StageResult], console: Console
+) -> tuple[str, str]:
+    """Render report.html unless the last render saw the same stages, notes and settings (instant resume)."""
+    import json
+
+    from shoparena.report import render_report
+    from shoparena.runs.rundir import config_hash
+
+    notes = {r.name: f"{r.status}: {r.reason}" for r in results if r.status not in {"ran", "resumed"}}
+    fingerprint = config_hash(
+        {
+            "stages": {r.name: r.stage_hash for r in results if r.status in {"ran", "resumed"}},
+            "notes": notes,
+            "report": config.report.model_dump(),
+            "version": shoparena.__version__,
+        }
+    )
+    path = run.path / "report.html"
+    previous = run.path / "summary.json"
+    if path.exists() and previous.exists():
+        try:
+            if json.loads(previous.read_text(encoding="utf-8")).get("report_fingerprint") == fingerprint:
+                console.print("[dim]report: unchanged")
+                return str(path), fingerprint
+        except (OSError, ValueError):
+            pass  # an unreadable old summary only costs a re-render
+    render_report(run.path, path, notes=notes, examples=config.report.examples)
+    return str(path), fingerprint
 
 
 def _result_dict(result: StageResult) -> dict[str, Any]:

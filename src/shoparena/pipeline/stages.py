@@ -178,7 +178,9 @@ def firehose_stage(ctx: StageContext) -> dict[str, Any]:
         }
     )
     race_dirs = run_firehose(config, progress=lambda text: ctx.console.print(text))
-    races = [race_summary(d) for d in race_dirs]
+    public = ctx.inputs["partitions"]["public"]
+    # The firehose rotates the public suites: race r draws from suite r mod P.
+    races = [{**race_summary(d), "suite": public[i % len(public)]} for i, d in enumerate(race_dirs)]
     trajectories = sum(r["trajectories"] for r in races)
     ctx.console.print(f"{len(races)} races, {trajectories} trajectories")
     return {
@@ -196,6 +198,8 @@ def race_summary(race_dir: Path) -> dict[str, Any]:
     race = json.loads((race_dir / "race.json").read_text(encoding="utf-8"))
     weights = json.loads((race_dir / "weights.json").read_text(encoding="utf-8"))
     uid_to_hotkey = {uid: key for key, uid in weights.get("hotkey_to_uid", {}).items()}
+    burn = weights.get("config", {}).get("burn_uid", 0)
+    uid_to_hotkey.setdefault(burn, f"burn (uid {burn})")
     per_miner = {
         uid_to_hotkey.get(uid, f"uid {uid}"): w
         for uid, w in zip(weights.get("uids", []), weights.get("weights", []), strict=False)
@@ -217,7 +221,7 @@ def race_summary(race_dir: Path) -> dict[str, Any]:
 
 def judge_stage(ctx: StageContext) -> dict[str, Any]:
     """Per race and miner: judged trajectories and reasoning quality. ``llm`` re-judges with the backend."""
-    from shoparena.arena.incentives import judge_run, load_incentives
+    from shoparena.arena.judging import judge_run, load_incentives
 
     section = ctx.config.judge
     agents = []

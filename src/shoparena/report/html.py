@@ -24,7 +24,8 @@ h1{font-size:1.6em} h2{border-bottom:1px solid #ddd;padding-bottom:.2em;margin-t
 table{border-collapse:collapse;font-size:.88em;margin:.6em 0} td,th{border:1px solid #ddd;padding:.25em .6em;
 text-align:left} th{background:#f5f5f5} .num{text-align:right;font-variant-numeric:tabular-nums}
 .notrun{color:#8a6d3b;background:#fcf8e3;border:1px solid #faebcc;padding:.6em;border-radius:4px}
-.msg{border-radius:6px;padding:.4em .7em;margin:.3em 0;white-space:pre-wrap;font-size:.85em}
+.msg{border-radius:6px;padding:.4em .7em;margin:.3em 0;white-space:pre-wrap;overflow-wrap:anywhere;
+font-size:.85em}
 .user{background:#eef4ff} .assistant{background:#f1f8ee} .tool{background:#f7f7f7;font-family:monospace}
 .system{background:#fff7e6} .role{font-weight:600;font-size:.8em;color:#555}
 .call{font-family:monospace;color:#6a3d9a} svg{max-width:100%;height:auto}
@@ -237,9 +238,19 @@ def section_pass_at_k(data: ReportData, notes: Mapping[str, str]) -> str:
     )
 
 
+#: Characters of one message shown before it is cut (tool results can be whole search pages).
+MESSAGE_CHARS = 1200
+
+
+def _clip(text: str) -> str:
+    if len(text) <= MESSAGE_CHARS:
+        return text
+    return f"{text[:MESSAGE_CHARS]} … ({len(text) - MESSAGE_CHARS:,} more characters)"
+
+
 def _message_html(message: Mapping[str, Any]) -> str:
     role = str(message.get("role", "?"))
-    body = _esc(message.get("content") or "")
+    body = _esc(_clip(str(message.get("content") or "")))
     for call in message.get("tool_calls") or []:
         fn = call.get("function", call)
         body += f'\n<span class="call">→ {_esc(fn.get("name"))}({_esc(fn.get("arguments"))})</span>'

@@ -57,8 +57,8 @@ class RunDir:
         *,
         invalidate_later: bool = True,
     ) -> StageRecord:
-        """Record ``stage`` as done. A linear run (``invalidate_later``) forgets every stage recorded after it;
-        a stage DAG passes False because its stage hashes already carry their inputs' hashes."""
+        """Record ``stage`` as done. A linear run (``invalidate_later``) forgets every stage recorded after
+        it; a stage DAG passes False because its stage hashes already carry their inputs' hashes."""
         record = StageRecord(
             name=stage,
             config_hash=config_hash(stage_config),
