@@ -71,7 +71,7 @@ def run(
 ) -> None:
     """Evaluate a policy: n episodes per problem, both scoring profiles, intervals, shortcut floor.
 
-    Exit codes: 1 the suite leaks into --train-corpus (a failed check), 2 bad input or a different run in --out.
+    Exit codes: 1 the suite leaks into --train-corpus, 2 bad input or a different run in --out.
     """
     from pydantic import ValidationError
 
