@@ -119,7 +119,7 @@ def serving(root: Path, suite: Path, index: Path, model: Path, args: argparse.Na
                     progress=False,
                     max_steps=args.max_steps,
                     max_tokens=args.max_tokens,
-                    limit=args.serve_problems,
+                    limit=args.serve_problems if concurrency > 1 else args.serial_problems,
                 )
                 summary = run_eval(config).dump()
                 after = vars_of(backend.generator.stats)
