@@ -7,17 +7,17 @@ STAMP := $(VENV)/.installed
 .PHONY: run test lint bench clean install
 
 $(STAMP): pyproject.toml scripts/install_system_deps.sh
-	bash scripts/install_system_deps.sh || echo "WARNING: bubblewrap unavailable: arena sandbox isolation will degrade" >&2
+	bash scripts/install_system_deps.sh || echo "WARNING: system deps missing: arena sandbox isolation degrades, browser report tests skip" >&2
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q torch==2.13.0
-	$(BIN)/python -m pip install -q -e ".[dev,serve,train]"
+	$(BIN)/python -m pip install -q -e ".[dev,serve,train,report,scale]"
 	touch $(STAMP)
 
 install: $(STAMP)
 
 run: $(STAMP)
-	$(BIN)/shoparena quickstart --out runs/quickstart
+	$(BIN)/shoparena pipeline run --out runs/quickstart
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q

@@ -29,7 +29,8 @@ from shoparena.eval.run import run_eval
 from shoparena.llm.types import ChatRequest, ChatResponse, Usage
 from shoparena.records.problem import Intent
 from shoparena.search import build_index
-from shoparena.suites.synth import SynthOptions, synthesize_bank
+from shoparena.suites.options import SynthOptions
+from shoparena.suites.synth import synthesize_bank
 
 
 class FixedLatencyBackend:

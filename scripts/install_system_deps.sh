@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
-# Install the system packages the arena sandbox needs (bubblewrap). Idempotent: does nothing when present.
+# Install the system packages the project needs: bubblewrap (arena sandbox) and chromium (the report's
+# headless-browser test). Idempotent: installs only what is missing.
 set -euo pipefail
 
-if command -v bwrap >/dev/null 2>&1; then
-    echo "bubblewrap present: $(bwrap --version)"
+missing=()
+command -v bwrap >/dev/null 2>&1 || missing+=(bubblewrap)
+command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+if [ ${#missing[@]} -eq 0 ]; then
+    echo "system deps present: $(bwrap --version), $(chromium --version 2>/dev/null | head -n1)"
     exit 0
 fi
 if ! command -v apt-get >/dev/null 2>&1; then
-    echo "bubblewrap missing and apt-get unavailable: install 'bubblewrap' with your package manager" >&2
+    echo "missing ${missing[*]} and apt-get unavailable: install them with your package manager" >&2
     exit 1
 fi
 SUDO=""
@@ -15,5 +19,5 @@ if [ "$(id -u)" -ne 0 ]; then
     SUDO="sudo"
 fi
 $SUDO apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends bubblewrap
-echo "installed: $(bwrap --version)"
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+echo "installed: ${missing[*]}"

@@ -89,3 +89,37 @@ def test_client_retries_then_gives_up_without_sleeping_for_real():
     )
     assert client.find_product("x") is None
     assert slept == [2.0, 4.0]  # doubling from 2 s; no sleep after the last attempt
+
+
+#: Every public name of ORO's src/agent/agent_interface.py and src/agent/proxy_client.py.
+ORO_AGENT_INTERFACE = (
+    "AgentOutput", "ToolResult", "ToolCallResult", "_TOOL_REGISTRY", "register_tool", "Tool", "get_tool",
+    "list_tools", "generate_tool_call_id", "format_content", "create_dialogue_step", "execute_tool_call",
+)
+ORO_PROXY_CLIENT = (
+    "DEFAULT_TIMEOUT", "DEFAULT_MAX_RETRIES", "DEFAULT_RETRY_DELAY", "DEFAULT_RATE_LIMIT_RETRY_DELAY",
+    "RequestLog", "InferenceStats", "ProxyClient",
+)
+
+
+def test_sdk_exports_every_oro_name_and_the_live_registry():
+    missing = [n for n in ORO_AGENT_INTERFACE + ORO_PROXY_CLIENT if not hasattr(agent_sdk, n)]
+    assert missing == []
+    namespace: dict = {}
+    exec("from shoparena.agent_sdk import _TOOL_REGISTRY, register_tool", namespace)  # an ORO import line
+    namespace["register_tool"]("oro_probe", len)
+    assert namespace["_TOOL_REGISTRY"]["oro_probe"] is len and "oro_probe" in agent_sdk.list_tools()
+    assert (agent_sdk.DEFAULT_TIMEOUT, agent_sdk.DEFAULT_MAX_RETRIES) == (120, 3)
+
+
+def test_client_keeps_oro_request_log_and_inference_stats(tmp_path, monkeypatch):
+    monkeypatch.setenv("REQUEST_LOG_FILE", str(tmp_path / "requests.jsonl"))
+    monkeypatch.setenv("INFERENCE_STATS_FILE", str(tmp_path / "stats.jsonl"))
+    monkeypatch.setenv("PROBLEM_DATA", json.dumps({"problem_id": "p9"}))
+    client = agent_sdk.ProxyClient("http://127.0.0.1:9", max_retries=2, sleep=lambda s: None, timeout=0.5)
+    assert client.chat_completion({"model": "m", "messages": []}) is None  # nothing listens there
+    entries = [json.loads(line) for line in (tmp_path / "requests.jsonl").read_text().splitlines()]
+    assert [e["kind"] for e in entries] == ["attempt", "attempt", "summary"]
+    assert entries[0]["error_class"] and entries[-1]["path"] == "/inference/chat/completions"
+    stats = json.loads((tmp_path / "stats.jsonl").read_text().splitlines()[-1])
+    assert stats == {"problem_id": "p9", "inference_success": 0, "inference_failed": 1, "inference_total": 1}

@@ -10,8 +10,9 @@ from arena_helpers import needs_bwrap
 from miner_helpers import read_jsonl, shop_world
 from typer.testing import CliRunner
 
-from shoparena.arena.incentives import judge_run, trajectory_richness
+from shoparena.arena.judging import judge_run
 from shoparena.arena.miners import miner_path
+from shoparena.arena.richness import trajectory_richness
 from shoparena.arena.run import ArenaRunConfig, run_arena
 from shoparena.arena.sandbox import SandboxConfig
 from shoparena.cli.main import app
@@ -34,17 +35,23 @@ def judged_run(tmp_path_factory, shop_world) -> Path:
     return out
 
 
-def test_trajectory_richness_counts_only_stamped_catalogue_dispatches():
+def test_trajectory_richness_reads_proof_kinds_and_both_published_variants():
     entries = [
-        {"kind": "summary", "path": "/inference/chat/completions"},
-        {"kind": "summary", "path": "/search/find_product", "nonce_status": "valid"},
-        {"kind": "summary", "path": "/search/view_product_information", "nonce_status": "replayed"},
+        {"kind": "summary", "path": "/inference/chat/completions", "status_code": 200,
+         "parsed_tool_names": ["find_product", "view_product_information"]},
+        {"kind": "summary", "path": "/search/find_product", "nonce_status": "valid", "proof": "nonce_valid"},
+        {"kind": "summary", "path": "/search/view_product_information", "nonce_status": "replayed",
+         "proof": "unmatched"},
         {"kind": "summary", "path": "/search/get_product_raw"},
     ]
     rich = trajectory_richness("p", entries)
     assert (rich.valid_count, rich.total_dispatch_count, rich.agentic_richness) == (1, 2, 0.5)
-    unstamped = trajectory_richness("p", [{"kind": "summary", "path": "/search/find_product"}])
-    assert unstamped.agentic_richness is None and not unstamped.has_nonce_stamps
+    assert rich.proof_kinds == {"nonce_valid": 1, "unmatched": 1}
+    assert (rich.pending_target, rich.nonce_stamped) == (1.0, 0.5)
+    # No model reply at all: no proof either way (None), distinct from 0.
+    no_model = trajectory_richness("p", [{"kind": "summary", "path": "/search/find_product"}])
+    assert no_model.agentic_richness is None and no_model.nonce_stamped is None
+    assert not no_model.has_nonce_stamps and no_model.pending_target == 0.0
 
 
 def test_judge_run_rubric_writes_verdicts_and_both_finals(judged_run):
@@ -62,7 +69,11 @@ def test_judge_run_rubric_writes_verdicts_and_both_finals(judged_run):
         assert saved["score"]["final_judge"] == entry.score.final_judge
     agentic, shortcut, crash = (report.agent(n) for n in ("agentic", "shortcut", "crash"))
     assert agentic.richness.agentic_richness == 1.0 and agentic.richness.valid_count > 0
-    assert shortcut.richness.agentic_richness == 0.0 and shortcut.richness.nonce_statuses == {"missing": 2}
+    assert agentic.richness.proof_kinds == {"nonce_valid": agentic.richness.total_dispatch_count}
+    # No model call at all: the headline has no proof (None); Variant B still sees two unstamped dispatches.
+    assert shortcut.richness.agentic_richness is None and shortcut.richness.nonce_stamped == 0.0
+    assert shortcut.richness.proof_kinds == {"unmatched": 2}
+    assert shortcut.richness.nonce_statuses == {"missing": 2}
     assert shortcut.reasoning_quality == 0.1  # no inference call: gate 1 fails on every trajectory
     assert agentic.reasoning_quality > shortcut.reasoning_quality
     # Crashed problems are not judged (no verdicts), and the richness variant has no proof to work with.

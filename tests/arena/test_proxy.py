@@ -10,6 +10,7 @@ from arena_helpers import FakeSearch
 from fastapi.testclient import TestClient
 
 from shoparena.arena.proxy import ProxyConfig, ProxyState, create_proxy_app
+from shoparena.arena.runner import inference_counts
 from shoparena.llm.scripted import ScriptedBackend, scripted_reply
 from shoparena.llm.types import RateLimited
 
@@ -74,7 +75,7 @@ def test_inference_checks_in_order(tmp_path):
     entries = log_of(ident)
     assert "messages" not in entries[-2]["json_data"] and entries[-2]["json_data"]["model"] == "good-model"
     assert "secret" not in ident.log_path.read_text()
-    assert ident.counts == {"inference_total": 6, "inference_failed": 5}
+    assert inference_counts(entries) == (6, 5)  # envelope counts come from this trusted log
 
 
 def test_backend_errors_map_to_status(tmp_path):
@@ -123,3 +124,19 @@ def test_nonce_dispatch(tmp_path, strict):
     statuses = [e.get("nonce_status") for e in log_of(ident) if e["path"].startswith("/search/")]
     assert statuses == ["valid", "replayed", "mismatch"]
     assert log_of(ident)[1]["json_data"] == {"q": "shoe", "page": 1}
+
+
+def test_served_model_overrides_the_agents_choice_and_the_allowlist_sees_it(tmp_path):
+    backend = ScriptedBackend(default=scripted_reply("ok"))
+    client, _, ident = build(tmp_path, backend, served_model="pinned/model", allowed_models=["pinned/model"])
+    r = client.post("/inference/chat/completions",
+                    json={"model": "deepseek-ai/DeepSeek-V3.2-TEE", "messages": [], "max_tokens": 4096})
+    assert r.status_code == 200 and backend.requests[-1].model == "pinned/model"
+    entry = log_of(ident)[-1]
+    assert entry["model"] == "pinned/model" and entry["requested_model"] == "deepseek-ai/DeepSeek-V3.2-TEE"
+    # The run's token cap (default 512) wins over the agent's larger ask; the call carries the call limit.
+    assert backend.requests[-1].max_tokens == 512 and entry["json_data"]["max_tokens"] == 512
+    assert backend.requests[-1].timeout_s == 120.0
+    client, _, _ = build(tmp_path, backend, served_model="other", allowed_models=["pinned/model"])
+    r = client.post("/inference/chat/completions", json={"model": "pinned/model", "messages": []})
+    assert r.status_code == 403  # the allowlist applies to the mapped name, not the requested one

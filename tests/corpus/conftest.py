@@ -9,8 +9,6 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "arena"))
 
-SN15_ROWS = Path("/work/shared/data/oro/sft_corpus_prefix_examples.jsonl")
-
 
 @pytest.fixture(scope="session")
 def firehose_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 from arena_helpers import needs_bwrap
+from corpus_helpers import SN15_ROWS
 from typer.testing import CliRunner
 
-from conftest import SN15_ROWS
 from shoparena.cli.main import app
 from shoparena.corpus import CorpusConfig, build_corpus
 
@@ -30,6 +30,8 @@ def test_firehose_filter_quality_and_funnel(corpus_dir: Path):
     assert funnel["adds_up"] and funnel["input"] == 9 * 4
     assert quality["precision"] >= 0.99 and quality["recall"] >= 0.95
     assert quality["forger_trajectories_kept"] == 0
+    shown = CliRunner().invoke(app, ["corpus", "report", str(corpus_dir)])
+    assert shown.exit_code == 0 and "adds up" in shown.output and "precision 1.0" in shown.output
     records = [json.loads(line) for line in (corpus_dir / "records.jsonl").read_text().splitlines()]
     forger = [r for r in records if r["miner_kind"] == "forger"]
     assert forger and all(r["outcome"] == "forged_log" and r["structural_label"] == "forged" for r in forger)

@@ -7,7 +7,8 @@ import json
 import random
 from pathlib import Path
 
-from conftest import SN15_ROWS
+from corpus_helpers import SN15_ROWS
+
 from shoparena.corpus.config import FilterConfig, GateConfig
 from shoparena.corpus.filter import classify
 from shoparena.corpus.ingest import ScoringContext, _ingest_value
@@ -75,9 +76,12 @@ def _mutate(value, rng: random.Random, depth: int = 0):
 
 def test_fuzz_ten_thousand_inputs_every_one_accounted_for():
     rng = random.Random(11)
-    bases = [ENVELOPE, ENVELOPE["dialogue"]] + [
-        json.loads(line) for line in SN15_ROWS.read_text().splitlines()
-    ]
+    from shoparena.formats import from_oro_envelope
+    from shoparena.formats.sb import to_sb_rollout
+
+    rollout = to_sb_rollout(from_oro_envelope(ENVELOPE), system_prompt="sys")
+    bases = [ENVELOPE, ENVELOPE["dialogue"], rollout]
+    bases += [json.loads(line) for line in SN15_ROWS.read_text().splitlines()]
     context = ScoringContext()
     fcfg, gcfg = FilterConfig(), GateConfig()
     kept = rejected = quarantined = 0

@@ -11,7 +11,8 @@ import pytest
 
 from shoparena.eval.config import EvalConfig
 from shoparena.records.problem import Intent
-from shoparena.suites.synth import SynthOptions, synthesize_bank
+from shoparena.suites.options import SynthOptions
+from shoparena.suites.synth import synthesize_bank
 
 
 @pytest.fixture(scope="session")

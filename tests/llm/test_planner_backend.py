@@ -15,6 +15,7 @@ from miner_helpers import shop_world
 from shoparena.agents.planner import PlannerAgent
 from shoparena.env.environment import Observation
 from shoparena.formats.native import read_tool_schemas
+from shoparena.formats.tagged import tool_call_id
 from shoparena.llm.factory import backend_from_spec
 from shoparena.llm.planner_backend import (
     MODEL_NAME,
@@ -133,3 +134,41 @@ def test_request_header_and_factory_spec():
     assert backend_from_spec("planner:xml").mode == "xml"
     with pytest.raises(ValueError, match="mode"):
         PlannerBackend(mode="json")  # type: ignore[arg-type]
+
+
+def _through_stateless_history(engine: Any, query: str, mode: str) -> tuple[list, list]:
+    """The planner driven as ORO's reference miner drives a model: one history message per step, no tools."""
+    backend = PlannerBackend(mode=mode)  # type: ignore[arg-type]
+    history = [f"<user>{query}</user>"]
+    out, replies = [], []
+    for _ in range(20):
+        prompt = "# Dialogue Records History\n" + "\n\n".join(history)
+        reply = backend.complete(ChatRequest(model="any", messages=[
+            {"role": "system", "content": "# Role\nYou are a shopping assistant."},
+            {"role": "user", "content": prompt}]))
+        replies.append(reply)
+        assert reply.tool_calls == []  # stateless tagged agents read calls only from the content tags
+        calls = [(c["name"], c["parameters"]) for block in reply.content.split("<tool_call>")[1:]
+                 for c in json.loads(block.split("</tool_call>")[0])]
+        out.append(calls)
+        if not calls or calls[-1][0] == "terminate":
+            break
+        think = reply.content.split("<think>")[1].split("</think>")[0] if "<think>" in reply.content else ""
+        history.append(f"<think>{think}</think>")
+        history.append("<tool_call>" + json.dumps([{"name": n, "parameters": p} for n, p in calls])
+                       + "</tool_call>")
+        observations = [{"tool_call_id": tool_call_id(n, p), "results": _execute(engine, n, p)}
+                        for n, p in calls]
+        history.append("<obs>" + json.dumps(observations) + "</obs>")
+    return out, replies
+
+
+@pytest.mark.parametrize("mode", ["native", "xml"])
+def test_stateless_tagged_history_is_continued_not_reread(shop_world, mode):
+    for problem in _problems(shop_world):
+        expected = _direct(shop_world.engine, {"query": problem["query"], "category": None})
+        got, replies = _through_stateless_history(shop_world.engine, problem["query"], mode)
+        assert got == expected and got[-1][-2][0] == "recommend_product"
+        assert all(r.raw["diverged"] is False and r.raw["mode"] == "xml" for r in replies)
+        # The first search is built from the query, never from the history's markup.
+        assert "Dialogue" not in json.dumps(got[0]) and "<obs>" not in json.dumps(got)

@@ -6,7 +6,8 @@ from _synth_helpers import small_bank, small_index
 
 from shoparena.scoring import get_similarity, score_trajectory
 from shoparena.suites.checks import shortcut_reasons, shortcut_trajectory
-from shoparena.suites.synth import SynthOptions, synthesize_problems
+from shoparena.suites.options import SynthOptions
+from shoparena.suites.synth import synthesize_problems
 
 
 def _shortcut_wins(problems, engine) -> int:

@@ -33,13 +33,18 @@ def tiny_path(_model_cache) -> str:
 
 @pytest.fixture(scope="session")
 def corpus(tmp_path_factory: pytest.TempPathFactory, hand) -> Path:
-    from shoparena.records.problem import Intent, Problem, RewardItem
-
     from corpus_fixture import write_fixture_corpus
 
+    from shoparena.records.problem import Intent, Problem, RewardItem
+
     problems = [
-        Problem(problem_id=f"p{i}", query=q, intent=Intent.PRODUCT, category="Product",
-                reward=[RewardItem(product_id="101", title=["Nike Running Shoes Breathable"])])
+        Problem(
+            problem_id=f"p{i}",
+            query=q,
+            intent=Intent.PRODUCT,
+            category="Product",
+            reward=[RewardItem(product_id="101", title=["Nike Running Shoes Breathable"])],
+        )
         for i, q in enumerate(["running shoes from nike", "nike shoes with free shipping"])
     ]
     return write_fixture_corpus(tmp_path_factory.mktemp("corpus"), hand.index, problems)

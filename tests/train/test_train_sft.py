@@ -33,13 +33,16 @@ def test_labels_cover_exactly_the_trainable_assistant_turns(tiny_path, corpus) -
     for k, message in enumerate(messages):
         if message["role"] != "assistant":
             continue
-        before = tok.apply_chat_template(clean[:k], tools=tools, add_generation_prompt=True, tokenize=True,
-                                         return_dict=True)["input_ids"]
-        upto = tok.apply_chat_template(clean[: k + 1], tools=tools, tokenize=True, return_dict=True)["input_ids"]
+        before = tok.apply_chat_template(
+            clean[:k], tools=tools, add_generation_prompt=True, tokenize=True, return_dict=True
+        )["input_ids"]
+        upto = tok.apply_chat_template(clean[: k + 1], tools=tools, tokenize=True, return_dict=True)[
+            "input_ids"
+        ]
         end = len(upto) - 1  # the template's newline after <|im_end|> is outside the turn
         assert enc["input_ids"][:end] == upto[:end]
         if message["trainable"]:
-            expected[len(before):end] = [1] * (end - len(before))
+            expected[len(before) : end] = [1] * (end - len(before))
     assert enc["assistant_masks"] == expected
     masked = [t for t, m in zip(enc["input_ids"], expected, strict=True) if m]
     text = tok.decode(masked)
@@ -64,24 +67,35 @@ def test_sft_loss_falls_and_every_parameter_changes(tiny_path, corpus, tmp_path)
     unchanged = [name for name in before if torch.equal(before[name], after[name])]
     assert unchanged == []
     from shoparena.runs import read_manifest
+    from shoparena.train.runner import TrainManifest
 
-    manifest = read_manifest(tmp_path / "run")
+    manifest = read_manifest(tmp_path / "run", TrainManifest)
     data = manifest.stages["data"].outputs
-    assert data["rows"] == 8 and data["selected"] == 4 and data["not_selected"] == {"kept/recovered": 2,
-                                                                                      "judge_low/agentic": 2}
-    assert data["data_hash"] and manifest.versions.git_sha is not None or manifest.versions.shoparena
+    assert (
+        data["rows"] == 8
+        and data["selected"] == 4
+        and data["not_selected"] == {"kept/recovered": 2, "judge_low/agentic": 2}
+    )
+    assert manifest.kind == "train-sft" and manifest.versions.shoparena and manifest.method == "sft"
+    assert manifest.data_hash == data["data_hash"] != "" and manifest.rows_used == 4
     assert summary["global_step"] == 8
 
 
-def test_final_folder_loads_in_the_transformers_backend(corpus, tmp_path) -> None:
-    from shoparena.llm.transformers_backend import TransformersBackend
+def test_final_folder_loads_as_hf_spec(corpus, tmp_path) -> None:
+    """``hf:RUN/final`` (the spec eval and the arena's backend take) renders tools and generates."""
+    from corpus_fixture import tools_json
+
+    from shoparena.llm.factory import backend_from_spec
     from shoparena.llm.types import ChatRequest
     from shoparena.train.runner import train
 
     train(_cfg(corpus, "sft", "sft.max_steps=1"), tmp_path / "run", progress=False)
-    backend = TransformersBackend(tmp_path / "run" / "final", device="cpu")
-    response = backend.complete(ChatRequest(messages=[{"role": "user", "content": "shoes"}], max_tokens=4))
-    assert response.usage.completion_tokens >= 1
+    backend = backend_from_spec(f"hf:{tmp_path / 'run' / 'final'}", device="cpu")
+    request = ChatRequest(messages=[{"role": "user", "content": "shoes"}], max_tokens=4)
+    plain = backend.complete(request)
+    with_tools = backend.complete(request.model_copy(update={"tools": json.loads(tools_json(None))}))
+    assert plain.usage.completion_tokens >= 1
+    assert with_tools.usage.prompt_tokens > plain.usage.prompt_tokens + 100  # the tool schemas are rendered
 
 
 @pytest.mark.parametrize("select,expected", [("kept", 4), ("kept+recovered", 6), ("unfiltered", 8)])
@@ -96,10 +110,37 @@ def test_selection_counts(corpus, select, expected) -> None:
 def test_cli_runs_and_reports_bad_config(corpus, tmp_path) -> None:
     runner = CliRunner()
     out = tmp_path / "cli"
-    ok = runner.invoke(app, ["train", "sft", "--config", "tiny", "--set", f"data.corpus={corpus}",
-                             "--set", "sft.max_steps=1", "--out", str(out), "--quiet"])
+    ok = runner.invoke(
+        app,
+        [
+            "train",
+            "sft",
+            "--config",
+            "tiny",
+            "--set",
+            f"data.corpus={corpus}",
+            "--set",
+            "sft.max_steps=1",
+            "--out",
+            str(out),
+            "--quiet",
+        ],
+    )
     assert ok.exit_code == 0, ok.output
     assert (out / "final" / "config.json").is_file() and (out / "config.yaml").is_file()
-    bad = runner.invoke(app, ["train", "sft", "--config", "tiny", "--set", "sft.lerning_rate=1",
-                              "--set", f"data.corpus={corpus}", "--out", str(tmp_path / "bad")])
+    bad = runner.invoke(
+        app,
+        [
+            "train",
+            "sft",
+            "--config",
+            "tiny",
+            "--set",
+            "sft.lerning_rate=1",
+            "--set",
+            f"data.corpus={corpus}",
+            "--out",
+            str(tmp_path / "bad"),
+        ],
+    )
     assert bad.exit_code == 2 and "lerning_rate" in bad.output

@@ -1,7 +1,9 @@
 """Agent-side helpers for arena miner files (ORO ``agent_interface`` + ``proxy_client`` compatible).
 
 A miner file is one Python file defining ``agent_main(problem: dict) -> list[step]``. ORO miner files run
-unchanged apart from their import line::
+unchanged apart from their import lines: every name ORO's ``src.agent.agent_interface`` and
+``src.agent.proxy_client`` export is importable from here (including the module-level ``_TOOL_REGISTRY``,
+``RequestLog``, ``InferenceStats`` and the ``DEFAULT_*`` constants)::
 
     from shoparena.agent_sdk import Tool, ProxyClient, execute_tool_call, create_dialogue_step
 
@@ -12,11 +14,22 @@ except optionally :mod:`shoparena.formats.tagged` for the shared ``tool_call_id`
 
 from __future__ import annotations
 
-from shoparena.agent_sdk.client import DEFAULT_PROXY_URL, ProxyClient, parse_nonces
+from shoparena.agent_sdk.client import (
+    DEFAULT_MAX_RETRIES,
+    DEFAULT_PROXY_URL,
+    DEFAULT_RATE_LIMIT_RETRY_DELAY,
+    DEFAULT_RETRY_DELAY,
+    DEFAULT_TIMEOUT,
+    ProxyClient,
+    parse_nonces,
+)
+from shoparena.agent_sdk.logs import InferenceStats, RequestLog
 from shoparena.agent_sdk.tools import (
+    _TOOL_REGISTRY,
     AgentOutput,
     Tool,
     ToolCallResult,
+    ToolResult,
     create_dialogue_step,
     execute_tool_call,
     format_content,
@@ -28,11 +41,19 @@ from shoparena.agent_sdk.tools import (
 )
 
 __all__ = [
+    "DEFAULT_MAX_RETRIES",
     "DEFAULT_PROXY_URL",
+    "DEFAULT_RATE_LIMIT_RETRY_DELAY",
+    "DEFAULT_RETRY_DELAY",
+    "DEFAULT_TIMEOUT",
+    "_TOOL_REGISTRY",
     "AgentOutput",
+    "InferenceStats",
     "ProxyClient",
+    "RequestLog",
     "Tool",
     "ToolCallResult",
+    "ToolResult",
     "create_dialogue_step",
     "execute_tool_call",
     "format_content",

@@ -20,12 +20,28 @@ import urllib.request
 from collections.abc import Callable
 from typing import Any
 
+from shoparena.agent_sdk.logs import InferenceStats, RequestLog
+
 logger = logging.getLogger(__name__)
 
 DEFAULT_PROXY_URL = "http://proxy:80"
 INFERENCE_PATH = "/inference/chat/completions"
+#: ORO's client defaults (seconds, attempts).
+DEFAULT_TIMEOUT = 120
+DEFAULT_MAX_RETRIES = 3
+DEFAULT_RETRY_DELAY = 2
+DEFAULT_RATE_LIMIT_RETRY_DELAY = 5
 #: Retry delays double from the base up to this cap (seconds), as upstream.
 MAX_RETRY_DELAY = 10.0
+
+
+def default_timeout() -> float:
+    """ORO's 120 s, raised to the arena's per-call limit plus a margin when that is longer."""
+    try:
+        announced = float(os.environ.get("SHOPARENA_CALL_TIMEOUT_S") or 0)
+    except ValueError:
+        announced = 0.0
+    return max(float(DEFAULT_TIMEOUT), announced + 10.0 if announced else 0.0)
 
 
 def parse_nonces(response_json: Any) -> dict[str, str]:
@@ -44,7 +60,8 @@ class ProxyClient:
 
     Args:
         proxy_url: Base URL; defaults to ``$SANDBOX_PROXY_URL`` (then ``http://proxy:80``).
-        timeout: Per-attempt timeout in seconds.
+        timeout: Per-attempt timeout in seconds; by default ORO's 120 s, or longer when the arena announces
+            a longer per-call inference limit (``$SHOPARENA_CALL_TIMEOUT_S``), so the proxy answers first.
         max_retries: Total attempts per call (ORO semantics: 3 means three tries).
         retry_delay: Base delay before a retry, doubled per attempt, capped at 10 s.
         rate_limit_retry_delay: Base delay after a 429.
@@ -55,15 +72,15 @@ class ProxyClient:
     def __init__(
         self,
         proxy_url: str | None = None,
-        timeout: float = 120.0,
-        max_retries: int = 3,
-        retry_delay: float = 2.0,
-        rate_limit_retry_delay: float = 5.0,
+        timeout: float | None = None,
+        max_retries: int = DEFAULT_MAX_RETRIES,
+        retry_delay: float = DEFAULT_RETRY_DELAY,
+        rate_limit_retry_delay: float = DEFAULT_RATE_LIMIT_RETRY_DELAY,
         api_key: str | None = None,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self.proxy_url = (proxy_url or os.environ.get("SANDBOX_PROXY_URL") or DEFAULT_PROXY_URL).rstrip("/")
-        self.timeout = timeout
+        self.timeout = timeout if timeout is not None else default_timeout()
         self.max_retries = max(1, max_retries)
         self.retry_delay = retry_delay
         self.rate_limit_retry_delay = rate_limit_retry_delay
@@ -73,8 +90,15 @@ class ProxyClient:
         self._opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
         self.last_status: int | None = None
         self.last_headers: dict[str, str] = {}
+        # The agent's own (untrusted) logs, under ORO's attribute names.
+        self.inference_stats = InferenceStats(os.environ.get("INFERENCE_STATS_FILE"))
+        self.request_log = RequestLog(os.environ.get("REQUEST_LOG_FILE"))
 
     # -- transport -------------------------------------------------------------------------------
+    def _build_url(self, path: str, params: dict[str, Any] | None = None) -> str:
+        """ORO's name for the URL builder."""
+        return self._url(path, params)
+
     def _url(self, path: str, params: dict[str, Any] | None = None) -> str:
         url = self.proxy_url + path
         if params:
@@ -110,13 +134,40 @@ class ProxyClient:
         if self.api_key:
             all_headers["Authorization"] = f"Bearer {self.api_key}"
         self.last_status = None
+        started = time.monotonic()
+        result = self._with_retries(method, path, url, body, all_headers)
+        if path == INFERENCE_PATH:
+            (
+                self.inference_stats.record_success
+                if result is not None
+                else self.inference_stats.record_failure
+            )()
+        self.request_log.record(
+            method,
+            path,
+            params=params,
+            status_code=self.last_status,
+            response_body=result,
+            duration_ms=(time.monotonic() - started) * 1000,
+        )
+        return result
+
+    def _with_retries(
+        self, method: str, path: str, url: str, body: bytes | None, headers: dict[str, str]
+    ) -> Any:
         for attempt in range(self.max_retries):
             status: int | None = None
+            error_class = None
+            attempt_started = time.monotonic()
             try:
-                status, payload = self._once(method, url, body, all_headers)
+                status, payload = self._once(method, url, body, headers)
             except (urllib.error.URLError, OSError, TimeoutError) as err:
+                error_class = type(err).__name__
                 logger.warning("%s %s failed (attempt %d): %s", method, path, attempt + 1, err)
             self.last_status = status
+            self.request_log.record_attempt(
+                method, path, attempt, (time.monotonic() - attempt_started) * 1000, status, error_class
+            )
             if status == 200:
                 try:
                     return json.loads(payload)

@@ -10,6 +10,8 @@ from collections.abc import Callable
 from typing import Any, TypedDict
 
 AgentOutput = list[dict[str, Any]]
+#: What a tool returns: anything JSON-serialisable.
+ToolResult = Any
 
 
 class ToolCallResult(TypedDict):
@@ -21,7 +23,7 @@ class ToolCallResult(TypedDict):
     result: Any
 
 
-_REGISTRY: dict[str, Callable[..., Any]] = {}
+_TOOL_REGISTRY: dict[str, Callable[..., Any]] = {}
 
 
 def _local_tool_call_id(name: str, parameters: dict[str, Any], length: int = 8) -> str:
@@ -65,7 +67,7 @@ generate_tool_call_id = tool_call_id
 
 def register_tool(name: str, func: Callable[..., Any]) -> None:
     """Register ``func`` under ``name`` in the module-global registry (a later registration wins)."""
-    _REGISTRY[name] = func
+    _TOOL_REGISTRY[name] = func
 
 
 def Tool(name: str | Callable[..., Any] | None = None) -> Any:
@@ -96,15 +98,15 @@ def get_tool(name: str) -> Callable[..., Any]:
         ValueError: When no tool of that name is registered (ORO raises ValueError too).
     """
     try:
-        return _REGISTRY[name]
+        return _TOOL_REGISTRY[name]
     except KeyError:
-        known = ", ".join(sorted(_REGISTRY)) or "(none)"
+        known = ", ".join(sorted(_TOOL_REGISTRY)) or "(none)"
         raise ValueError(f"Tool '{name}' is not registered. Available tools: {known}") from None
 
 
 def list_tools() -> list[str]:
     """Registered tool names in registration order."""
-    return list(_REGISTRY)
+    return list(_TOOL_REGISTRY)
 
 
 def execute_tool_call(tool_name: str, parameters: dict[str, Any]) -> ToolCallResult:

@@ -161,9 +161,8 @@ def _race_suite(config: FirehoseConfig, race: int, race_dir: Path) -> Path:
 
 
 def _race_and_weights(race_dir: Path, race_id: str, report: Any, race: int) -> None:
-    from shoparena.arena.incentives import weights_document
     from shoparena.arena.race import Qualifier, Race, RaceConfig, RaceStatus, resolve_race, select_qualifiers
-    from shoparena.arena.weights import WeightConfig, compute_weights
+    from shoparena.arena.weights import WeightConfig, compute_weights, weights_document
 
     cfg, wcfg = RaceConfig(), WeightConfig(rank_by="race_rank")
     candidates = [
@@ -195,7 +194,7 @@ def _race_and_weights(race_dir: Path, race_id: str, report: Any, race: int) -> N
 
 def run_firehose(config: FirehoseConfig, *, search: Any = None, progress: Any = None) -> list[Path]:
     """Run every race not already complete (``race.json`` present); returns the race directories."""
-    from shoparena.arena.incentives import judge_run
+    from shoparena.arena.judging import judge_run
     from shoparena.arena.run import ArenaRunConfig, run_arena
     from shoparena.arena.sandbox import SandboxConfig
 

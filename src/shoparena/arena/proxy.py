@@ -2,6 +2,7 @@
 
 Routes:
 - ``/search/find_product``, ``/search/view_product_information`` → the search engine, in process;
+- ``/search/web_search`` → the offline knowledge pages (web problems; not a catalogue dispatch);
 - ``/search/get_product_raw`` → 403 (scoring only);
 - ``POST /inference/chat/completions`` → the configured :class:`~shoparena.llm.types.ChatBackend`, after
   ORO's checks (400 empty/non-JSON body, missing ``model``, ``stream: true``; 403 not allowlisted);
@@ -11,7 +12,10 @@ Every request is attributed to one problem through the per-problem token the run
 ``Authorization: Bearer`` or ``X-Arena-Token``) and written by the **proxy** to that problem's trusted log
 (one §5.3 ``summary`` entry per call), a file outside every sandbox. Inference responses get HMAC tool-call
 nonces (:mod:`shoparena.arena.nonce`); catalogue dispatches carrying ``X-Tool-Nonce`` are verified and the
-status logged (strict mode answers 403 to anything but ``valid``).
+status logged (strict mode answers 403 to anything but ``valid``). Every catalogue dispatch also gets a
+``proof`` (:class:`~shoparena.arena.richness.ProofKind`): ``nonce_valid``, else ``matched_emitted`` when it
+equals (tool + normalised arguments) a call the model emitted earlier in the same problem and no dispatch has
+claimed yet, else ``unmatched``; so agents that send no nonces are still credited for what the model asked.
 """
 
 from __future__ import annotations
@@ -19,137 +23,33 @@ from __future__ import annotations
 import json
 import logging
 import os
-import secrets
-import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-from urllib.parse import unquote
+from typing import Any, Literal
+from urllib.parse import unquote, unquote_plus
 
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel
 from starlette.concurrency import run_in_threadpool
 
-from shoparena.arena.nonce import NonceAuthority, NonceStatus, parse_response_tool_calls
-from shoparena.records.tools import CATALOGUE_TOOLS, SEARCH_TOOLS
+from shoparena.arena.config import ProxyConfig
+from shoparena.arena.inference import CallAbandoned, complete_with_limits
+from shoparena.arena.nonce import NonceStatus, parse_response_tool_calls
+from shoparena.arena.proxy_state import ClientIdentity, EmittedCall, ProxyState, TokenBucket
+from shoparena.arena.richness import ProofKind
+from shoparena.records.tools import CATALOGUE_TOOLS, SEARCH_TOOLS, WEB_SEARCH
+from shoparena.runs.stale import private_tempdir
 
 logger = logging.getLogger(__name__)
 
 #: Serialised responses longer than this are summarised instead of stored (§5.3).
 RESPONSE_LOG_LIMIT = 2000
+#: web_search is served from the offline knowledge pages (shoparena.env.knowledge), so web problems run.
+WEB_MAX_RESULTS = 20
 _CHAT_FIELDS = ("model", "messages", "tools", "temperature", "max_tokens", "stop")
-
-
-class ProxyConfig(BaseModel):
-    """Proxy settings.
-
-    Attributes:
-        allowed_models: Inference model allowlist; None accepts any model (local runs with a scripted
-            backend). A configured list is enforced with 403 + ``allowed_models``.
-        rate_per_s: Token-bucket refill rate per client (per problem token).
-        burst: Token-bucket capacity.
-        strict_nonces: Answer 403 to catalogue dispatches whose nonce is not ``valid``.
-        require_nonces: With ``strict_nonces``, also reject dispatches without any nonce (``missing``).
-        nonce_ttl_s: Nonce lifetime.
-        max_body_bytes: Request body cap (413 above).
-    """
-
-    model_config = ConfigDict(extra="forbid")
-
-    allowed_models: list[str] | None = None
-    rate_per_s: float = Field(default=30.0, gt=0)
-    burst: int = Field(default=50, ge=1)
-    strict_nonces: bool = False
-    require_nonces: bool = False
-    nonce_ttl_s: float = Field(default=60.0, gt=0)
-    max_body_bytes: int = Field(default=10 * 1024 * 1024, ge=1)
-
-
-@dataclass(slots=True)
-class ClientIdentity:
-    """Who a token belongs to: set by the runner before the problem starts, removed after it ends."""
-
-    token: str
-    run: str
-    agent: str
-    problem_id: str
-    log_path: Path
-    counts: dict[str, int] = field(default_factory=lambda: {"inference_total": 0, "inference_failed": 0})
-
-
-class TokenBucket:
-    """Classic token bucket; ``take()`` is False when the caller must be rejected with 429."""
-
-    def __init__(self, rate: float, burst: int, clock: Callable[[], float] = time.monotonic) -> None:
-        self.rate, self.burst, self._clock = rate, float(burst), clock
-        self.tokens, self.stamp = float(burst), clock()
-
-    def take(self) -> bool:
-        now = self._clock()
-        self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
-        self.stamp = now
-        if self.tokens >= 1.0:
-            self.tokens -= 1.0
-            return True
-        return False
-
-
-class ProxyState:
-    """Mutable proxy state shared by the app and the runner: identities, buckets, nonces, log writes.
-
-    Args:
-        config: Proxy settings.
-        hmac_key: Nonce key (random per proxy when None).
-        unattributed_log: File receiving requests with no valid token (for audits); None drops them.
-    """
-
-    def __init__(
-        self, config: ProxyConfig, *, hmac_key: bytes | None = None, unattributed_log: Path | None = None
-    ) -> None:
-        self.config = config
-        self.nonces = NonceAuthority(hmac_key or secrets.token_bytes(32), ttl_s=config.nonce_ttl_s)
-        self.unattributed_log = unattributed_log
-        self._identities: dict[str, ClientIdentity] = {}
-        self._buckets: dict[str, TokenBucket] = {}
-        self._lock = threading.Lock()
-
-    def register(self, run: str, agent: str, problem_id: str, log_path: Path) -> ClientIdentity:
-        """Mint a token for one problem and start (truncate) its trusted log."""
-        log_path.parent.mkdir(parents=True, exist_ok=True)
-        log_path.write_bytes(b"")  # a resumed problem starts a fresh log
-        ident = ClientIdentity(secrets.token_urlsafe(24), run, agent, problem_id, log_path)
-        with self._lock:
-            self._identities[ident.token] = ident
-            self._buckets[ident.token] = TokenBucket(self.config.rate_per_s, self.config.burst)
-        return ident
-
-    def unregister(self, token: str) -> ClientIdentity | None:
-        """Revoke a token; later calls with it get 401."""
-        with self._lock:
-            self._buckets.pop(token, None)
-            return self._identities.pop(token, None)
-
-    def lookup(self, token: str | None) -> ClientIdentity | None:
-        with self._lock:
-            return self._identities.get(token) if token else None
-
-    def allow(self, token: str) -> bool:
-        with self._lock:
-            bucket = self._buckets.get(token)
-            return bucket.take() if bucket else False
-
-    def write(self, ident: ClientIdentity | None, entry: dict[str, Any]) -> None:
-        path = ident.log_path if ident else self.unattributed_log
-        if path is None:
-            return
-        line = json.dumps(entry, ensure_ascii=False, default=str) + "\n"
-        with self._lock, open(path, "a", encoding="utf-8") as fh:
-            fh.write(line)
 
 
 def _jsonable(value: Any) -> Any:
@@ -208,13 +108,15 @@ def chat_response_dict(resp: Any, model: str) -> dict[str, Any]:
     }
 
 
-def create_proxy_app(search: Any, backend: Any, state: ProxyState) -> FastAPI:
+def create_proxy_app(search: Any, backend: Any, state: ProxyState, knowledge: Any = None) -> FastAPI:
     """Build the FastAPI app.
 
     Args:
         search: A :class:`shoparena.search.SearchEngine` (``find_product``, ``view_product_information``).
         backend: A :class:`shoparena.llm.types.ChatBackend`, or None (inference answers 503).
         state: Shared :class:`ProxyState`.
+        knowledge: A :class:`~shoparena.env.knowledge.KnowledgeBase` behind ``/search/web_search``; None
+            answers ``{"observation": [], "success": false}`` (as the offline environment does).
 
     Returns:
         The ASGI application.
@@ -245,6 +147,7 @@ def create_proxy_app(search: Any, backend: Any, state: ProxyState) -> FastAPI:
             and status is not NonceStatus.VALID
             and (status is not NonceStatus.MISSING or state.config.require_nonces)
         ):
+            entry["proof"] = ProofKind.UNMATCHED.value
             return 403, {"error": f"tool nonce {status.value}", "nonce_status": status.value}, headers
         if request.method == "GET":
             params = dict(request.query_params)
@@ -258,6 +161,12 @@ def create_proxy_app(search: Any, backend: Any, state: ProxyState) -> FastAPI:
                 return 400, {"error": "search body must be a JSON object"}, headers
             entry["json_data"] = parsed
             params = parsed
+        variants = [params]
+        if request.method == "GET" and "+" in str(params.get("q", "")):
+            variants.append({**params, "q": unquote_plus(str(params["q"]))})
+        call_id = request.headers.get("x-tool-call-id")
+        proof = ident.claim(tool, variants, call_id, status is NonceStatus.VALID)
+        entry["proof"] = proof.value
         try:
             if tool == "find_product":
                 q = params.get("q", params.get("query"))
@@ -283,6 +192,30 @@ def create_proxy_app(search: Any, backend: Any, state: ProxyState) -> FastAPI:
             return 500, {"error": f"{type(err).__name__}: {err}"}, headers
         return 200, _jsonable(result), headers
 
+    async def web_call(request: Request, body: bytes, entry: dict[str, Any]) -> tuple[int, Any]:
+        if request.method == "GET":
+            params: Any = dict(request.query_params)
+            entry["params"] = _raw_params(request.scope.get("query_string", b""))
+        else:
+            try:
+                params = json.loads(body) if body.strip() else {}
+            except ValueError:
+                params = None
+            if not isinstance(params, dict):
+                return 400, {"error": "web_search body must be a JSON object"}
+            entry["json_data"] = params
+        q = params.get("q", params.get("query"))
+        if not q:
+            return 400, {"error": "web_search needs q"}
+        try:
+            limit = max(1, min(WEB_MAX_RESULTS, int(params.get("max_results", 10))))
+        except (TypeError, ValueError):
+            return 400, {"error": "web_search max_results must be an integer"}
+        if knowledge is None:
+            return 200, {"observation": [], "success": False}
+        pages = await run_in_threadpool(knowledge.search, str(q), limit)
+        return 200, {"observation": [p.model_dump(mode="json") for p in pages], "success": True}
+
     async def inference_call(
         request: Request, body: bytes, entry: dict[str, Any], ident: ClientIdentity
     ) -> tuple[int, Any]:
@@ -295,24 +228,46 @@ def create_proxy_app(search: Any, backend: Any, state: ProxyState) -> FastAPI:
         if not isinstance(payload, dict) or not payload.get("model"):
             return 400, {"error": "missing 'model'"}
         entry["json_data"] = {k: v for k, v in payload.items() if k != "messages"}
-        entry["model"] = payload["model"]
+        model = state.config.served_model or str(payload["model"])
+        entry["model"] = model
+        if model != payload["model"]:
+            entry["requested_model"] = payload["model"]
+        payload = {**payload, "model": model}
         if payload.get("stream") is True:
             return 400, {"error": "streaming is not supported"}
         allowed = state.config.allowed_models
-        if allowed is not None and payload["model"] not in allowed:
-            return 403, {"error": f"model {payload['model']!r} is not allowed", "allowed_models": allowed}
+        if allowed is not None and model not in allowed:
+            return 403, {"error": f"model {model!r} is not allowed", "allowed_models": allowed}
         if backend is None:
             return 503, {"error": "no inference backend configured"}
         from shoparena.llm.types import BackendError, ChatRequest
 
+        limits = state.config.inference
+        payload = limits.apply(payload)
+        entry["json_data"].update({k: payload[k] for k in ("max_tokens", "stop") if k in payload})
         known = {k: payload[k] for k in _CHAT_FIELDS if k in payload}
         extra = {k: v for k, v in payload.items() if k not in _CHAT_FIELDS and k != "stream"}
         try:
-            chat = ChatRequest(**known, extra_body=extra)
+            chat = ChatRequest(**known, extra_body=extra, timeout_s=limits.call_timeout_s)
         except Exception as err:
             return 400, {"error": f"invalid chat request: {err}"}
+
+        async def gone() -> bool:
+            return ident.closed.is_set() or await request.is_disconnected()
+
         try:
-            resp = await run_in_threadpool(backend.complete, chat)
+            resp = await complete_with_limits(
+                backend, chat, timeout_s=limits.call_timeout_s, gone=gone, cancels=ident.cancels
+            )
+        except CallAbandoned as err:
+            # 504: the run's per-call limit passed; 499 (nginx's "client closed request"): nobody waits.
+            code = 504 if err.reason == "timeout" else 499
+            return code, {
+                "error": {
+                    "type": "InferenceTimeout" if code == 504 else "InferenceAbandoned",
+                    "message": f"{err} (generation cancelled)",
+                }
+            }
         except BackendError as err:
             code = err.status_code if err.status_code and err.status_code >= 400 else 502
             return code, {"error": {"type": type(err).__name__, "message": str(err)}}
@@ -325,7 +280,13 @@ def create_proxy_app(search: Any, backend: Any, state: ProxyState) -> FastAPI:
         except Exception:  # enrichment fails open, as upstream: the reply still goes out
             logger.exception("nonce enrichment failed")
         entry["usage"] = out["usage"]
-        entry["parsed_tool_names"] = [c.name for c in parse_response_tool_calls(out)]
+        calls = parse_response_tool_calls(out)
+        entry["parsed_tool_names"] = [call.name for call in calls]
+        # Kept whole (not cut at 2000 chars like `response`), so richness can be audited offline.
+        entry["parsed_tool_calls"] = [
+            {"id": call.call_id, "name": call.name, "arguments": call.arguments} for call in calls
+        ]
+        ident.remember_emitted(calls)
         return 200, out
 
     @app.api_route("/{path:path}", methods=["GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS"])
@@ -333,6 +294,17 @@ def create_proxy_app(search: Any, backend: Any, state: ProxyState) -> FastAPI:
         started = time.monotonic()
         route = "/" + path
         ident = state.lookup(token_of(request))
+        if ident is None:
+            return await answer(route, request, started, None)
+        state.begin_request(ident)
+        try:
+            return await answer(route, request, started, ident)
+        finally:
+            state.end_request(ident)
+
+    async def answer(
+        route: str, request: Request, started: float, ident: ClientIdentity | None
+    ) -> JSONResponse:
         entry: dict[str, Any] = {"kind": "summary", "method": request.method, "path": route}
         headers: dict[str, str] = {}
         body = b""
@@ -348,15 +320,14 @@ def create_proxy_app(search: Any, backend: Any, state: ProxyState) -> FastAPI:
                 tool = route[len("/search/") :]
                 if tool in SEARCH_TOOLS and request.method in ("GET", "POST"):
                     status, payload, headers = await search_call(tool, request, body, entry, ident)
+                elif tool == WEB_SEARCH and request.method in ("GET", "POST"):
+                    status, payload = await web_call(request, body, entry)
                 elif tool in CATALOGUE_TOOLS and request.method in ("GET", "POST"):
                     status, payload = 403, {"error": f"/search/{tool} is not served by this proxy"}
                 else:
                     status, payload = 403, {"error": f"{route} is forbidden"}
             elif route == "/inference/chat/completions" and request.method == "POST":
                 status, payload = await inference_call(request, body, entry, ident)
-                ident.counts["inference_total"] += 1
-                if status != 200:
-                    ident.counts["inference_failed"] += 1
             elif route.startswith("/inference/"):
                 status, payload = 403, {"error": "only POST /inference/chat/completions is served"}
             else:
@@ -379,18 +350,28 @@ def create_proxy_app(search: Any, backend: Any, state: ProxyState) -> FastAPI:
 class ProxyServer:
     """Serves the proxy app on a Unix socket from a background thread (uvicorn).
 
-    The socket lives in a fresh private directory (mode 0711, socket 0666) so unprivileged sandboxes can
-    connect to it by path but not list or replace anything beside it.
+    The socket lives in a fresh private directory: mode 0700 with a 0600 socket, or, when sandboxes run under
+    their own host uids, 0710/0660 for the group ``peer_gid`` they carry; no other local user can connect.
+    The directory (``shoparena-proxy-<pid>-*``) is removed on stop or exit, and by the next run if killed.
 
     Args:
         app: The ASGI app (see :func:`create_proxy_app`).
         socket_dir: Directory for the socket; a new temp dir when None.
+        peer_gid: Group of the sandbox processes allowed to connect (see ``Sandbox.peer_gid``); ``"auto"``:
+            the group of sandboxes with the default ``SandboxConfig`` (none unless the runner is root).
     """
 
-    def __init__(self, app: Any, socket_dir: Path | None = None) -> None:
+    def __init__(
+        self, app: Any, socket_dir: Path | None = None, peer_gid: int | Literal["auto"] | None = "auto"
+    ) -> None:
         self.app = app
         self._own_dir = socket_dir is None
-        self.socket_dir = Path(socket_dir or tempfile.mkdtemp(prefix="shoparena-proxy-"))
+        if peer_gid == "auto":
+            from shoparena.arena.sandbox import SandboxConfig, peer_gid_for
+
+            peer_gid = peer_gid_for(SandboxConfig())
+        self.peer_gid = peer_gid
+        self.socket_dir = Path(socket_dir or private_tempdir("proxy", owner=self))
         self.socket_path = self.socket_dir / "proxy.sock"
         self._server: Any = None
         self._thread: threading.Thread | None = None
@@ -399,7 +380,7 @@ class ProxyServer:
         import uvicorn
 
         self.socket_dir.mkdir(parents=True, exist_ok=True)
-        os.chmod(self.socket_dir, 0o711)
+        self._restrict(self.socket_dir, 0o700, 0o710)
         config = uvicorn.Config(
             self.app,
             uds=str(self.socket_path),
@@ -416,8 +397,15 @@ class ProxyServer:
             if time.monotonic() > deadline or not self._thread.is_alive():
                 raise RuntimeError(f"proxy did not start on {self.socket_path}")
             time.sleep(0.01)
-        os.chmod(self.socket_path, 0o666)
+        self._restrict(self.socket_path, 0o600, 0o660)
         return self
+
+    def _restrict(self, path: Path, private: int, shared: int) -> None:
+        if self.peer_gid is None:
+            os.chmod(path, private)
+        else:
+            os.chown(path, -1, self.peer_gid)
+            os.chmod(path, shared)
 
     def stop(self) -> None:
         if self._server is not None:
@@ -434,3 +422,16 @@ class ProxyServer:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+__all__ = [
+    "ClientIdentity",
+    "EmittedCall",
+    "ProxyConfig",
+    "ProxyServer",
+    "ProxyState",
+    "TokenBucket",
+    "chat_response_dict",
+    "create_proxy_app",
+    "summarise_response",
+]

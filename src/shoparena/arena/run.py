@@ -22,9 +22,10 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
-from shoparena.arena.proxy import ProxyConfig, ProxyServer, ProxyState, create_proxy_app
+from shoparena.arena.config import ArenaRunConfig
+from shoparena.arena.proxy import ProxyServer, ProxyState, create_proxy_app
 from shoparena.arena.runner import AgentRunner, ArenaProblem, safe_name
-from shoparena.arena.sandbox import Sandbox, SandboxConfig
+from shoparena.arena.sandbox import Sandbox
 from shoparena.formats._common import FormatError
 from shoparena.formats.oro import from_oro_envelope
 from shoparena.jsonl import read_jsonl_dicts
@@ -44,25 +45,6 @@ from shoparena.suites.loaders import load_suite
 logger = logging.getLogger(__name__)
 
 
-class ArenaRunConfig(BaseModel):
-    """Everything ``arena run`` needs (written resolved to ``config.yaml``)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    agents: list[Path] = Field(min_length=1)
-    suite: Path
-    index: Path | None = None
-    out: Path
-    backend: str | None = Field(default=None, description="LLM backend spec (shoparena.llm.factory).")
-    workers: int = Field(default=3, ge=1)
-    timeout_s: float = Field(default=300.0, gt=0)
-    run_timeout_s: float | None = Field(default=1800.0, gt=0)
-    run_id: str | None = None
-    similarity: str = Field(default="lexical", description="Title similarity for scoring (offline default).")
-    proxy: ProxyConfig = Field(default_factory=ProxyConfig)
-    sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
-
-
 class AgentSummary(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -71,6 +53,11 @@ class AgentSummary(BaseModel):
     success: int
     failed: int
     timed_out: int
+    no_model_reply: int = Field(
+        default=0, description="Problems that made inference calls of which none got a model reply."
+    )
+    inference_total: int = 0
+    inference_failed: int = 0
     scores: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
 
@@ -79,6 +66,7 @@ class ArenaRunSummary(BaseModel):
 
     run_dir: str
     run_id: str
+    model: str | None = None
     agents: list[AgentSummary]
     isolation_warnings: list[str] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
@@ -109,6 +97,7 @@ def _score(
 ) -> tuple[dict[str, dict[str, Any]], str | None]:
     if lookup is None:
         return {}, "scoring skipped: needs a search index"
+
     def read(env: dict[str, Any]) -> Any:
         try:
             return from_oro_envelope(env)
@@ -124,6 +113,32 @@ def _score(
         agg = result.aggregate
         scores[profile] = agg.model_dump(mode="json") if hasattr(agg, "model_dump") else dict(vars(agg))
     return scores, None
+
+
+def run_model(config: ArenaRunConfig, backend: Any) -> str | None:
+    """The run's model: ``config.model``, else the spec's ``#model``, else the backend's name (or None)."""
+    if config.model:
+        return config.model
+    if config.backend:
+        from shoparena.llm.factory import spec_model_name
+
+        return spec_model_name(config.backend)
+    return getattr(backend, "model_name", None)
+
+
+def prepare_backend(backend: Any) -> None:
+    """Load the backend's model once, before the proxy accepts calls (a failure stops the run here).
+
+    Raises:
+        RuntimeError: The model could not be loaded (the message names the backend and the cause).
+    """
+    load = getattr(backend, "load", None)
+    if load is None:
+        return
+    try:
+        load()
+    except Exception as err:
+        raise RuntimeError(f"backend {backend!r} failed to load its model: {err}") from err
 
 
 def run_arena(config: ArenaRunConfig, *, backend: Any = None, search: Any = None) -> ArenaRunSummary:
@@ -149,10 +164,18 @@ def run_arena(config: ArenaRunConfig, *, backend: Any = None, search: Any = None
         from shoparena.search import SearchIndex
 
         search = SearchIndex.open(config.index)
-    if backend is None and config.backend:
+    own_backend = backend is None and bool(config.backend)
+    if own_backend:
         from shoparena.llm.factory import backend_from_spec
 
         backend = backend_from_spec(config.backend)
+    if backend is not None:
+        prepare_backend(backend)
+    model = run_model(config, backend)
+    proxy_config = config.proxy
+    if model and not proxy_config.served_model:
+        proxy_config = proxy_config.model_copy(update={"served_model": model})
+    agent_env = proxy_config.inference.agent_env(model, config.timeout_s)
     sandbox = Sandbox(config.sandbox.model_copy(update={"timeout_s": config.timeout_s}))
     names = _agent_names(config.agents)
     manifest = ArenaManifest(
@@ -166,14 +189,22 @@ def run_arena(config: ArenaRunConfig, *, backend: Any = None, search: Any = None
             allowed_models=config.proxy.allowed_models,
             strict_nonces=config.proxy.strict_nonces,
             backend=config.backend,
+            served_model=proxy_config.served_model,
+            inference=proxy_config.inference.model_dump(mode="json"),
         ),
         notes=notes,
     )
     write_manifest(manifest, out)
-    state = ProxyState(config.proxy, unattributed_log=out / "proxy" / "_unattributed.jsonl")
+    state = ProxyState(proxy_config, unattributed_log=out / "proxy" / "_unattributed.jsonl")
     (out / "proxy").mkdir(exist_ok=True)
     summaries: list[AgentSummary] = []
-    server = ProxyServer(create_proxy_app(search, backend, state)).start()
+    knowledge = None
+    if search is not None and any(str(p.public.get("category", "")).lower() == "web" for p in problems):
+        from shoparena.env.episodes import suite_knowledge
+
+        knowledge = suite_knowledge(search, config.suite)
+    app = create_proxy_app(search, backend, state, knowledge)
+    server = ProxyServer(app, peer_gid=sandbox.peer_gid).start()
     try:
         for name, agent_file in zip(names, config.agents, strict=True):
             started = time.monotonic()
@@ -189,11 +220,17 @@ def run_arena(config: ArenaRunConfig, *, backend: Any = None, search: Any = None
                 workers=config.workers,
                 timeout_s=config.timeout_s,
                 run_timeout_s=config.run_timeout_s,
+                agent_env=agent_env,
             )
             runner.run(problems)
             envelopes = read_jsonl_dicts(out / "agents" / name / "output.jsonl")
             logger.info("%s: %d envelopes in %.1fs", name, len(envelopes), time.monotonic() - started)
             statuses = [e.get("status") for e in envelopes]
+            no_reply = sum(
+                bool(e.get("inference_total"))
+                and e.get("inference_failure_count") == e.get("inference_total")
+                for e in envelopes
+            )
             scores, note = _score(loader_problems, envelopes, search, config.similarity)
             if note and note not in notes:
                 notes.append(note)
@@ -204,15 +241,21 @@ def run_arena(config: ArenaRunConfig, *, backend: Any = None, search: Any = None
                     success=statuses.count("SUCCESS"),
                     failed=statuses.count("FAILED"),
                     timed_out=statuses.count("TIMED_OUT"),
+                    no_model_reply=no_reply,
+                    inference_total=sum(int(e.get("inference_total") or 0) for e in envelopes),
+                    inference_failed=sum(int(e.get("inference_failure_count") or 0) for e in envelopes),
                     scores=scores,
                 )
             )
     finally:
         server.stop()
         sandbox.close()
+        if own_backend and hasattr(backend, "close"):
+            backend.close()  # no generation thread may outlive the run (clean interpreter exit)
     summary = ArenaRunSummary(
         run_dir=str(out),
         run_id=run_id,
+        model=model,
         agents=summaries,
         isolation_warnings=sandbox.report.warnings,
         notes=notes,

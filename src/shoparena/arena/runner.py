@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from shoparena.arena.proxy import ProxyState
+from shoparena.arena.richness import INFERENCE_PATH
 from shoparena.arena.sandbox import Sandbox, SandboxResult
 from shoparena.jsonl import read_jsonl_dicts
 from shoparena.runs.envelopes import EnvelopeLog, apply_executor_defaults, make_envelope
@@ -45,16 +46,26 @@ def read_trusted_log(path: Path) -> list[dict[str, Any]]:
     return [entry for entry in read_jsonl_dicts(path) if entry.get("kind") == "summary"]
 
 
+def inference_counts(calls: list[dict[str, Any]]) -> tuple[int, int]:
+    """(inference calls, failed ones) from the trusted log: a call fails unless the backend answered 200."""
+    inference = [c for c in calls if c.get("path") == INFERENCE_PATH]
+    return len(inference), sum(c.get("status_code") != 200 for c in inference)
+
+
 def envelope_from_result(
     problem: ArenaProblem,
     outcome: SandboxResult,
     *,
     timeout_s: float,
     calls: list[dict[str, Any]],
-    inference_total: int,
-    inference_failed: int,
 ) -> dict[str, Any]:
-    """Decide status and error from what the sandbox produced (the agent cannot influence these fields)."""
+    """Decide status and error from what the sandbox produced and the trusted log (never from the agent).
+
+    Inference counts come from the proxy's trusted log. A run whose every inference call failed or timed out
+    is not a SUCCESS even when the agent returned steps: it is FAILED with ``InferenceFailed``, since no
+    model reply ever reached the agent.
+    """
+    inference_total, inference_failed = inference_counts(calls)
     common = {"inference_total": inference_total, "inference_failure_count": inference_failed}
     pid, elapsed = problem.problem_id, outcome.execution_time
     result = outcome.result
@@ -72,6 +83,18 @@ def envelope_from_result(
         )
         return make_envelope(pid, "FAILED", elapsed, error={"type": "NoResult", "message": message}, **common)
     kind = result.get("kind")
+    if kind == "return" and inference_total and inference_failed == inference_total:
+        return make_envelope(
+            pid,
+            "FAILED",
+            elapsed,
+            error={
+                "type": "InferenceFailed",
+                "message": f"all {inference_total} inference call(s) failed or timed out "
+                "(proxy trusted log); no model reply reached the agent",
+            },
+            **common,
+        )
     if kind == "return" and isinstance(result.get("dialogue"), list):
         dialogue = apply_executor_defaults(
             result["dialogue"],
@@ -117,6 +140,7 @@ class AgentRunner:
         workers: Parallel sandboxes.
         timeout_s: Per-problem limit.
         run_timeout_s: Limit for the whole agent run; problems not started in time become TIMED_OUT.
+        agent_env: Extra environment for every agent process (the run's model and inference limits).
         on_envelope: Callback after each envelope is written (progress display).
     """
 
@@ -134,6 +158,7 @@ class AgentRunner:
         workers: int = 3,
         timeout_s: float = 300.0,
         run_timeout_s: float | None = 1800.0,
+        agent_env: dict[str, str] | None = None,
         on_envelope: Callable[[dict[str, Any]], None] | None = None,
     ) -> None:
         if workers < 1:
@@ -147,6 +172,7 @@ class AgentRunner:
             timeout_s,
             run_timeout_s,
         )
+        self.agent_env = dict(agent_env or {})
         self.on_envelope = on_envelope
         self.log = EnvelopeLog(out_dir / "output.jsonl")
         (out_dir / "logs").mkdir(parents=True, exist_ok=True)
@@ -184,10 +210,12 @@ class AgentRunner:
             if self.log.append(envelope) and self.on_envelope:
                 self.on_envelope(envelope)
 
-        with ThreadPoolExecutor(
-            max_workers=self.workers, thread_name_prefix=f"arena-{self.agent_name}"
-        ) as pool:
+        pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix=f"arena-{self.agent_name}")
+        try:
             list(pool.map(work, todo))
+        finally:
+            # On SIGTERM/Ctrl-C only the problems in flight finish; the rest are left for the resume.
+            pool.shutdown(wait=True, cancel_futures=True)
         return self.log.read()
 
     def _one(self, problem: ArenaProblem, slot: int, deadline: float | None) -> dict[str, Any]:
@@ -210,6 +238,7 @@ class AgentRunner:
         log_path = self.proxy_log_dir / f"{name}.jsonl"
         ident = None
         env = {
+            **self.agent_env,
             "INFERENCE_STATS_FILE": "/tmp/inference_stats.jsonl",
             "REQUEST_LOG_FILE": "/tmp/request_log.jsonl",
             "SANDBOX_OUTPUT_FILE": "/tmp/output.jsonl",
@@ -234,16 +263,10 @@ class AgentRunner:
         finally:
             if ident is not None and self.proxy_state is not None:
                 self.proxy_state.unregister(ident.token)
+                # Calls still in flight (a killed agent's) are cancelled and logged before the log is read.
+                self.proxy_state.wait_idle(ident)
         calls = read_trusted_log(log_path)
-        counts = ident.counts if ident else {"inference_total": 0, "inference_failed": 0}
-        envelope = envelope_from_result(
-            problem,
-            outcome,
-            timeout_s=timeout,
-            calls=calls,
-            inference_total=counts["inference_total"],
-            inference_failed=counts["inference_failed"],
-        )
+        envelope = envelope_from_result(problem, outcome, timeout_s=timeout, calls=calls)
         self._side_files(problem, name, outcome)
         return envelope
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -197,6 +197,23 @@ def weights_for_tick(
     return compute_weights(race, hotkey_to_uid, n_uids=n_uids, config=config)
 
 
+def weights_document(
+    race: Race, weights: WeightVector | None, uid_map: dict[str, int], config: WeightConfig
+) -> bytes:
+    """Canonical ``weights.json`` bytes (sorted keys, no timestamps): identical inputs, identical bytes."""
+    doc: dict[str, Any] = {
+        "race_id": race.race_id,
+        "status": race.status.value,
+        "hotkey_to_uid": dict(sorted(uid_map.items())),
+        "config": config.model_dump(mode="json"),
+    }
+    if weights is None:
+        doc["skipped"] = True  # no RACE_COMPLETE race: validators skip the tick
+    else:
+        doc.update(weights.model_dump(mode="json"))
+    return orjson.dumps(doc, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2) + b"\n"
+
+
 __all__ = [
     "U16_MAX",
     "Finisher",
@@ -208,5 +225,6 @@ __all__ = [
     "pinned_weights",
     "rank_finishers",
     "tail_weights",
+    "weights_document",
     "weights_for_tick",
 ]

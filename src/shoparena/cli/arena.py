@@ -9,6 +9,10 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from shoparena.arena.config import ArenaRunConfig
+from shoparena.arena.inference import InferenceLimits
+from shoparena.cli._options import field_option
+
 arena_app = typer.Typer(
     help="ORO-compatible arena: sandboxed agent runs, proxy, races.", no_args_is_help=True
 )
@@ -26,9 +30,13 @@ def run(
     out: Path = typer.Option(..., help="Run directory (re-running resumes it)."),
     index: Path | None = typer.Option(None, exists=True, file_okay=False, help="Search index directory."),
     backend: str | None = typer.Option(None, help="LLM backend spec, e.g. openai:http://host/v1#model."),
-    workers: int = typer.Option(3, min=1, help="Parallel sandboxes."),
-    timeout: float = typer.Option(300.0, min=0.1, help="Per-problem timeout (s)."),
-    run_timeout: float = typer.Option(1800.0, min=1, help="Whole-run limit per agent (s)."),
+    model: str | None = field_option(ArenaRunConfig, "model"),
+    workers: int = field_option(ArenaRunConfig, "workers", min=1),
+    timeout: float = field_option(ArenaRunConfig, "timeout_s", "--timeout", min=0.1),
+    run_timeout: float = field_option(ArenaRunConfig, "run_timeout_s", "--run-timeout", min=1),
+    max_tokens: int = field_option(InferenceLimits, "max_tokens", min=1),
+    stop: list[str] = field_option(InferenceLimits, "stop"),
+    call_timeout: float = field_option(InferenceLimits, "call_timeout_s", "--call-timeout", min=0.1),
     allowed_model: list[str] = typer.Option([], help="Inference allowlist (repeat); none accepts any model."),
     strict_nonces: bool = typer.Option(False, help="403 on catalogue dispatches without a valid nonce."),
     require_isolation: bool = typer.Option(False, help="Fail instead of degrading when bwrap is unusable."),
@@ -40,9 +48,9 @@ def run(
     ),
 ) -> None:
     """Run each agent on every suite problem, one sandbox per problem; print a summary table."""
+    from shoparena.arena.config import ProxyConfig
     from shoparena.arena.miners import resolve_agent
-    from shoparena.arena.proxy import ProxyConfig
-    from shoparena.arena.run import ArenaRunConfig, run_arena
+    from shoparena.arena.run import run_arena
     from shoparena.arena.sandbox import SandboxConfig
 
     try:
@@ -62,15 +70,25 @@ def run(
         index=index,
         out=out,
         backend=backend,
+        model=model,
         workers=workers,
         timeout_s=timeout,
         run_timeout_s=run_timeout,
-        proxy=ProxyConfig(allowed_models=allowed_model or None, strict_nonces=strict_nonces),
+        proxy=ProxyConfig(
+            allowed_models=allowed_model or None,
+            strict_nonces=strict_nonces,
+            inference=InferenceLimits(max_tokens=max_tokens, stop=stop, call_timeout_s=call_timeout),
+        ),
         sandbox=SandboxConfig(timeout_s=timeout, require_isolation=require_isolation),
     )
-    summary = run_arena(config)
-    table = Table(title=f"arena run {summary.run_id}  ({summary.run_dir})")
-    for col in ("agent", "problems", "SUCCESS", "FAILED", "TIMED_OUT", "success_rate (sb / strict)"):
+    try:
+        summary = run_arena(config)
+    except RuntimeError as err:  # the backend's model failed to load: nothing ran
+        console.print(f"[bold red]error[/]: {err}")
+        raise typer.Exit(1) from None
+    table = Table(title=f"arena run {summary.run_id}  ({summary.run_dir}; model {summary.model or '-'})")
+    for col in ("agent", "problems", "SUCCESS", "FAILED", "TIMED_OUT", "no model reply",
+                "inference (failed/total)", "success_rate (sb / strict)"):
         table.add_column(col)
     for agent in summary.agents:
         rates = " / ".join(
@@ -83,6 +101,8 @@ def run(
             str(agent.success),
             str(agent.failed),
             str(agent.timed_out),
+            str(agent.no_model_reply),
+            f"{agent.inference_failed}/{agent.inference_total}",
             rates,
         )
     console.print(table)
@@ -91,14 +111,16 @@ def run(
     for note in summary.notes:
         console.print(f"[yellow]note[/]: {note}")
     if judge is not None or race_bank is not None:
-        from shoparena.arena.incentives import RaceRunConfig, incentives_table, judge_run, race_run
+        from shoparena.arena.judging import judge_run
+        from shoparena.arena.racing import RaceRunConfig, race_run
+        from shoparena.cli.arena_tables import incentives_table, leaderboard_table
 
         report = judge_run(out, judge or "rubric", backend)
         console.print(incentives_table(report))
         if race_bank is not None:
             race_config = RaceRunConfig(judge=judge or "rubric", index=index, backend=backend,
                                         workers=workers, timeout_s=timeout, run_timeout_s=run_timeout)
-            race_run([out], race_bank, out / "race", race_config, console=console)
+            console.print(leaderboard_table(race_run([out], race_bank, out / "race", race_config)))
 
 
 @arena_app.command("judge")
@@ -116,7 +138,8 @@ def judge_cmd(
     ),
 ) -> None:
     """Judge every SUCCESS trajectory; write judge.jsonl, richness and final scores; print a table."""
-    from shoparena.arena.incentives import incentives_table, judge_run
+    from shoparena.arena.judging import judge_run
+    from shoparena.cli.arena_tables import incentives_table
     from shoparena.judge.llm_judge import LLMJudgeConfig
 
     if judge not in ("rubric", "llm"):
@@ -185,8 +208,9 @@ def race_cmd(
     """Race the qualifiers on the hidden bank; resolve the incumbent; write weights; print the leaderboard."""
     from pydantic import ValidationError
 
-    from shoparena.arena.incentives import RaceRunConfig, race_run
     from shoparena.arena.race import Incumbent, RaceConfig
+    from shoparena.arena.racing import RaceRunConfig, race_run
+    from shoparena.cli.arena_tables import leaderboard_table
 
     if (incumbent is None) != (incumbent_since is None):
         raise typer.BadParameter("--incumbent and --incumbent-since go together")
@@ -212,7 +236,8 @@ def race_cmd(
         )
     except ValidationError as err:
         raise typer.BadParameter(str(err)) from None
-    result = race_run(list(qualifying), race_bank, out, config, console=console)
+    result = race_run(list(qualifying), race_bank, out, config)
+    console.print(leaderboard_table(result))
     for note in result.notes:
         console.print(f"[yellow]note[/]: {note}")
 

@@ -3,7 +3,9 @@
 Each module exposes ``register(app: typer.Typer) -> None`` and stays a thin wrapper over a library function,
 so the logic is importable and testable without the CLI. Every command reports an input file that cannot
 be read at the byte level (:class:`~shoparena.jsonl.JsonlReadError`: a corrupt, truncated or mislabelled
-gzip file) as one line naming the file and line, with exit code ``EXIT_UNREADABLE_INPUT`` (3).
+gzip file) as one line naming the file and line, with exit code ``EXIT_UNREADABLE_INPUT`` (3), and a
+directory whose ``manifest.json`` is empty, torn or of another kind (:class:`~shoparena.runs.ManifestError`)
+with exit code 2.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import functools
 import importlib
 import logging
 import pkgutil
+import signal
 from collections.abc import Callable
 from typing import Any
 
@@ -19,6 +22,7 @@ import typer
 
 import shoparena
 from shoparena.jsonl import EXIT_UNREADABLE_INPUT, JsonlReadError
+from shoparena.runs.manifest import ManifestError
 
 app = typer.Typer(
     name="shoparena",
@@ -42,15 +46,15 @@ def _root(
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Debug logging."),
 ) -> None:
     """shoparena command line."""
+    from rich.console import Console
     from rich.logging import RichHandler
 
-    logging.basicConfig(
-        level=logging.DEBUG if verbose else logging.INFO,
-        format="%(message)s",
-        handlers=[RichHandler(show_path=False, rich_tracebacks=True)],
-        force=True,
-    )
-    # bm25s logs every index build at DEBUG through its own logger; keep the CLI output readable.
+    level = logging.DEBUG if verbose else logging.INFO
+    # Logs go to stderr (stdout is for results: ``--json`` output must parse), and the handler itself
+    # filters by level: libraries such as bm25s set their own loggers to DEBUG when first imported.
+    handler = RichHandler(console=Console(stderr=True), show_path=False, rich_tracebacks=True)
+    handler.setLevel(level)
+    logging.basicConfig(level=level, format="%(message)s", handlers=[handler], force=True)
     logging.getLogger("bm25s").setLevel(logging.WARNING)
 
 
@@ -74,6 +78,9 @@ def _guard(callback: Callable[..., Any]) -> Callable[..., Any]:
         except JsonlReadError as exc:
             typer.echo(f"error: unreadable input: {exc}", err=True)
             raise typer.Exit(code=EXIT_UNREADABLE_INPUT) from None
+        except ManifestError as exc:  # an index or run directory with an empty, torn or foreign manifest
+            typer.echo(f"error: {exc}", err=True)
+            raise typer.Exit(code=2) from None
 
     return guarded
 
@@ -92,7 +99,13 @@ _register_all()
 _guard_commands(app)
 
 
+def _exit_on_sigterm(signum: int, frame: object) -> None:
+    # SIGTERM's default action skips finally blocks and atexit: temp dirs and sockets would be left behind.
+    raise SystemExit(128 + signum)
+
+
 def main() -> None:
+    signal.signal(signal.SIGTERM, _exit_on_sigterm)
     app()
 
 

@@ -8,7 +8,8 @@ from pathlib import Path
 import typer
 
 train_app = typer.Typer(
-    help="Post-train a model on corpus views with TRL (SFT, Dr. GRPO offline/online, KTO).", no_args_is_help=True
+    help="Post-train a model on corpus views with TRL (SFT, Dr. GRPO offline/online, KTO).",
+    no_args_is_help=True,
 )
 
 
@@ -33,8 +34,12 @@ def _run(method: str, config: str, sets: list[str], out: Path, quiet: bool) -> N
     typer.echo(f"{method}: {summary['global_step']} steps, final model {summary['final']}")
 
 
-_CONFIG = typer.Option(..., "--config", "-c", help="A YAML config file or a preset: tiny, smollm2, student-cpu, qwen3-4b.")
-_SET = typer.Option([], "--set", help="Override a dotted key, e.g. --set sft.learning_rate=1e-4 (repeatable).")
+_CONFIG = typer.Option(
+    ..., "--config", "-c", help="A YAML config file or a preset: tiny, smollm2, student-cpu, qwen3-4b."
+)
+_SET = typer.Option(
+    [], "--set", help="Override a dotted key, e.g. --set sft.learning_rate=1e-4 (repeatable)."
+)
 _OUT = typer.Option(..., "--out", "-o", help="Run directory (re-running the same command resumes).")
 _QUIET = typer.Option(False, "--quiet", help="No progress bar.")
 
@@ -47,7 +52,7 @@ def sft(config: str = _CONFIG, sets: list[str] = _SET, out: Path = _OUT, quiet: 
 
 @train_app.command("grpo")
 def grpo(config: str = _CONFIG, sets: list[str] = _SET, out: Path = _OUT, quiet: bool = _QUIET) -> None:
-    """Dr. GRPO: offline per-step on the `steps` view (ToolRL reward) or online in ShopEnv (grpo.grpo_mode)."""
+    """Dr. GRPO: offline per step on the `steps` view (ToolRL reward) or online in ShopEnv (grpo_mode)."""
     _run("grpo", config, sets, out, quiet)
 
 

@@ -2,7 +2,8 @@
 
 Rows stream from ``records.jsonl`` (record dicts, in its order), in one pass, into Parquet (pyarrow, fixed
 batches, the schema of explicit :class:`datasets.Features`) and JSONL (sorted keys); each view is then read
-back with :meth:`datasets.Dataset.from_parquet` and written with ``save_to_disk``. Memory stays flat and the
+back from the same batches' Arrow stream (:meth:`datasets.Dataset.from_file`, memory-mapped) and written with
+``save_to_disk``. Memory stays flat and the
 files are a pure function of the records (byte-identical on re-runs). Records without an assistant
 turn appear only in ``records.jsonl``.
 """
@@ -145,12 +146,17 @@ BATCH_ROWS = 256
 class _Sink:
     """One (view, split) output: a Parquet writer fed in fixed-size batches, and the JSONL file."""
 
-    def __init__(self, views_dir: Path, view: str, split: str) -> None:
+    def __init__(self, views_dir: Path, cache: Path, view: str, split: str) -> None:
+        import pyarrow as pa
         import pyarrow.parquet as pq
 
         self.schema = features(view).arrow_schema
         self.parquet = views_dir / f"{view}-{split}.parquet"
         self.writer = pq.ParquetWriter(str(self.parquet), self.schema)
+        # The same batches as an Arrow IPC stream: what `datasets` memory-maps (Dataset.from_file), so the
+        # save_to_disk copy never re-reads the Parquet through a builder.
+        self.arrow = cache / f"{view}-{split}.arrow"
+        self.stream = pa.ipc.new_stream(str(self.arrow), self.schema)
         self.jsonl = open(views_dir / f"{view}-{split}.jsonl", "wb")  # noqa: SIM115 - closed in close()
         self.rows: list[dict[str, Any]] = []
         self.count = 0
@@ -166,7 +172,9 @@ class _Sink:
         import pyarrow as pa
 
         if self.rows:
-            self.writer.write_table(pa.Table.from_pylist(self.rows, schema=self.schema))
+            table = pa.Table.from_pylist(self.rows, schema=self.schema)
+            self.writer.write_table(table)
+            self.stream.write_table(table)
             self.rows = []
 
     def close(self) -> None:
@@ -176,6 +184,7 @@ class _Sink:
         if self.count == 0:
             self.writer.write_table(pa.Table.from_pylist([], schema=self.schema))
         self.writer.close()
+        self.stream.close()
         self.jsonl.close()
 
 
@@ -190,7 +199,8 @@ def export_views(
     views_dir.mkdir(parents=True, exist_ok=True)
     cache = views_dir / ".cache"
     shutil.rmtree(cache, ignore_errors=True)  # never reuse a cache from an earlier build
-    sinks = {(v, s): _Sink(views_dir, v, s) for v in VIEWS for s in SPLITS}
+    cache.mkdir()
+    sinks = {(v, s): _Sink(views_dir, cache, v, s) for v in VIEWS for s in SPLITS}
     try:
         for record in records():
             if record["split"] not in SPLITS or not any(m["role"] == "assistant" for m in record["messages"]):
@@ -208,9 +218,8 @@ def export_views(
         for split in SPLITS:
             sink = sinks[(view, split)]
             if sink.count:
-                path, cache_dir = str(sink.parquet), str(cache / f"{view}-{split}")
-                parts[split] = Dataset.from_parquet(path, features=features(view), cache_dir=cache_dir)
-            else:  # datasets cannot read a Parquet file without rows
+                parts[split] = Dataset.from_file(str(sink.arrow))
+            else:  # keep the empty split's features explicit
                 parts[split] = Dataset.from_dict({k: [] for k in features(view)}, features=features(view))
         target = views_dir / view
         shutil.rmtree(target, ignore_errors=True)

@@ -414,7 +414,13 @@ def _read_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
 def load_run_context(run_dir: Path, cache: dict[str, Any]) -> tuple[ScoringContext, list[str]]:
     """Problems of the run's suite and its index (opened once per path), with notes on what is missing."""
     notes: list[str] = []
-    config = yaml.safe_load((run_dir / "config.yaml").read_text(encoding="utf-8")) or {}
+    try:
+        config = yaml.safe_load((run_dir / "config.yaml").read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError) as exc:
+        config = {}
+        notes.append(f"{run_dir}/config.yaml unreadable ({type(exc).__name__}); trajectories are not scored")
+    if not isinstance(config, dict):
+        config = {}
     context = ScoringContext(similarity=str(config.get("similarity") or "lexical"))
     suite = config.get("suite")
     if suite and Path(suite).exists():
@@ -457,7 +463,10 @@ def ingest_run_dir(run_dir: Path, emit: Emit, cache: dict[str, Any]) -> list[str
     if race_path.exists():
         race = ((json.loads(race_path.read_text(encoding="utf-8")) or {}).get("race") or {}).get("race_id")
     agents = list(manifest.agents) if manifest is not None and manifest.agents else []
-    agents = agents or sorted(p.name for p in (run_dir / "agents").iterdir() if p.is_dir())
+    if not agents and (run_dir / "agents").is_dir():
+        agents = sorted(p.name for p in (run_dir / "agents").iterdir() if p.is_dir())
+    if not agents:
+        notes.append(f"{run_dir}: no agents (no agents/ folder): nothing ingested")
     for agent in agents:
         agent_dir = run_dir / "agents" / agent
         truth_path = agent_dir / "miner.json"

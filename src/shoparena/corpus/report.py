@@ -33,7 +33,17 @@ class ReportBuilder:
         self.richness: dict[str, Counter[str]] = defaultdict(Counter)
         self.judge_bins: Counter[str] = Counter()
         self.per: dict[str, dict[str, Counter[str]]] = {
-            k: defaultdict(Counter) for k in ("category", "miner_kind", "teacher", "label", "log_source")
+            k: defaultdict(Counter)
+            for k in (
+                "category",
+                "miner_kind",
+                "teacher",
+                "label",
+                "log_source",
+                "race",
+                "agent_version",
+                "model",
+            )
         }
         self.splits: Counter[str] = Counter()
         self.quality: Counter[str] = Counter()
@@ -54,6 +64,9 @@ class ReportBuilder:
             ("teacher", r["teacher"]),
             ("label", r["structural_label"]),
             ("log_source", evidence["log_source"]),
+            ("race", r["provenance"]["race_id"]),
+            ("agent_version", r["provenance"]["agent_version"]),
+            ("model", r["provenance"]["agent_model"]),
         ):
             self.per[key][value or "-"]["total"] += 1
             self.per[key][value or "-"]["kept"] += kept

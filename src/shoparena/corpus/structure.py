@@ -1,6 +1,7 @@
 """Structural evidence of one trajectory: both richness variants, forgery checks, the chat message rule.
 
-Variant B (nonce-stamped) is the arena's own metric (:func:`shoparena.arena.incentives.trajectory_richness`);
+Variant B (nonce-stamped) comes from the arena's richness module
+(:func:`shoparena.arena.richness.trajectory_richness`, field ``nonce_stamped``);
 Variant A (pending-target matching, distillation spec §2) lives here because only the corpus needs it. Both
 read *summary* entries of a proxy log; the trusted proxy log is a flat list, so Variant A walks it once (the
 pending list is replaced at every inference entry anyway), while sandbox-side ``extra_info.proxy_calls``
@@ -14,7 +15,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from shoparena.arena.incentives import trajectory_richness
+from shoparena.arena.richness import trajectory_richness
 from shoparena.records.tools import CATALOGUE_TOOLS
 
 INFERENCE_PREFIX = "/inference/"
@@ -105,7 +106,7 @@ def pending_target_walk(steps: Iterable[Sequence[dict[str, Any]]]) -> tuple[floa
 def nonce_summary(entries: Sequence[dict[str, Any]]) -> tuple[float | None, dict[str, int], int]:
     """Variant B: (richness or None without stamps, nonce_status counts, catalogue dispatches)."""
     result = trajectory_richness("", [e for e in entries if isinstance(e, dict)])
-    return result.agentic_richness, dict(result.nonce_statuses), result.total_dispatch_count
+    return result.nonce_stamped, dict(result.nonce_statuses), result.total_dispatch_count
 
 
 def llm_requested(entries: Sequence[dict[str, Any]], tool: str) -> bool:

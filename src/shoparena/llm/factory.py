@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Any
 
 from shoparena.llm.openai_compat import OpenAICompatibleBackend
@@ -41,6 +42,20 @@ def parse_backend_spec(spec: str) -> tuple[str, str, str | None]:
     if kind == "openai" and not location.startswith(("http://", "https://")):
         raise ValueError(f"backend spec {spec!r}: openai location must be an http(s) URL")
     return kind, location, model.strip() or None
+
+
+def spec_model_name(spec: str) -> str:
+    """The model a spec serves: ``#model``, else the model folder's name, else the planner's label.
+
+    Raises:
+        ValueError: An unparseable spec.
+    """
+    if spec.strip().lower() in ("planner", "planner:xml"):
+        from shoparena.llm.planner_backend import MODEL_NAME
+
+        return MODEL_NAME
+    _, location, model = parse_backend_spec(spec)
+    return model or Path(location.rstrip("/")).name or location
 
 
 def backend_from_spec(spec: str, *, api_key: str | None = None, **options: Any) -> ChatBackend:

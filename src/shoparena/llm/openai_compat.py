@@ -173,6 +173,11 @@ class OpenAICompatibleBackend:
         self._client = client or httpx.Client()
         self.attempts_made = 0  # total HTTP attempts over the backend's life, for logs and tests
 
+    @property
+    def model_name(self) -> str | None:
+        """The model requests name when the caller names none (the spec's ``#model``)."""
+        return self.model
+
     def __repr__(self) -> str:
         return f"OpenAICompatibleBackend(base_url={self.base_url!r}, model={self.model!r})"
 

@@ -16,6 +16,12 @@ Conversation conventions (those of the built-in ``agentic`` miner): the first us
 ``Shopping request (category: Shop, difficulty: hard):`` followed by the query; otherwise the whole message
 is the query. Native calls are answered by ``tool`` messages (matched by ``tool_call_id``, else in order);
 ``<tool_call>`` text is answered by the next user message's ``<tool_response>{"name", "content"}`` blocks.
+
+Stateless tagged agents (ShoppingBench's rollout, ORO's reference miner) send one user message holding the
+whole history (``# Dialogue Records History``, ``<user>/<think>/<tool_call>/<obs>/<response>``): that history
+is parsed (:mod:`shoparena.formats.tagged_history`), never re-read as the request, and the reply is always the
+tagged text in ``content`` (``<think>…</think>`` and ``<tool_call>[…]</tool_call>``), whatever the mode,
+because such agents read their calls only from there.
 """
 
 from __future__ import annotations
@@ -140,6 +146,25 @@ def read_history(messages: list[dict[str, Any]]) -> tuple[str, str | None, list[
     return query, category, turns
 
 
+def read_request(messages: list[dict[str, Any]]) -> tuple[str, str | None, list[_Turn], bool]:
+    """``(query, category, turns, stateless_tagged)``: a history message if the last user turn is one."""
+    from shoparena.formats.tagged_history import is_history_message, parse_history_message
+
+    last_user = next((m for m in reversed(messages) if m.get("role") == "user"), None)
+    text = _message_text(last_user) if last_user else ""
+    if not is_history_message(text):
+        return (*read_history(messages), False)
+    query, steps = parse_history_message(text)
+    turns = []
+    for step in steps:
+        turn = _Turn([(c.tool_call_id, c.name, c.parameters) for c in step.tool_calls], native=False)
+        turn.results = [c.result for c in step.tool_calls]
+        turn.answered = [c.has_result for c in step.tool_calls]
+        turns.append(turn)
+    query, category = parse_request_text(query)
+    return query, category, turns, True
+
+
 class PlannerBackend:
     """The rule-based planner as a chat backend (labelled ``shoparena/planner-rule-based``).
 
@@ -150,6 +175,7 @@ class PlannerBackend:
     """
 
     name = "planner"
+    model_name = MODEL_NAME
 
     def __init__(self, mode: Literal["native", "xml"] = "native", **planner_options: Any) -> None:
         if mode not in ("native", "xml"):
@@ -161,7 +187,12 @@ class PlannerBackend:
         return f"PlannerBackend(mode={self.mode!r})"
 
     def next_completion(self, request: ChatRequest) -> tuple[str, bool]:
-        """The planner's next tagged completion for the conversation, and whether the replay diverged.
+        """The planner's next tagged completion for the conversation, and whether the replay diverged."""
+        text, diverged, _ = self._next(request)
+        return text, diverged
+
+    def _next(self, request: ChatRequest) -> tuple[str, bool, bool]:
+        """(next tagged completion, replay diverged, request was a stateless tagged history).
 
         ``diverged`` is True when a recorded assistant turn's calls differ from what the planner would have
         emitted there (the history came from someone else); the replay still feeds the recorded results.
@@ -171,7 +202,7 @@ class PlannerBackend:
         from shoparena.formats.native import read_tool_schemas
         from shoparena.records.trajectory import Step, ToolCall
 
-        query, category, turns = read_history(request.messages)
+        query, category, turns, tagged = read_request(request.messages)
         schemas = read_tool_schemas(request.tools) if request.tools else read_tool_schemas(
             [{"name": n} for n in DEFAULT_TOOLS])
         agent = PlannerAgent(**self.planner_options)
@@ -189,7 +220,7 @@ class PlannerBackend:
             text = observe()
             for index, turn in enumerate(turns, start=1):
                 if not text or '"name": "terminate"' in text:
-                    return "", diverged  # the plan already ended; later turns are not the planner's
+                    return "", diverged, tagged  # the plan already ended; later turns are not the planner's
                 expected = [(name, params) for name, params in _xml_calls(text)]
                 recorded = [(name, params) for _, name, params in turn.calls]
                 diverged = diverged or expected != recorded
@@ -201,22 +232,22 @@ class PlannerBackend:
                 text = observe()
         finally:
             agent.close(episode)
-        return text, diverged
+        return text, diverged, tagged
 
     def complete(self, request: ChatRequest) -> ChatResponse:
         """The planner's next step for ``request``'s conversation."""
-        text, diverged = self.next_completion(request)
+        text, diverged, tagged = self._next(request)
         think_match = _THINK_RE.search(text)
         think = think_match.group(1).strip() if think_match else ""
         calls = _xml_calls(text)
         prompt_tokens = sum(estimate_tokens(_message_text(m)) for m in request.messages)
-        raw = {"note": NOTE, "diverged": diverged, "mode": self.mode}
+        raw = {"note": NOTE, "diverged": diverged, "mode": "xml" if tagged else self.mode}
         if not text:
             done = "The plan is complete; nothing further to do."
             return ChatResponse(content=done, usage=Usage(prompt_tokens=prompt_tokens,
                                 completion_tokens=estimate_tokens(done)), model=MODEL_NAME,
                                 finish_reason="stop", raw=raw)
-        if self.mode == "xml":
+        if self.mode == "xml" or tagged:
             return ChatResponse(content=text, usage=Usage(prompt_tokens=prompt_tokens,
                                 completion_tokens=estimate_tokens(text)), model=MODEL_NAME,
                                 finish_reason="stop", raw=raw)
@@ -241,4 +272,12 @@ class PlannerBackend:
         )
 
 
-__all__ = ["MODEL_NAME", "NOTE", "PlannerBackend", "estimate_tokens", "parse_request_text", "read_history"]
+__all__ = [
+    "MODEL_NAME",
+    "NOTE",
+    "PlannerBackend",
+    "estimate_tokens",
+    "parse_request_text",
+    "read_history",
+    "read_request",
+]

@@ -91,6 +91,19 @@ class _StopOnGeneratedText:
         return torch.full((input_ids.shape[0],), hit, dtype=torch.bool, device=input_ids.device)
 
 
+class _StopWhenCancelled:
+    """Stop generating once the caller's cancel event is set (it gave up on this reply)."""
+
+    def __init__(self, cancel: threading.Event) -> None:
+        self.cancel = cancel
+
+    def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
+        import torch
+
+        hit = self.cancel.is_set()
+        return torch.full((input_ids.shape[0],), hit, dtype=torch.bool, device=input_ids.device)
+
+
 class TransformersBackend:
     """Generate with a local HF causal LM using its tokenizer's chat template (tools passed to the template).
 
@@ -120,13 +133,51 @@ class TransformersBackend:
         self._model = model
         self._tokenizer = tokenizer
         self._lock = threading.Lock()  # generate() on one model is not thread-safe
+        # Loading has its own lock: concurrent first calls must not race (a half-loaded model has meta
+        # tensors), and a load must not wait behind a generation.
+        self._load_lock = threading.Lock()
+
+    @property
+    def model_name(self) -> str:
+        """The name replies carry: the model folder's name."""
+        return self.model_dir.name
+
+    def load(self) -> None:
+        """Load the model and tokenizer now (once, thread-safe); the arena calls it before serving.
+
+        A one-token generation follows, so the first real call does not also pay torch's warm-up.
+
+        Raises:
+            BackendError: Not a directory, the optional extras are missing, or the weights do not load.
+        """
+        self._load()
+        self.complete(ChatRequest(messages=[{"role": "user", "content": "hi"}], max_tokens=1))
 
     def __repr__(self) -> str:
         return f"TransformersBackend(model_dir={str(self.model_dir)!r})"
 
+    def close(self) -> None:
+        """Wait for a running generation, then drop the model.
+
+        Called when a run ends, so no generation thread is still inside torch while the interpreter shuts
+        down (that aborted runs with ``terminate called without an active exception``).
+        """
+        with self._load_lock, self._lock:
+            self._model = None
+            self._tokenizer = None
+        import gc
+
+        gc.collect()
+
     def _load(self) -> tuple[Any, Any]:
         if self._model is not None and self._tokenizer is not None:
             return self._model, self._tokenizer
+        with self._load_lock:
+            if self._model is None or self._tokenizer is None:
+                self._model, self._tokenizer = self._load_from_disk()
+        return self._model, self._tokenizer
+
+    def _load_from_disk(self) -> tuple[Any, Any]:
         if not self.model_dir.is_dir():
             raise BackendError(f"TransformersBackend.model_dir {self.model_dir} is not a directory")
         try:
@@ -137,13 +188,18 @@ class TransformersBackend:
                 "TransformersBackend needs torch and transformers (pip install 'shoparena[train]')"
             ) from exc
         device = self.device or ("cuda" if torch.cuda.is_available() else "cpu")
-        self._tokenizer = AutoTokenizer.from_pretrained(self.model_dir)
-        self._model = AutoModelForCausalLM.from_pretrained(self.model_dir, dtype="auto").to(device)
-        self._model.eval()
-        return self._model, self._tokenizer
+        try:
+            tokenizer = AutoTokenizer.from_pretrained(self.model_dir)
+            model = AutoModelForCausalLM.from_pretrained(self.model_dir, dtype="auto").to(device)
+        except Exception as exc:  # corrupt or incomplete weights: one clear error, not a 502 per call
+            raise BackendError(f"TransformersBackend: cannot load {self.model_dir}: {exc}") from exc
+        model.eval()
+        return model, tokenizer
 
-    def complete(self, request: ChatRequest) -> ChatResponse:
+    def complete(self, request: ChatRequest, *, cancel: threading.Event | None = None) -> ChatResponse:
         """Render the chat template, generate, and parse the new tokens.
+
+        ``cancel`` (set by the arena proxy when the caller gave up) stops generation at the next token.
 
         With ``extra_body["guided_choice"]`` (vLLM's structured-output knob) nothing is generated: the reply
         is the choice the model scores highest (see :meth:`_guided_choice`).
@@ -172,11 +228,18 @@ class TransformersBackend:
             gen_kwargs.update(do_sample=True, temperature=temperature)
         else:
             gen_kwargs["do_sample"] = False
+        criteria: list[Any] = []
         if request.stop:
-            gen_kwargs["stopping_criteria"] = [_StopOnGeneratedText(tokenizer, request.stop, prompt_len)]
+            criteria.append(_StopOnGeneratedText(tokenizer, request.stop, prompt_len))
+        if cancel is not None:
+            criteria.append(_StopWhenCancelled(cancel))
+        if criteria:
+            gen_kwargs["stopping_criteria"] = criteria
         if getattr(tokenizer, "pad_token_id", None) is None:
             gen_kwargs["pad_token_id"] = getattr(tokenizer, "eos_token_id", None)
         with self._lock:
+            if cancel is not None and cancel.is_set():  # given up while queued behind another generation
+                raise BackendError("generation cancelled before it started", retryable=True)
             output = model.generate(**inputs.to(model.device), **gen_kwargs)
         new_tokens = output[0][prompt_len:]
         text = tokenizer.decode(new_tokens, skip_special_tokens=True)

@@ -137,6 +137,12 @@ class ArenaProxyInfo(BaseModel):
     allowed_models: list[str] | None = None
     strict_nonces: bool = False
     backend: str | None = None
+    served_model: str | None = Field(
+        default=None, description="The run's model: what every inference call was served as."
+    )
+    inference: dict[str, Any] = Field(
+        default_factory=dict, description="Generation limits and per-call timeout (InferenceLimits)."
+    )
 
 
 class ArenaManifest(RunManifest):

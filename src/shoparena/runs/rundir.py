@@ -48,7 +48,17 @@ class RunDir:
             return record
         return None
 
-    def complete(self, stage: str, stage_config: Any, started: float, outputs: dict[str, Any]) -> StageRecord:
+    def complete(
+        self,
+        stage: str,
+        stage_config: Any,
+        started: float,
+        outputs: dict[str, Any],
+        *,
+        invalidate_later: bool = True,
+    ) -> StageRecord:
+        """Record ``stage`` as done. A linear run (``invalidate_later``) forgets every stage recorded after
+        it; a stage DAG passes False because its stage hashes already carry their inputs' hashes."""
         record = StageRecord(
             name=stage,
             config_hash=config_hash(stage_config),
@@ -57,6 +67,9 @@ class RunDir:
             outputs=outputs,
         )
         self.manifest.stages[stage] = record
+        if not invalidate_later:
+            self._save_manifest()
+            return record
         # Later stages depend on this one: a redone stage invalidates everything recorded after it.
         names = list(self.manifest.stages)
         for later in names[names.index(stage) + 1 :]:

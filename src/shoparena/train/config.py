@@ -54,7 +54,9 @@ class EnvSection(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     index: str | None = Field(None, description="Search index directory (`shoparena search build`).")
-    suite: str | None = Field(None, description="Suite file with the problems (default CORPUS/problems.json).")
+    suite: str | None = Field(
+        None, description="Suite file with the problems (default CORPUS/problems.json)."
+    )
     max_steps: int = Field(6, ge=1, description="Tool-calling turns per rollout.")
     similarity: str = "lexical"
 
@@ -69,7 +71,9 @@ class TrainConfig(BaseModel):
     data: DataSection = Field(default_factory=DataSection)
     lora: LoraSection | None = None
     env: EnvSection = Field(default_factory=EnvSection)
-    trainer: dict[str, Any] = Field(default_factory=dict, description="The TRL config section, passed through.")
+    trainer: dict[str, Any] = Field(
+        default_factory=dict, description="The TRL config section, passed through."
+    )
 
     @property
     def view(self) -> str:
@@ -130,11 +134,24 @@ def apply_overrides(raw: dict[str, Any], overrides: list[str]) -> dict[str, Any]
         node = out
         *parents, leaf = key.split(".")
         for part in parents:
-            node = node.setdefault(part, {})
+            if node.get(part) is None:  # absent, or `lora: null` being switched on
+                node[part] = {}
+            node = node[part]
             if not isinstance(node, dict):
                 raise ConfigError(f"--set {item!r}: {part} is not a section")
-        node[leaf] = yaml.safe_load(value)
+        node[leaf] = _scalar(value)
     return out
+
+
+def _scalar(text: str) -> Any:
+    """A YAML scalar, with ``1e-4`` read as a float (YAML 1.1 wants ``1.0e-4``)."""
+    value = yaml.safe_load(text)
+    if isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            return value
+    return value
 
 
 def load_config(source: str | Path, method: str, overrides: list[str] | None = None) -> TrainConfig:

@@ -1,6 +1,7 @@
 """Corpus views → training rows: selection (``data.select``), the data hash, and per-method preparation.
 
-Reads ``CORPUS/views/<view>/`` (``DatasetDict.save_to_disk``) or, failing that, ``views/<view>-<split>.parquet``
+Reads ``CORPUS/views/<view>/`` (``DatasetDict.save_to_disk``) or, failing that,
+``views/<view>-<split>.parquet``
 (corpus contract). Every selected row ends up used or dropped with a reason; :class:`DataReport` carries the
 counts that the run's manifest records.
 """
@@ -42,7 +43,9 @@ def load_view(data: DataSection, view: str) -> Any:
     import datasets
 
     if not data.corpus:
-        raise ConfigError("data.corpus: no corpus directory given (set it in the config or --set data.corpus=DIR)")
+        raise ConfigError(
+            "data.corpus: no corpus directory given (set it in the config or --set data.corpus=DIR)"
+        )
     root = Path(data.corpus)
     saved = root / "views" / view
     parquet = root / "views" / f"{view}-{data.split}.parquet"
@@ -71,7 +74,9 @@ def select_rows(cfg: TrainConfig) -> tuple[Any, DataReport]:
     report = DataReport(view=cfg.view, split=cfg.data.split, select=cfg.data.select, rows=len(dataset))
     for column in ("outcome", "origin", "record_id"):
         if column not in dataset.column_names:
-            raise ConfigError(f"{cfg.data.corpus}: view {cfg.view!r} has no column {column!r} (corpus contract)")
+            raise ConfigError(
+                f"{cfg.data.corpus}: view {cfg.view!r} has no column {column!r} (corpus contract)"
+            )
     keep = [is_selected(r, cfg.data.select) for r in dataset.select_columns(["outcome", "origin"])]
     reasons = Counter(
         f"{o}/{g}" for o, g, k in zip(dataset["outcome"], dataset["origin"], keep, strict=True) if not k
@@ -83,7 +88,9 @@ def select_rows(cfg: TrainConfig) -> tuple[Any, DataReport]:
         selected = selected.select(range(cfg.data.max_rows))
     report.selected = sum(keep)
     report.data_hash = hashlib.sha256(
-        json.dumps({"view": cfg.view, "ids": list(selected["record_id"]), "fp": dataset._fingerprint}).encode()
+        json.dumps(
+            {"view": cfg.view, "ids": list(selected["record_id"]), "fp": dataset._fingerprint}
+        ).encode()
     ).hexdigest()[:16]
     return selected, report
 
@@ -140,7 +147,9 @@ def render_sft_record(
             spans[-1] = (spans[-1][0], i + 1)
     flags = trainable_flags(messages)
     if len(spans) != len(flags):
-        raise ValueError(f"chat template marks {len(spans)} assistant spans for {len(flags)} assistant messages")
+        raise ValueError(
+            f"chat template marks {len(spans)} assistant spans for {len(flags)} assistant messages"
+        )
     for (start, end), trainable in zip(spans, flags, strict=True):
         if not trainable:
             mask[start:end] = [0] * (end - start)
@@ -163,8 +172,10 @@ def prepare_sft(dataset: Any, tokenizer: Any, report: DataReport, *, max_length:
         rows.append(enc)
     report.used = len(rows)
     if not rows:
-        raise ConfigError(f"data: no SFT row keeps a trainable token (dropped: {report.dropped}); "
-                          "raise sft.max_length or check the selection")
+        raise ConfigError(
+            f"data: no SFT row keeps a trainable token (dropped: {report.dropped}); "
+            "raise sft.max_length or check the selection"
+        )
     return datasets.Dataset.from_list(rows)
 
 
@@ -195,7 +206,7 @@ def prepare_grpo_offline(dataset: Any, tokenizer: Any, report: DataReport, *, te
 
 
 def prepare_grpo_online(dataset: Any, report: DataReport):
-    """One row per trajectory: its opening state (system + user, step 0) and the teacher's whole action list."""
+    """One row per trajectory: its opening state (system + user) and the teacher's whole action list."""
     import datasets
 
     actions: dict[str, dict[int, Any]] = {}
@@ -221,24 +232,43 @@ def prepare_grpo_online(dataset: Any, report: DataReport):
 
 
 def prepare_kto(dataset: Any, report: DataReport, *, granularity: str):
-    """KTO rows of one label granularity (``trajectory`` or ``step``): prompt, completion, label, tools."""
+    """KTO rows of one label granularity: prompt, completion, label, tools.
+
+    ``trajectory``: the view's trajectory rows (completion = every turn after the first user message).
+    ``step``: the view's step rows; when it has none, each trajectory row is split at its assistant turns
+    (prompt = everything before the turn, completion = the turn, the trajectory's label on every step).
+    """
     import datasets
 
     rows = []
-    for row in dataset:
-        if row["granularity"] != granularity:
-            report.dropped[f"granularity_{row['granularity']}"] = (
-                report.dropped.get(f"granularity_{row['granularity']}", 0) + 1
-            )
-            continue
-        rows.append(
+    matching = [r for r in dataset if r["granularity"] == granularity]
+    report.dropped["other_granularity"] = len(dataset) - len(matching)
+    if not matching and granularity == "step":
+        report.dropped["other_granularity"] = 0
+        for row in dataset:
+            if row["granularity"] != "trajectory":
+                continue
+            prompt, completion = clean_messages(row["prompt"]), clean_messages(row["completion"])
+            for k, message in enumerate(completion):
+                if message["role"] == "assistant":
+                    rows.append(
+                        {
+                            "prompt": prompt + completion[:k],
+                            "completion": [message],
+                            "label": bool(row["label"]),
+                            "tools": row.get("tools") or "[]",
+                        }
+                    )
+    else:
+        rows = [
             {
-                "prompt": clean_messages(row["prompt"]),
-                "completion": clean_messages(row["completion"]),
-                "label": bool(row["label"]),
-                "tools": row.get("tools") or "[]",
+                "prompt": clean_messages(r["prompt"]),
+                "completion": clean_messages(r["completion"]),
+                "label": bool(r["label"]),
+                "tools": r.get("tools") or "[]",
             }
-        )
+            for r in matching
+        ]
     report.used = len(rows)
     if not rows:
         raise ConfigError(f"data: no KTO rows of granularity {granularity!r} after selection")

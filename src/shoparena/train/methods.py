@@ -52,8 +52,9 @@ def build_trainer(cfg: TrainConfig, args: Any, model: Any, tokenizer: Any, datas
         # The dataset is pre-tokenised with its own loss mask (trainable assistant turns only); TRL's
         # assistant_only_loss would re-render conversations and cannot see `trainable`.
         args.assistant_only_loss = False
-        return SFTTrainer(model=model, args=args, train_dataset=dataset, processing_class=tokenizer,
-                          peft_config=peft)
+        return SFTTrainer(
+            model=model, args=args, train_dataset=dataset, processing_class=tokenizer, peft_config=peft
+        )
     if cfg.method == "grpo":
         from trl import GRPOTrainer
 
@@ -63,11 +64,26 @@ def build_trainer(cfg: TrainConfig, args: Any, model: Any, tokenizer: Any, datas
             factory, rewards, weights = _online_parts(cfg, args)
             args.reward_weights = weights
             args.max_tool_calling_iterations = cfg.env.max_steps
-            return GRPOTrainer(model=model, reward_funcs=rewards, args=args, train_dataset=dataset,
-                               processing_class=tokenizer, peft_config=peft, environment_factory=factory)
+            return GRPOTrainer(
+                model=model,
+                reward_funcs=rewards,
+                args=args,
+                train_dataset=dataset,
+                processing_class=tokenizer,
+                peft_config=peft,
+                environment_factory=factory,
+            )
         tokenizer.padding_side = "left"
-        return GRPOTrainer(model=model, reward_funcs=[toolrl_reward], args=args, train_dataset=dataset,
-                           processing_class=tokenizer, peft_config=peft)
+        return GRPOTrainer(
+            model=model,
+            reward_funcs=[toolrl_reward],
+            args=args,
+            train_dataset=dataset,
+            processing_class=tokenizer,
+            peft_config=peft,
+        )
     from trl import KTOTrainer
 
-    return KTOTrainer(model=model, args=args, train_dataset=dataset, processing_class=tokenizer, peft_config=peft)
+    return KTOTrainer(
+        model=model, args=args, train_dataset=dataset, processing_class=tokenizer, peft_config=peft
+    )

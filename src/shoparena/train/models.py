@@ -83,12 +83,13 @@ def resolve_model(name: str) -> str:
     return name
 
 
-def prepare_tokenizer(tokenizer: Any) -> str | None:
-    """Make the tokenizer trainable; returns the chat template to train with (None = the tokenizer's own).
+def prepare_tokenizer(tokenizer: Any) -> None:
+    """Make the tokenizer trainable, in place: a padding token, a chat template with ``{% generation %}``
+    markers, and a response parser for online GRPO's tool calls.
 
-    A template with ``{% generation %}`` markers is kept; a template TRL knows (Qwen3 among them) is patched
-    as TRL does; anything else gets shoparena's ChatML tools template. Tool-call parsing for online GRPO uses
-    TRL's Qwen3 response template (same Hermes tags).
+    A template with generation markers is kept; a template TRL knows (Qwen3 among them) is patched as TRL
+    does; anything else gets shoparena's ChatML tools template. A template with Hermes ``<tool_call>`` tags
+    gets TRL's Qwen3 response template (same tags) unless the tokenizer already has a parser.
     """
     from trl.chat_template_utils import get_training_chat_template, has_generation_markers, qwen3_template
 
@@ -96,16 +97,12 @@ def prepare_tokenizer(tokenizer: Any) -> str | None:
 
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
-    if getattr(tokenizer, "response_template", None) is None:
-        tokenizer.response_template = qwen3_template
     template = tokenizer.chat_template
-    if template and has_generation_markers(template):
-        return None
-    try:
-        patched = get_training_chat_template(tokenizer) if template else None
-    except ValueError:
-        patched = None
-    if patched is None:
-        patched = chatml_tools_template(thinking=True)
-    tokenizer.chat_template = patched
-    return None
+    if not (template and has_generation_markers(template)):
+        try:
+            patched = get_training_chat_template(tokenizer) if template else None
+        except ValueError:
+            patched = None
+        tokenizer.chat_template = patched or chatml_tools_template(thinking=True)
+    if getattr(tokenizer, "response_template", None) is None and "<tool_call>" in tokenizer.chat_template:
+        tokenizer.response_template = qwen3_template

@@ -55,7 +55,9 @@ class ShopRolloutEnv:
         sort: str | None = None,
         service: str | None = None,
     ) -> str:
-        return self._call("find_product", q=q, page=page, shop_id=shop_id, price=price, sort=sort, service=service)
+        return self._call(
+            "find_product", q=q, page=page, shop_id=shop_id, price=price, sort=sort, service=service
+        )
 
     def view_product_information(self, product_ids: str) -> str:
         return self._call("view_product_information", product_ids=product_ids)
@@ -66,9 +68,8 @@ class ShopRolloutEnv:
     def terminate(self, status: str) -> str:
         return self._call("terminate", status=status)
 
-    def trajectory(self) -> Any:
+    def _trajectory(self) -> Any:
         return self._env.trajectory()
-
 
 
 # One home for the tool descriptions: ShopTools' docstrings (google style, parsed by get_json_schema).
@@ -76,7 +77,9 @@ for _name in ("find_product", "view_product_information", "recommend_product", "
     getattr(ShopRolloutEnv, _name).__doc__ = getattr(ShopTools, _name).__doc__
 
 
-def environment_factory(engine: Any, problems: Sequence[Problem], max_steps: int) -> Callable[[], ShopRolloutEnv]:
+def environment_factory(
+    engine: Any, problems: Sequence[Problem], max_steps: int
+) -> Callable[[], ShopRolloutEnv]:
     by_id = {p.problem_id: p for p in problems}
     return lambda: ShopRolloutEnv(engine, by_id, max_steps)
 
@@ -88,7 +91,9 @@ def outcome_reward_func(lookup: Any, similarity: Any) -> Callable[..., list[floa
     def strict_outcome(prompts: Any, completions: Any, environments: Sequence[ShopRolloutEnv], **kwargs: Any):
         out = []
         for env in environments:
-            verdict = score_trajectory(env.problem, env.trajectory(), lookup, profile="strict", similarity=similarity)
+            verdict = score_trajectory(
+                env.problem, env._trajectory(), lookup, profile="strict", similarity=similarity
+            )
             out.append(1.0 if verdict.success else 0.0)
         return out
 
@@ -106,7 +111,9 @@ def policy_steps(completion: Any) -> list[list[dict[str, Any]]]:
     return steps
 
 
-def teacher_agreement(prompts: Any, completions: Any, teacher_actions: Sequence[str], **kwargs: Any) -> list[float]:
+def teacher_agreement(
+    prompts: Any, completions: Any, teacher_actions: Sequence[str], **kwargs: Any
+) -> list[float]:
     """Mean over the teacher's steps of R_correct/3 against the policy's turn at that position, in [−1, 1]."""
     out = []
     for completion, raw in zip(completions, teacher_actions, strict=True):
@@ -116,7 +123,8 @@ def teacher_agreement(prompts: Any, completions: Any, teacher_actions: Sequence[
             out.append(0.0)
             continue
         scores = [
-            correctness(step, mine[i] if i < len(mine) else None) / 3.0 for i, step in enumerate(teacher_steps)
+            correctness(step, mine[i] if i < len(mine) else None) / 3.0
+            for i, step in enumerate(teacher_steps)
         ]
         out.append(sum(scores) / len(scores))
     return out

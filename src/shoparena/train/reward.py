@@ -4,9 +4,9 @@
 
 Hermes adaptation (spec §6.4, design choice): a step is well formed when it is an optional single
 ``<think>…</think>`` block at the start (required when the teacher's step has one), followed by either one or
-more well-formed ``<tool_call>{"name": str, "arguments": object}</tool_call>`` blocks (required when the teacher
-called a tool) or, when the teacher answered without a call, non-empty text; tags are never nested. Calls are
-normalised to a list of ``{name, parameters}`` before the correctness comparison.
+more well-formed ``<tool_call>{"name": str, "arguments": object}</tool_call>`` blocks (required when the
+teacher called a tool) or, when the teacher answered without a call, non-empty text; tags are never
+nested. Calls are normalised to a list of ``{name, parameters}`` before the correctness comparison.
 
 Pure Python: no torch, so the reward is importable and testable anywhere.
 """
@@ -40,7 +40,7 @@ class StepReward:
 
 
 def multiset_jaccard(a: Sequence[Any], b: Sequence[Any]) -> float:
-    """J(a, b): 1 for equal lists, 0 when either is empty, else |a∩b| / (|a|+|b|−|a∩b|) with multiplicities."""
+    """J(a, b): 1 for equal lists, 0 when either is empty, else |a∩b| / (|a|+|b|−|a∩b|), multiset."""
     if list(a) == list(b):
         return 1.0
     if not a or not b:
@@ -202,7 +202,9 @@ def teacher_calls_of(teacher_action: str | Iterable[Any]) -> list[Call]:
     return [c for c in calls if c is not None]
 
 
-def step_reward(completion: Any, teacher_action: str | Iterable[Any], *, teacher_thinks: bool = False) -> StepReward:
+def step_reward(
+    completion: Any, teacher_action: str | Iterable[Any], *, teacher_thinks: bool = False
+) -> StepReward:
     """Score one generated step against the teacher's next action (``teacher_action`` column)."""
     teacher = teacher_calls_of(teacher_action)
     text = completion_text(completion)

@@ -15,8 +15,37 @@ import time
 from pathlib import Path
 from typing import Any
 
-from shoparena.runs import RunDir
+import yaml
+from pydantic import Field
+
+from shoparena.runs import RunDir, RunManifest
+from shoparena.runs.manifest import load_or_new
 from shoparena.train.config import TrainConfig
+
+
+class TrainManifest(RunManifest):
+    """``manifest.json`` of a training run."""
+
+    method: str = ""
+    model: str = Field(default="", description="The configured model (name, folder or hub id).")
+    data_hash: str = Field(default="", description="sha256 prefix over the selected record ids and the view.")
+    rows_used: int = 0
+    final: str = ""
+
+
+class TrainRunDir(RunDir):
+    """A :class:`RunDir` whose manifest is a :class:`TrainManifest`."""
+
+    def __init__(self, path: str | Path, *, kind: str, config: TrainConfig) -> None:
+        self.path = Path(path)
+        self.path.mkdir(parents=True, exist_ok=True)
+        self.config = config
+        (self.path / "config.yaml").write_text(
+            yaml.safe_dump(config.model_dump(mode="json"), sort_keys=False), encoding="utf-8"
+        )
+        self.manifest = load_or_new(self.path, TrainManifest, kind=kind)
+        self.manifest.method, self.manifest.model = config.method, config.model
+        self._save_manifest()
 
 
 def _callbacks(run: Path, progress: bool) -> list[Any]:
@@ -43,11 +72,17 @@ def _callbacks(run: Path, progress: bool) -> list[Any]:
             from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
             self.bar = Progress(
-                TextColumn("train"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
-                TimeRemainingColumn(), TextColumn("{task.fields[info]}"), transient=False,
+                TextColumn("train"),
+                BarColumn(),
+                TextColumn("{task.completed}/{task.total}"),
+                TimeRemainingColumn(),
+                TextColumn("{task.fields[info]}"),
+                transient=False,
             )
             self.bar.start()
-            self.task = self.bar.add_task("train", total=state.max_steps, completed=state.global_step, info="")
+            self.task = self.bar.add_task(
+                "train", total=state.max_steps, completed=state.global_step, info=""
+            )
 
         def on_step_end(self, args, state, control, **kwargs):
             if self.bar is not None:
@@ -94,6 +129,25 @@ def _save_final(trainer: Any, tokenizer: Any, final: Path) -> None:
     tmp.rename(final)
 
 
+def _peak_memory_gb() -> float | None:
+    """Peak CUDA memory of this process (None on CPU)."""
+    import torch
+
+    if not torch.cuda.is_available():
+        return None
+    return round(torch.cuda.max_memory_allocated() / 2**30, 2)
+
+
+def _tokens_per_s(root: Path, seconds: float) -> float | None:
+    """Trained tokens per second of this session, from TRL's ``num_tokens`` log field."""
+    path = root / "logs.jsonl"
+    if not path.exists() or seconds <= 0:
+        return None
+    counts = [json.loads(line).get("num_tokens") for line in path.read_text(encoding="utf-8").splitlines()]
+    counts = [c for c in counts if c is not None]
+    return round((counts[-1] - (counts[0] if len(counts) > 1 else 0)) / seconds, 1) if counts else None
+
+
 def train(cfg: TrainConfig, out_dir: str | Path, *, progress: bool = True) -> dict[str, Any]:
     """Run (or resume) training ``cfg`` in ``out_dir``; returns the summary (also ``RUN/summary.json``).
 
@@ -107,7 +161,7 @@ def train(cfg: TrainConfig, out_dir: str | Path, *, progress: bool = True) -> di
     from shoparena.train.models import prepare_tokenizer, resolve_model
     from shoparena.train.trl_configs import build_trl_config
 
-    run = RunDir(out_dir, kind=f"train-{cfg.method}", config=cfg)
+    run = TrainRunDir(out_dir, kind=f"train-{cfg.method}", config=cfg)
     root = run.path
     final = root / "final"
     config_payload = cfg.model_dump(mode="json")
@@ -123,8 +177,13 @@ def train(cfg: TrainConfig, out_dir: str | Path, *, progress: bool = True) -> di
     prepare_tokenizer(tokenizer)
     rows, report = select_rows(cfg)
     dataset = methods.prepare(cfg, args, rows, tokenizer, report)
-    run.complete("data", {"data": config_payload["data"], "trainer": config_payload["trainer"]}, started,
-                 report.as_dict())
+    run.manifest.data_hash, run.manifest.rows_used = report.data_hash, report.used
+    run.complete(
+        "data",
+        {"data": config_payload["data"], "trainer": config_payload["trainer"]},
+        started,
+        report.as_dict(),
+    )
 
     dtype = "bfloat16" if getattr(args, "bf16", False) else "float32"
     model = AutoModelForCausalLM.from_pretrained(model_path, dtype=dtype)
@@ -137,6 +196,8 @@ def train(cfg: TrainConfig, out_dir: str | Path, *, progress: bool = True) -> di
     seconds = time.time() - t0
     _save_final(trainer, tokenizer, final)
     summary = {
+        "peak_memory_gb": _peak_memory_gb(),
+        "tokens_per_s": _tokens_per_s(root, seconds),
         "method": cfg.method,
         "model": cfg.model,
         "model_path": model_path,
@@ -148,6 +209,9 @@ def train(cfg: TrainConfig, out_dir: str | Path, *, progress: bool = True) -> di
         "data": report.as_dict(),
         "final": str(final),
     }
-    run.complete("train", config_payload, started, {"final": str(final), "global_step": trainer.state.global_step})
+    run.manifest.final = str(final)
+    run.complete(
+        "train", config_payload, started, {"final": str(final), "global_step": trainer.state.global_step}
+    )
     run.write_summary(summary)
     return summary

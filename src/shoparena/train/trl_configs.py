@@ -1,8 +1,9 @@
 """TRL's config classes, extended with the few shoparena fields (imported lazily: needs the train extra).
 
-Defaults changed on purpose: activation (gradient) checkpointing is off (TRL turns it on; 12-33 % slower on small
-models); GRPO defaults to Dr. GRPO (``loss_type="dr_grpo"``, ``scale_rewards="none"``, ``beta=0``) with the
-per-step budget of ShoppingBench (1024 tokens) as ``max_completion_length``.
+Defaults changed on purpose: activation (gradient) checkpointing is off (TRL turns it on;
+12-33 % slower on small models); GRPO defaults to Dr. GRPO (``loss_type="dr_grpo"``,
+``scale_rewards="none"``, ``beta=0``) with the per-step budget of ShoppingBench (1024 tokens) as
+``max_completion_length``.
 """
 
 from __future__ import annotations
@@ -18,9 +19,11 @@ from shoparena.train.config import ConfigError, TrainConfig
 
 @dataclass
 class ShopSFTConfig(SFTConfig):
-    """``SFTConfig``; the loss mask is built by shoparena (trainable assistant turns only), see ``data.py``."""
+    """``SFTConfig``; the loss mask is built by shoparena (trainable assistant turns only): ``data.py``."""
 
-    activation_checkpointing: bool | None = field(default=False, metadata={"help": "Off: faster for small models."})
+    activation_checkpointing: bool | None = field(
+        default=False, metadata={"help": "Off: faster for small models."}
+    )
 
 
 @dataclass
@@ -31,14 +34,21 @@ class ShopGRPOConfig(GRPOConfig):
     scale_rewards: str = field(default="none", metadata={"help": "No std scaling (Dr. GRPO)."})
     beta: float = field(default=0.0, metadata={"help": "No KL term, no reference model."})
     max_completion_length: int | None = field(default=1024, metadata={"help": "The per-step budget."})
-    activation_checkpointing: bool | None = field(default=False, metadata={"help": "Off: faster for small models."})
+    activation_checkpointing: bool | None = field(
+        default=False, metadata={"help": "Off: faster for small models."}
+    )
     grpo_mode: str = field(
         default="offline",
-        metadata={"help": "offline: one step from teacher states (ToolRL reward); online: multi-turn in ShopEnv."},
+        metadata={
+            "help": "offline: one step from teacher states (ToolRL reward); online: multi-turn in ShopEnv."
+        },
     )
-    outcome_weight: float = field(default=1.0, metadata={"help": "Online: weight of the strict outcome (0/1)."})
+    outcome_weight: float = field(
+        default=1.0, metadata={"help": "Online: weight of the strict outcome (0/1)."}
+    )
     step_weight: float = field(
-        default=0.5, metadata={"help": "Online: weight of per-step teacher agreement (mean R_correct/3, [-1, 1])."}
+        default=0.5,
+        metadata={"help": "Online: weight of per-step teacher agreement (mean R_correct/3, [-1, 1])."},
     )
 
     def __post_init__(self) -> None:
@@ -52,7 +62,9 @@ class ShopKTOConfig(KTOConfig):
     """``KTOConfig`` with the label granularity switch (default ``trajectory``, see docs/training.md)."""
 
     kto_granularity: str = field(default="trajectory", metadata={"help": "trajectory | step"})
-    activation_checkpointing: bool | None = field(default=False, metadata={"help": "Off: faster for small models."})
+    activation_checkpointing: bool | None = field(
+        default=False, metadata={"help": "Off: faster for small models."}
+    )
 
     def __post_init__(self) -> None:
         if self.kto_granularity not in ("trajectory", "step"):

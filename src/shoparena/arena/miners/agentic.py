@@ -20,15 +20,19 @@ from shoparena.agent_sdk import ProxyClient, create_dialogue_step, tool_call_id
 
 MAX_STEPS = 12
 MODEL = os.environ.get("SANDBOX_MODEL") or "deepseek-ai/DeepSeek-V3.2-TEE"
+#: The run's cap on reply tokens (the arena announces it); the proxy enforces it either way.
+MAX_TOKENS = int(os.environ.get("SHOPARENA_MAX_TOKENS") or 1024)
 #: Tool results fed back to the model are cut to this many characters (whole list items are dropped).
 RESULT_CHARS = 12000
-CATALOGUE = ("find_product", "view_product_information")
+#: Tools served by the proxy (web_search: the offline knowledge pages, for web problems).
+PROXY_TOOLS = ("find_product", "view_product_information", "web_search")
 _THINK = re.compile(r"<think>(.*?)(?:</think>|$)", re.DOTALL)
 _BLOCKS = re.compile(r"<tool_call>.*?(?:</tool_call>|$)|<response>.*?(?:</response>|$)", re.DOTALL)
 
 SYSTEM_PROMPT = (
     "You are a shopping assistant working in a product catalogue. Use the tools to search "
-    "(find_product), inspect candidates (view_product_information), then call recommend_product with "
+    "(find_product), inspect candidates (view_product_information), look up background facts with "
+    "web_search when the request describes a brand instead of naming it, then call recommend_product with "
     "the chosen product ids (comma-separated, one per requested item, in the requested order) and finally "
     "terminate. Think about the tool results before choosing: compare candidates on price, options and "
     "services."
@@ -63,6 +67,21 @@ TOOLS = [
                 "type": "object",
                 "properties": {"product_ids": {"type": "string"}},
                 "required": ["product_ids"],
+            },
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "web_search",
+            "description": "Look up background knowledge (brands, facts) on the web.",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "q": {"type": "string", "description": "Search words."},
+                    "max_results": {"type": "integer", "description": "1-20 results."},
+                },
+                "required": ["q"],
             },
         },
     },
@@ -151,7 +170,7 @@ def execute(name, raw, call_id, nonces, problem):
         return {}, f"Error: arguments of {name} are not valid JSON."
     if not isinstance(params, dict):
         return {}, f"Error: arguments of {name} must be a JSON object."
-    if name in CATALOGUE:
+    if name in PROXY_TOOLS:
         result = client.dispatch_tool(name, raw, nonces.get(call_id), call_id)
         if result is None:
             return params, f"Error: {name} failed (HTTP {client.last_status})."
@@ -172,7 +191,13 @@ def agent_main(problem):
     steps, idle = [], 0
     for _ in range(MAX_STEPS):
         reply = client.chat_completion(
-            {"model": MODEL, "messages": messages, "tools": TOOLS, "temperature": 0.0, "max_tokens": 1024}
+            {
+                "model": MODEL,
+                "messages": messages,
+                "tools": TOOLS,
+                "temperature": 0.0,
+                "max_tokens": MAX_TOKENS,
+            }
         )
         if not reply or not reply.get("choices"):
             break

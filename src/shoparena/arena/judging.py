@@ -1,0 +1,294 @@
+"""Judge an arena run directory: verdicts, richness and both final scores per agent.
+
+:func:`judge_run` adds to a run directory (``shoparena arena run`` layout):
+
+- ``agents/<name>/judge.jsonl``: one :class:`~shoparena.judge.records.JudgeVerdict` per SUCCESS envelope, in
+  suite order (FAILED / TIMED_OUT envelopes are not judged, as in ORO; they are counted, never scored 0 by a
+  judge);
+- ``agents/<name>/incentives.json`` and ``incentives.json``: per agent the reasoning quality q, the
+  coefficient, ``final_judge = round(success_rate x coeff, 4)`` (ORO v1.0.79's validator score), the
+  agentic-richness variant ``final_richness = round(base x (0.3 + 0.7 x richness), 4)`` and the base.
+
+Richness comes from :mod:`shoparena.arena.richness` (the proxy's trusted logs only), pooled over the agent's
+SUCCESS problems.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from enum import StrEnum
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field
+
+from shoparena.arena.richness import ProblemRichness, RichnessSummary, pooled_richness, trajectory_richness
+from shoparena.arena.runner import read_trusted_log, safe_name
+from shoparena.jsonl import read_jsonl_dicts
+from shoparena.judge.coefficient import ArenaScore, combine_scores, reasoning_coefficient, reasoning_quality
+from shoparena.judge.records import JudgeStatus, JudgeVerdict
+from shoparena.runs.manifest import ArenaManifest, manifest_path, read_manifest
+
+ScoreVariant = Literal["judge", "richness", "base"]
+
+
+class JudgeKind(StrEnum):
+    """Which judge grades the trajectories."""
+
+    RUBRIC = "rubric"
+    LLM = "llm"
+
+
+class AgentIncentives(BaseModel):
+    """Judge, richness and final scores of one agent in one run directory."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    schema_version: int = 1
+    agent: str
+    agent_version_id: str = Field(description="'<name>@<first 12 hex of the agent file sha256>'.")
+    agent_path: str | None = None
+    judge: str
+    judge_model: str | None = None
+    profile: str = Field(description="Scoring profile whose success_rate is the base.")
+    problems: int
+    envelope_statuses: dict[str, int]
+    judged: int
+    verdict_statuses: dict[str, int]
+    success_rate: float | None = Field(description="None when the run was not scored (no scores.json).")
+    reasoning_quality: float
+    reasoning_coefficient: float
+    score: ArenaScore | None = Field(default=None, description="Both final variants; None when unscored.")
+    richness: RichnessSummary
+    per_problem_richness: list[ProblemRichness] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)
+
+    def final(self, variant: ScoreVariant) -> float | None:
+        """The score a race uses: ``judge`` (ORO v1.0.79), ``richness`` (announced), or ``base``."""
+        if self.score is None:
+            return None
+        if variant == "judge":
+            return self.score.final_judge
+        if variant == "richness":
+            return self.score.final_richness
+        return self.score.base
+
+
+class IncentiveReport(BaseModel):
+    """What :func:`judge_run` wrote (also ``incentives.json`` at the run's root)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    schema_version: int = 1
+    run_dir: str
+    run_id: str | None
+    judge: str
+    judge_model: str | None = None
+    profile: str
+    agents: list[AgentIncentives]
+    notes: list[str] = Field(default_factory=list)
+
+    def agent(self, name: str) -> AgentIncentives:
+        """The entry of agent ``name``.
+
+        Raises:
+            KeyError: No such agent in the run.
+        """
+        for entry in self.agents:
+            if entry.agent == name:
+                return entry
+        raise KeyError(f"IncentiveReport.agents has no agent {name!r}")
+
+
+def _judge_model_name(spec: str | None) -> str:
+    if not spec:
+        return "judge"
+    try:
+        from shoparena.llm.factory import parse_backend_spec
+
+        _, location, model = parse_backend_spec(spec)
+    except ValueError:
+        return spec.strip()
+    return model or Path(location).name or spec
+
+
+def make_judge(
+    kind: JudgeKind | str, backend_spec: str | None = None, *, backend: Any = None, llm_config: Any = None
+) -> tuple[Any, str | None]:
+    """A judge and its model name: the offline rubric, or an :class:`LLMJudge` over one backend.
+
+    Raises:
+        ValueError: ``llm`` without a backend or spec, or an unknown kind.
+    """
+    kind = JudgeKind(kind)
+    if kind is JudgeKind.RUBRIC:
+        from shoparena.judge.rubric import RubricJudge
+
+        return RubricJudge(), None
+    from shoparena.judge.llm_judge import LLMJudge
+
+    if backend is None:
+        if not backend_spec:
+            raise ValueError("judge 'llm' needs a backend spec (--backend SPEC)")
+        from shoparena.llm.factory import backend_from_spec
+
+        backend = backend_from_spec(backend_spec)
+    model = _judge_model_name(backend_spec) if backend_spec else getattr(backend, "name", "judge")
+    label = str(model) + (" (guided)" if getattr(llm_config, "guided", False) else "")
+    return LLMJudge([(str(model), backend)], llm_config), label
+
+
+def _suite_queries(run_dir: Path, config: dict[str, Any]) -> tuple[dict[str, str], list[str], str | None]:
+    """(problem id → query, suite order, note) from the suite the run used (never agent-written text)."""
+    suite = config.get("suite")
+    if not suite or not Path(suite).exists():
+        return {}, [], f"suite {suite!r} not found: judge queries taken from the trajectories"
+    from shoparena.arena.run import load_problems
+
+    problems, _, _ = load_problems(Path(suite))
+    return {p.problem_id: p.query for p in problems}, [p.problem_id for p in problems], None
+
+
+def _agent_version(name: str, manifest: ArenaManifest | None) -> tuple[str, str | None]:
+    ref = manifest.agents.get(name) if manifest is not None else None
+    if ref is None:
+        return name, None
+    return f"{name}@{ref.sha256[:12]}", ref.path
+
+
+def judge_run(
+    run_dir: str | Path,
+    judge: JudgeKind | str = JudgeKind.RUBRIC,
+    backend_spec: str | None = None,
+    *,
+    backend: Any = None,
+    profile: str = "strict",
+    llm_config: Any = None,
+) -> IncentiveReport:
+    """Judge every SUCCESS trajectory of a run directory and write verdicts, richness and final scores.
+
+    Args:
+        run_dir: An ``arena run`` directory.
+        judge: ``rubric`` (offline, mechanical) or ``llm``.
+        backend_spec: Chat backend spec for the LLM judge (``transformers:DIR``, ``openai:URL#model``).
+        backend: A ready backend for the LLM judge (tests); overrides ``backend_spec``.
+        profile: Scoring profile of ``scores.json`` whose ``success_rate`` is the base (``strict`` = ORO).
+        llm_config: :class:`~shoparena.judge.llm_judge.LLMJudgeConfig` for the LLM judge.
+
+    Returns:
+        The report (also written to ``incentives.json``).
+
+    Raises:
+        FileNotFoundError: ``run_dir`` has no ``config.yaml`` (not a run directory).
+    """
+    from shoparena.formats.oro import from_oro_envelope
+    from shoparena.judge.inputs import build_judge_input
+
+    root = Path(run_dir)
+    if not (root / "config.yaml").exists():
+        raise FileNotFoundError(f"{root}: not an arena run directory (no config.yaml)")
+    config = yaml.safe_load((root / "config.yaml").read_text(encoding="utf-8")) or {}
+    manifest = read_manifest(root, ArenaManifest) if manifest_path(root).exists() else None
+    scores_path = root / "scores.json"
+    scores = json.loads(scores_path.read_text(encoding="utf-8")) if scores_path.exists() else {}
+    queries, order, note = _suite_queries(root, config)
+    notes = [note] if note else []
+    judge_obj, judge_model = make_judge(judge, backend_spec, backend=backend, llm_config=llm_config)
+    rank = {pid: i for i, pid in enumerate(order)}
+    names = list(manifest.agents if manifest is not None else {}) or sorted(
+        p.name for p in (root / "agents").iterdir() if p.is_dir()
+    )
+    entries: list[AgentIncentives] = []
+    for name in names:
+        agent_dir = root / "agents" / name
+        envelopes = read_jsonl_dicts(agent_dir / "output.jsonl")
+        # Suite order, so judge.jsonl does not depend on completion order.
+        envelopes.sort(
+            key=lambda e: (rank.get(str(e.get("problem_id")), len(rank)), str(e.get("problem_id")))
+        )
+        if hasattr(judge_obj, "new_run"):
+            judge_obj.new_run()
+        verdicts: list[JudgeVerdict] = []
+        richness_items: list[ProblemRichness] = []
+        agent_notes: list[str] = []
+        for envelope in envelopes:
+            if envelope.get("status") != "SUCCESS":
+                continue
+            pid = str(envelope.get("problem_id"))
+            trusted = read_trusted_log(root / "proxy" / name / f"{safe_name(pid)}.jsonl")
+            richness_items.append(trajectory_richness(pid, trusted))
+            try:
+                trajectory = from_oro_envelope(envelope)
+            except Exception as err:  # an unreadable envelope is reported, not judged as 0
+                agent_notes.append(f"{pid}: envelope unreadable ({err}); not judged")
+                continue
+            query = queries.get(pid, trajectory.query)
+            verdicts.append(judge_obj.judge(build_judge_input(query, trusted, trajectory), problem_id=pid))
+        with open(agent_dir / "judge.jsonl", "w", encoding="utf-8") as fh:
+            for verdict in verdicts:
+                fh.write(verdict.model_dump_json() + "\n")
+        statuses = Counter(str(e.get("status")) for e in envelopes)
+        profile_scores = (scores.get(name) or {}).get(profile) or {}
+        success_rate = profile_scores.get("success_rate")
+        richness = pooled_richness(richness_items)
+        ok_scores = [v.score for v in verdicts if v.status is JudgeStatus.OK]
+        q = reasoning_quality(ok_scores)
+        score = None
+        if success_rate is not None:
+            score = combine_scores(float(success_rate), verdicts, richness.agentic_richness)
+        else:
+            agent_notes.append(f"no {profile!r} success_rate in scores.json: final scores not computed")
+        version, path = _agent_version(name, manifest)
+        entry = AgentIncentives(
+            agent=name,
+            agent_version_id=version,
+            agent_path=path,
+            judge=str(JudgeKind(judge).value),
+            judge_model=judge_model,
+            profile=profile,
+            problems=len(envelopes),
+            envelope_statuses=dict(sorted(statuses.items())),
+            judged=len(verdicts),
+            verdict_statuses=dict(sorted(Counter(v.status.value for v in verdicts).items())),
+            success_rate=success_rate,
+            reasoning_quality=q,
+            reasoning_coefficient=reasoning_coefficient(q),
+            score=score,
+            richness=richness,
+            per_problem_richness=richness_items,
+            notes=agent_notes,
+        )
+        (agent_dir / "incentives.json").write_text(entry.model_dump_json(indent=2), encoding="utf-8")
+        entries.append(entry)
+    report = IncentiveReport(
+        run_dir=str(root),
+        run_id=manifest.run_id if manifest is not None else config.get("run_id"),
+        judge=str(JudgeKind(judge).value),
+        judge_model=judge_model,
+        profile=profile,
+        agents=entries,
+        notes=notes,
+    )
+    (root / "incentives.json").write_text(report.model_dump_json(indent=2), encoding="utf-8")
+    return report
+
+
+def load_incentives(run_dir: str | Path) -> IncentiveReport | None:
+    """The ``incentives.json`` of a run directory, or None when it has not been judged."""
+    path = Path(run_dir) / "incentives.json"
+    if not path.exists():
+        return None
+    return IncentiveReport.model_validate_json(path.read_text(encoding="utf-8"))
+
+
+__all__ = [
+    "AgentIncentives",
+    "IncentiveReport",
+    "JudgeKind",
+    "ScoreVariant",
+    "judge_run",
+    "load_incentives",
+    "make_judge",
+]

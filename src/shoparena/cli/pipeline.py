@@ -1,0 +1,61 @@
+"""``shoparena pipeline run``: catalog → … → SFT → evaluation → report in one resumable run directory."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+import typer
+
+pipeline_app = typer.Typer(help="The whole pipeline in one resumable run directory.", no_args_is_help=True)
+
+
+@pipeline_app.command("run")
+def run(
+    out: Path = typer.Option(
+        Path("runs/quickstart"), "--out", "-o", help="Run directory (re-running resumes)."
+    ),
+    config: Path | None = typer.Option(
+        None, "--config", "-c", exists=True, dir_okay=False, help="pipeline.yaml (overlaid on the preset)."
+    ),
+    preset: str = typer.Option("default", "--preset", help="default (embedded, laptop) | paper (GPU, vLLM)."),
+    executor: str | None = typer.Option(None, "--executor", help="process | ray (overrides the config)."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Validate the config and print the stage plan."),
+    strict: bool = typer.Option(False, "--strict", help="Fail when a stage is unavailable or blocked."),
+) -> None:
+    """Run (or resume) every stage whose config or inputs changed, then write RUNDIR/report.html."""
+    from shoparena.pipeline import (
+        PipelineConfigError,
+        PipelineIncompleteError,
+        load_pipeline_config,
+        run_pipeline,
+    )
+    from shoparena.pipeline import (
+        dry_run as plan_run,
+    )
+    from shoparena.pipeline.dag import StageFailedError
+
+    try:
+        cfg = load_pipeline_config(config, preset=preset)
+        if executor is not None:
+            cfg = cfg.model_validate({**cfg.model_dump(), "executor": executor})
+    except (PipelineConfigError, ValueError) as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(code=2) from None
+    if dry_run:
+        typer.echo(json.dumps({"config": cfg.model_dump(mode="json"), "plan": plan_run(cfg, out)}, indent=1))
+        return
+    try:
+        run_pipeline(cfg, out, strict=strict)
+    except PipelineIncompleteError as exc:
+        typer.echo(f"error: pipeline incomplete: {exc}", err=True)
+        raise typer.Exit(code=1) from None
+    except StageFailedError as exc:
+        logging.getLogger(__name__).debug("stage failure", exc_info=exc.__cause__)
+        typer.echo(f"error: {exc} (in {out}: re-running resumes; -v shows the traceback)", err=True)
+        raise typer.Exit(code=1) from None
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(pipeline_app, name="pipeline")

@@ -1,0 +1,34 @@
+"""``shoparena report RUNDIR``: the self-contained HTML report of a pipeline run directory."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from shoparena.pipeline.config import ReportSection
+
+
+def report(
+    run_dir: Path = typer.Argument(..., exists=True, file_okay=False, help="A pipeline run directory."),
+    out: Path | None = typer.Option(None, "--out", "-o", help="HTML file (default: RUNDIR/report.html)."),
+    examples: int = typer.Option(
+        ReportSection.model_fields["examples"].default,
+        "--examples",
+        min=0,
+        help="Example trajectories to render.",
+    ),
+) -> None:
+    """Render funnel, richness, judge bins, races, ASR with CIs, pass@k, examples and provenance."""
+    from shoparena.report import render_report
+
+    try:
+        path = render_report(run_dir, out or run_dir / "report.html", examples=examples)
+    except (FileNotFoundError, ValueError) as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(code=2) from None
+    typer.echo(str(path))
+
+
+def register(app: typer.Typer) -> None:
+    app.command("report")(report)

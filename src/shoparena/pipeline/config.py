@@ -1,0 +1,206 @@
+"""The pipeline's one configuration: a section per stage, an embedded default and the paper preset.
+
+Each stage hashes only its own section (plus its inputs' hashes, see :mod:`shoparena.pipeline.dag`), so
+editing ``sft`` re-runs SFT and what reads its model, never the catalog or the firehose.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class CatalogSection(_Section):
+    products: int = Field(default=5000, ge=100, description="Synthetic catalog size.")
+    seed: int = 42
+    workers: int = Field(default=2, ge=1, description="Generator worker processes.")
+
+
+class IndexSection(_Section):
+    k1: float = 0.9
+    b: float = 0.4
+
+
+class BankSection(_Section):
+    problems: int = Field(
+        default=300, ge=4, description="Synthesised problems (split over the four intents)."
+    )
+    seed: int = 42
+    public_size: int = Field(default=30, ge=1, description="Problems per public race suite.")
+    public_versions: int = Field(
+        default=2, ge=1, description="Public suite versions (rotated between races)."
+    )
+    reserve: int = Field(default=30, ge=0, description="Problems kept back for rotating public suites.")
+    heldout: int = Field(default=24, ge=1, description="Held-out evaluation size (whole leak clusters).")
+    hidden: int = Field(default=20, ge=0, description="Hidden race bank size.")
+
+
+class ReferenceSection(_Section):
+    """The rule-based planner on the held-out partition: the teacher's ceiling beside base and student."""
+
+    agent: str = "planner"
+    similarity: str = Field(default="lexical", description="Title backend for scoring (exact | lexical).")
+
+
+class FirehoseSection(_Section):
+    """Arena races over the rotating public suites with the miner population (shoparena.arena.firehose)."""
+
+    races: int = Field(default=2, ge=1, description="Races (each on a rotated public suite).")
+    problems_per_race: int = Field(default=8, ge=1)
+    seed: int = 0
+    timeout_s: float = Field(default=30.0, gt=0, description="Per-problem sandbox limit.")
+    options: dict[str, Any] = Field(
+        default_factory=dict, description="Further FirehoseConfig fields (teachers, population) as is."
+    )
+
+
+class JudgeSection(_Section):
+    """The firehose judges every race with the offline rubric; an LLM judge re-judges the race directories."""
+
+    judge: str = Field(default="rubric", description="rubric | llm.")
+    backend: str | None = Field(
+        default=None, description="LLM judge backend spec (transformers:DIR, openai:URL)."
+    )
+
+
+class CorpusSection(_Section):
+    recover: bool = Field(default=True, description="Rewrite sub-task trajectories as agentic ones.")
+    options: dict[str, Any] = Field(
+        default_factory=dict, description="Further CorpusConfig fields (filter, gates, split) as is."
+    )
+
+
+class ModelSection(_Section):
+    """The student's starting point; base evaluation depends on it, not on the SFT knobs."""
+
+    base: str = Field(default="tiny", description="tiny | student-cpu | smollm2 | a model folder | a hub id.")
+
+
+class SFTSection(_Section):
+    preset: str = Field(default="tiny", description="A training preset name or a train YAML file.")
+    select: Literal["kept", "kept+recovered", "unfiltered"] = "kept"
+    trainer: dict[str, Any] = Field(
+        default_factory=lambda: {"max_steps": 8},
+        description="TRL SFTConfig fields over the preset.",
+    )
+
+
+class EvalSection(_Section):
+    samples: int = Field(default=2, ge=1, description="Sampled episodes per problem (n of pass@k).")
+    temperature: float = Field(
+        default=0.7, ge=0, description="Sampling temperature (a greedy episode is added)."
+    )
+    max_tokens: int = Field(default=96, ge=1, description="New-token cap per model turn.")
+    max_steps: int = Field(default=4, ge=1, description="Step cap per episode.")
+    limit: int | None = Field(
+        default=None, ge=1, description="Only the first N held-out problems (None: all)."
+    )
+    seed: int = 0
+    server: str | None = Field(
+        default=None,
+        description="OpenAI-compatible server (vLLM) of the policy: openai:URL#<model> instead of hf:DIR.",
+    )
+    options: dict[str, Any] = Field(default_factory=dict, description="Further EvalConfig fields as is.")
+
+
+class ReportSection(_Section):
+    examples: int = Field(default=3, ge=0, description="Example trajectories rendered as conversations.")
+
+
+class PipelineConfig(_Section):
+    """``pipeline.yaml``: every stage's knobs."""
+
+    name: str = "quickstart"
+    preset: str = "default"
+    executor: Literal["process", "ray"] = Field(default="process", description="Where episode tasks run.")
+    workers: int = Field(default=2, ge=1, description="Episode workers (processes or Ray CPUs).")
+    ray_address: str | None = Field(default=None, description="Existing Ray cluster (None: local ray.init).")
+    catalog: CatalogSection = Field(default_factory=CatalogSection)
+    index: IndexSection = Field(default_factory=IndexSection)
+    bank: BankSection = Field(default_factory=BankSection)
+    reference: ReferenceSection = Field(default_factory=ReferenceSection)
+    firehose: FirehoseSection = Field(default_factory=FirehoseSection)
+    judge: JudgeSection = Field(default_factory=JudgeSection)
+    corpus: CorpusSection = Field(default_factory=CorpusSection)
+    model: ModelSection = Field(default_factory=ModelSection)
+    sft: SFTSection = Field(default_factory=SFTSection)
+    eval: EvalSection = Field(default_factory=EvalSection)
+    report: ReportSection = Field(default_factory=ReportSection)
+
+
+#: The paper's full-scale run: 2.5M products, an 18k-trajectory firehose, Qwen3-4B on a GPU behind vLLM.
+PAPER_PRESET: dict[str, Any] = {
+    "name": "paper",
+    "preset": "paper",
+    "executor": "ray",
+    "workers": 16,
+    "catalog": {"products": 2_500_000, "workers": 16},
+    "bank": {
+        "problems": 4000,
+        "public_size": 200,
+        "public_versions": 10,
+        "reserve": 400,
+        "heldout": 600,
+        "hidden": 400,
+    },
+    # 67 races x 30 problems x the 9-miner default population = 18,090 trajectories (the paper: 18,043).
+    "firehose": {"races": 67, "problems_per_race": 30, "timeout_s": 300.0},
+    "judge": {"judge": "llm", "backend": "openai:http://localhost:8000/v1#Qwen/Qwen3-4B"},
+    "model": {"base": "Qwen/Qwen3-4B"},
+    "sft": {"preset": "qwen3-4b", "trainer": {"num_train_epochs": 2, "learning_rate": 1e-5}},
+    "eval": {
+        "samples": 8,
+        "temperature": 0.7,
+        "max_tokens": 2048,
+        "max_steps": 30,
+        "server": "http://localhost:8000/v1",
+        "options": {"concurrency": 64, "request_timeout_s": 600},
+    },
+}
+
+PRESETS: dict[str, dict[str, Any]] = {"default": {}, "paper": PAPER_PRESET}
+
+
+class PipelineConfigError(ValueError):
+    """A pipeline.yaml that cannot be used; the message names the file and the field."""
+
+
+def _merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in override.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = _merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def load_pipeline_config(path: str | Path | None = None, *, preset: str | None = None) -> PipelineConfig:
+    """The preset (default: embedded) overlaid with ``path``'s YAML; errors name the file and field."""
+    name = preset or "default"
+    if name not in PRESETS:
+        raise PipelineConfigError(f"unknown preset {name!r}; known: {sorted(PRESETS)}")
+    data: dict[str, Any] = dict(PRESETS[name])
+    where = f"preset {name}"
+    if path is not None:
+        where = str(path)
+        try:
+            loaded = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+        except (OSError, yaml.YAMLError) as exc:
+            raise PipelineConfigError(f"{path}: cannot read pipeline config: {exc}") from None
+        if not isinstance(loaded, dict):
+            raise PipelineConfigError(f"{path}: top level must be a mapping, got {type(loaded).__name__}")
+        data = _merge(data, loaded)
+    try:
+        return PipelineConfig.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(part) for part in first["loc"])
+        raise PipelineConfigError(f"{where}: field {field}: {first['msg']}") from None

@@ -1,0 +1,122 @@
+"""``shoparena pipeline run``: the paper's whole pipeline in one resumable run directory, then its report."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+import shoparena
+from shoparena.pipeline.config import PipelineConfig
+from shoparena.pipeline.dag import Stage, StageResult, plan, run_dag
+from shoparena.pipeline.stages import pipeline_stages
+from shoparena.runs import RunDir, read_manifest
+
+
+class PipelineIncompleteError(RuntimeError):
+    """``strict`` was asked and some stage did not run (unavailable or blocked)."""
+
+
+def dry_run(config: PipelineConfig, out_dir: str | Path | None = None) -> list[dict[str, Any]]:
+    """The plan: every stage with its hash and whether ``out_dir`` already holds it. Writes nothing."""
+    manifest = None
+    if out_dir is not None and (Path(out_dir) / "manifest.json").exists():
+        manifest = read_manifest(out_dir)
+    stages = {s.name: s for s in pipeline_stages()}
+    return [
+        {"stage": name, "hash": h, "done": done, "deps": list(stages[name].deps)}
+        for name, h, done in plan(list(stages.values()), config, manifest)
+    ]
+
+
+def run_pipeline(
+    config: PipelineConfig,
+    out_dir: str | Path,
+    *,
+    console: Console | None = None,
+    stages: Sequence[Stage] | None = None,
+    strict: bool = False,
+    report: bool = True,
+) -> dict[str, Any]:
+    """Run (or resume) every stage, render ``report.html`` and return the summary.
+
+    Args:
+        stages: The DAG (default: :func:`pipeline_stages`); tests pass fast fakes through the same DAG code.
+        strict: Raise when a stage is unavailable or blocked instead of reporting it.
+        report: Render ``out_dir/report.html`` at the end (cheap; always re-rendered from what exists).
+    """
+    console = console or Console()
+    started = time.time()
+    run = RunDir(out_dir, kind="pipeline", config=config)
+    results = run_dag(stages if stages is not None else pipeline_stages(), config, run, console=console)
+    summary: dict[str, Any] = {
+        "run_dir": str(run.path),
+        "preset": config.preset,
+        "stages": {r.name: _result_dict(r) for r in results},
+    }
+    if report:
+        summary["report"], summary["report_fingerprint"] = _report(run, config, results, console)
+    summary["seconds"] = round(time.time() - started, 2)
+    run.write_summary(summary)
+    _print_table(console, results)
+    if report:
+        console.print(f"[green]report: {summary['report']}")
+    if strict:
+        missing = [r for r in results if r.status not in {"ran", "resumed"}]
+        if missing:
+            raise PipelineIncompleteError("; ".join(f"{r.name}: {r.status} ({r.reason})" for r in missing))
+    return summary
+
+
+def _report(
+    run: RunDir, config: PipelineConfig, results: list[StageResult], console: Console
+) -> tuple[str, str]:
+    """Render report.html unless the last render saw the same stages, notes and settings (instant resume)."""
+    import json
+
+    from shoparena.report import render_report
+    from shoparena.runs.rundir import config_hash
+
+    notes = {r.name: f"{r.status}: {r.reason}" for r in results if r.status not in {"ran", "resumed"}}
+    fingerprint = config_hash(
+        {
+            "stages": {r.name: r.stage_hash for r in results if r.status in {"ran", "resumed"}},
+            "notes": notes,
+            "report": config.report.model_dump(),
+            "version": shoparena.__version__,
+        }
+    )
+    path = run.path / "report.html"
+    previous = run.path / "summary.json"
+    if path.exists() and previous.exists():
+        try:
+            if json.loads(previous.read_text(encoding="utf-8")).get("report_fingerprint") == fingerprint:
+                console.print("[dim]report: unchanged")
+                return str(path), fingerprint
+        except (OSError, ValueError):
+            pass  # an unreadable old summary only costs a re-render
+    render_report(run.path, path, notes=notes, examples=config.report.examples)
+    return str(path), fingerprint
+
+
+def _result_dict(result: StageResult) -> dict[str, Any]:
+    return {
+        "status": result.status,
+        "hash": result.stage_hash,
+        "seconds": result.seconds,
+        "reason": result.reason,
+        "outputs": result.outputs,
+    }
+
+
+def _print_table(console: Console, results: list[StageResult]) -> None:
+    table = Table("stage", "status", "hash", "seconds", "note", title="pipeline")
+    colors = {"ran": "green", "resumed": "dim", "unavailable": "yellow", "blocked": "yellow"}
+    for r in results:
+        color = colors.get(r.status, "red")
+        table.add_row(r.name, f"[{color}]{r.status}", r.stage_hash or "", f"{r.seconds:.1f}", r.reason[:80])
+    console.print(table)

@@ -1,0 +1,430 @@
+"""The pipeline's stages: catalog → index → bank → partitions → reference / firehose → judge → corpus → SFT →
+evaluation of base and student → report. Each function takes a :class:`StageContext` and returns the outputs
+recorded in the manifest (paths relative to the run directory where possible, plus small summaries).
+
+Stages owned by other packages (corpus, train, eval) are called through their library entry points, looked up
+when the stage runs; a missing one raises :class:`StageUnavailable` naming the module and its issue.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+from dataclasses import asdict, is_dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from shoparena.pipeline.dag import Stage, StageContext, StageUnavailable
+
+
+def as_jsonable(value: Any) -> Any:
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
+    if is_dataclass(value) and not isinstance(value, type):
+        return asdict(value)
+    return value
+
+
+def entry_point(module: str, attr: str, issue: int) -> Any:
+    """``module.attr`` or StageUnavailable saying what is missing."""
+    try:
+        mod = importlib.import_module(module)
+    except ImportError as exc:
+        raise StageUnavailable(f"{module} is not on this checkout (issue {issue}): {exc}") from None
+    fn = getattr(mod, attr, None)
+    if fn is None:
+        raise StageUnavailable(f"{module}.{attr} is not on this checkout (issue {issue})")
+    return fn
+
+
+def catalog_stage(ctx: StageContext) -> dict[str, Any]:
+    from shoparena.catalog.synth import SynthConfig, synthesize_catalog
+
+    section = ctx.config.catalog
+    path = ctx.dir / "documents.jsonl.gz"
+    cfg = SynthConfig(products=section.products, seed=section.seed, workers=section.workers)
+    summary = synthesize_catalog(cfg, path, progress=True)
+    return {"path": str(path), "summary": as_jsonable(summary)}
+
+
+def index_stage(ctx: StageContext) -> dict[str, Any]:
+    from shoparena.search import build_index
+
+    stats = build_index(
+        ctx.inputs["catalog"]["path"], ctx.dir, k1=ctx.config.index.k1, b=ctx.config.index.b, progress=True
+    )
+    return {"path": str(ctx.dir), "stats": as_jsonable(stats)}
+
+
+def bank_stage(ctx: StageContext) -> dict[str, Any]:
+    from shoparena.suites.options import SynthOptions
+    from shoparena.suites.synth import synthesize_bank
+
+    options = SynthOptions(n=ctx.config.bank.problems, seed=ctx.config.bank.seed)
+    path = ctx.dir / "bank.json"
+    report = synthesize_bank(ctx.inputs["index"]["path"], path, options)
+    ctx.console.print(
+        f"kept {report.kept} of {report.generated} generated; by intent {report.kept_by_intent}"
+    )
+    return {"path": str(path), "report": as_jsonable(report)}
+
+
+def partitions_stage(ctx: StageContext) -> dict[str, Any]:
+    from shoparena.suites.clusters import load_problem_files, shop_lookup_for
+    from shoparena.suites.partition import PartitionParams, partition_bank, summary_rows
+
+    section = ctx.config.bank
+    problems, inputs = load_problem_files([Path(ctx.inputs["bank"]["path"])])
+    shop_of, links = shop_lookup_for(problems, index_dir=ctx.inputs["index"]["path"])
+    params = PartitionParams(
+        seed=section.seed,
+        public_size=section.public_size,
+        public_versions=section.public_versions,
+        reserve=section.reserve,
+        heldout=section.heldout,
+        hidden=section.hidden,
+    )
+    manifest = partition_bank(
+        problems, ctx.dir, params=params, shop_of=shop_of, shop_links=links, bank_files=inputs
+    )
+    for row in summary_rows(manifest):
+        ctx.console.print("  ".join(row), highlight=False)
+    heldout = manifest.pools.get("heldout")
+    if heldout is None or heldout.problems == 0:
+        raise ValueError(
+            f"partitions: the held-out pool is empty ({manifest.bank_problems} problems in the bank, "
+            f"public {section.public_size} x {section.public_versions}, reserve {section.reserve}): "
+            "raise bank.problems or lower the other pool sizes"
+        )
+    pools = {
+        name: {"path": str(ctx.dir / pool.files["full"].path), "problems": pool.problems, "kind": pool.kind}
+        for name, pool in manifest.pools.items()
+    }
+    return {"path": str(ctx.dir), "pools": pools, "public": manifest.public_versions}
+
+
+def _heldout(ctx: StageContext) -> str:
+    return ctx.inputs["partitions"]["pools"]["heldout"]["path"]
+
+
+def reference_stage(ctx: StageContext) -> dict[str, Any]:
+    """The rule-based planner (the teacher) on the held-out partition, through the chosen executor, scored."""
+    from rich.progress import Progress
+
+    from shoparena.arena.executor import EpisodeTask, get_executor, run_episode_tasks
+    from shoparena.formats.io import read_trajectories
+    from shoparena.scoring import get_similarity, score_run
+    from shoparena.search import SearchIndex
+    from shoparena.suites.loaders import load_suite
+
+    problems, _ = load_suite(_heldout(ctx))
+    index_dir = ctx.inputs["index"]["path"]
+    tasks = [
+        EpisodeTask(
+            problem_json=p.model_dump_json(),
+            index_dir=index_dir,
+            agent=ctx.config.reference.agent,
+            run_id=f"{ctx.run.path.name}-reference",
+            suite_path=ctx.inputs["bank"]["path"],
+        )
+        for p in problems
+    ]
+    # Keyed by stage hash: an interrupted stage appends to its own file, a changed input starts a fresh one.
+    out_path = ctx.dir / ctx.stage_hash / "output.jsonl"
+    executor = get_executor(ctx.config.executor, ctx.config.workers, ctx.config.ray_address)
+    with Progress(console=ctx.console) as bar:
+        task = bar.add_task(f"episodes ({executor.name})", total=len(tasks))
+        counts = run_episode_tasks(executor, tasks, out_path, on_result=lambda _: bar.advance(task))
+    index = SearchIndex.open(index_dir)
+    similarity = get_similarity(ctx.config.reference.similarity)
+    trajectories = list(read_trajectories(out_path))
+    scores: dict[str, Any] = {}
+    for profile in ("strict", "shoppingbench"):
+        agg = score_run(problems, trajectories, index, profile=profile, similarity=similarity).aggregate
+        scores[profile] = {
+            "asr": agg.success_rate,
+            "n": agg.denominator,
+            "successes": agg.successful_problems,
+            "per_category": {
+                name: {"asr": rep.success_rate, "n": rep.denominator, "successes": rep.successful_problems}
+                for name, rep in agg.per_category.items()
+            },
+        }
+    ctx.console.print(f"reference {ctx.config.reference.agent}: strict ASR {scores['strict']['asr']:.3f}")
+    return {"path": str(out_path), "executor": executor.name, "counts": counts, "scores": scores}
+
+
+def firehose_stage(ctx: StageContext) -> dict[str, Any]:
+    """Races over the public suites with the miner population; each race judged, ranked and weighted."""
+    entry_point("shoparena.arena.firehose", "run_firehose", 11)
+    from shoparena.arena.firehose import FirehoseConfig, run_firehose
+
+    section = ctx.config.firehose
+    pools = ctx.inputs["partitions"]["pools"]
+    suites = [Path(pools[name]["path"]) for name in ctx.inputs["partitions"]["public"]]
+    config = FirehoseConfig.model_validate(
+        {
+            **section.options,
+            "suites": suites,
+            "index": Path(ctx.inputs["index"]["path"]),
+            "out": ctx.dir / ctx.stage_hash,
+            "races": section.races,
+            "problems_per_race": section.problems_per_race,
+            "seed": section.seed,
+            "workers": ctx.config.workers,
+            "timeout_s": section.timeout_s,
+        }
+    )
+    race_dirs = run_firehose(config, progress=lambda text: ctx.console.print(text))
+    public = ctx.inputs["partitions"]["public"]
+    # The firehose rotates the public suites: race r draws from suite r mod P.
+    races = [{**race_summary(d), "suite": public[i % len(public)]} for i, d in enumerate(race_dirs)]
+    trajectories = sum(r["trajectories"] for r in races)
+    ctx.console.print(f"{len(races)} races, {trajectories} trajectories")
+    return {
+        "path": str(config.out),
+        "race_dirs": [str(d) for d in race_dirs],
+        "races": races,
+        "trajectories": trajectories,
+    }
+
+
+def race_summary(race_dir: Path) -> dict[str, Any]:
+    """Race id, suite, winner, trajectories and the weight per miner of one firehose race directory."""
+    from shoparena.jsonl import read_jsonl_dicts
+
+    race = json.loads((race_dir / "race.json").read_text(encoding="utf-8"))
+    weights = json.loads((race_dir / "weights.json").read_text(encoding="utf-8"))
+    uid_to_hotkey = {uid: key for key, uid in weights.get("hotkey_to_uid", {}).items()}
+    burn = weights.get("config", {}).get("burn_uid", 0)
+    uid_to_hotkey.setdefault(burn, f"burn (uid {burn})")
+    per_miner = {
+        uid_to_hotkey.get(uid, f"uid {uid}"): w
+        for uid, w in zip(weights.get("uids", []), weights.get("weights", []), strict=False)
+        if w
+    }
+    total = sum(per_miner.values()) or 1
+    trajectories = sum(
+        len(read_jsonl_dicts(path)) for path in sorted((race_dir / "agents").glob("*/output.jsonl"))
+    )
+    return {
+        "race_id": race["race"]["race_id"],
+        "status": race["race"]["status"],
+        "suite": "race_suite.json",
+        "winner": weights.get("top_hotkey") or "",
+        "trajectories": trajectories,
+        "weights": {k: round(v / total, 4) for k, v in sorted(per_miner.items())},
+    }
+
+
+def judge_stage(ctx: StageContext) -> dict[str, Any]:
+    """Per race and miner: judged trajectories and reasoning quality. ``llm`` re-judges with the backend."""
+    from shoparena.arena.judging import judge_run, load_incentives
+
+    section = ctx.config.judge
+    agents = []
+    for race_dir in ctx.inputs["firehose"]["race_dirs"]:
+        if section.judge == "rubric":
+            report = load_incentives(race_dir) or judge_run(race_dir)
+        else:
+            report = judge_run(race_dir, section.judge, section.backend)
+        agents += [
+            {
+                "race": Path(race_dir).name,
+                "agent": a.agent,
+                "judged": a.judged,
+                "reasoning_quality": a.reasoning_quality,
+                "final_judge": a.final("judge"),
+            }
+            for a in report.agents
+        ]
+    return {"judge": section.judge, "agents": agents}
+
+
+def corpus_stage(ctx: StageContext) -> dict[str, Any]:
+    """The firehose's race directories through ingest, filter, gates, recovery, split and the three views."""
+    entry_point("shoparena.corpus", "build_corpus", 11)
+    from shoparena.corpus import CorpusConfig, build_corpus
+
+    section = ctx.config.corpus
+    config = CorpusConfig.model_validate(
+        {
+            **section.options,
+            "run_dirs": [Path(d) for d in ctx.inputs["firehose"]["race_dirs"]],
+            "out": ctx.dir / ctx.stage_hash,
+            "recover": section.recover,
+        }
+    )
+    report = build_corpus(config, progress=lambda message: ctx.console.print(f"corpus: {message}"))
+    funnel = report.get("funnel", {})
+    ctx.console.print(
+        f"corpus: {funnel.get('input')} in, {funnel.get('kept')} kept, views {funnel.get('views')}"
+    )
+    return {"path": str(config.out), "funnel": funnel}
+
+
+def train_policy(
+    *,
+    method: str,
+    preset: str,
+    model: str,
+    corpus: str | Path,
+    select: str,
+    trainer: dict[str, Any],
+    out: str | Path,
+    max_rows: int | None = None,
+) -> dict[str, Any]:
+    """Train ``model`` on a corpus view with ``shoparena.train`` (SFT, GRPO or KTO); resumable in ``out``."""
+    entry_point("shoparena.train.runner", "train", 12)
+    from shoparena.train import load_config
+    from shoparena.train.runner import train
+
+    overrides = [f"model={model}", f"data.corpus={corpus}", f"data.select={select}"]
+    if max_rows is not None:
+        overrides.append(f"data.max_rows={max_rows}")
+    overrides += [f"trainer.{key}={json.dumps(value)}" for key, value in trainer.items()]  # JSON is YAML
+    summary = train(load_config(preset, method, overrides), out, progress=True)
+    return {
+        "path": str(out),
+        "final": str(Path(out) / "final"),
+        "train_loss": summary.get("train_loss"),
+        "global_step": summary.get("global_step"),
+        "rows": summary.get("data", {}),
+    }
+
+
+def sft_stage(ctx: StageContext) -> dict[str, Any]:
+    """SFT of the student on the corpus's ``sft`` view with TRL (``shoparena.train``)."""
+    section = ctx.config.sft
+    return train_policy(
+        method="sft",
+        preset=section.preset,
+        model=ctx.config.model.base,
+        corpus=ctx.inputs["corpus"]["path"],
+        select=section.select,
+        trainer=section.trainer,
+        out=ctx.dir / ctx.stage_hash,
+    )
+
+
+def evaluate_policy(
+    section: Any,
+    *,
+    model: str,
+    suite: str | Path,
+    index: str | Path,
+    out: str | Path,
+    train_corpus: str | Path | None = None,
+    allow_leak: bool = False,
+    console: Any = None,
+) -> dict[str, Any]:
+    """Evaluate ``model`` (a folder, or a name the ``eval.server`` serves) on ``suite`` with the
+    :class:`EvalSection` settings (greedy + ``samples`` sampled episodes); resumable in ``out``."""
+    entry_point("shoparena.eval.run", "run_eval", 13)
+    from shoparena.eval.config import EvalConfig
+    from shoparena.eval.run import run_eval
+
+    policy = f"openai:{section.server}#{model}" if section.server else f"hf:{model}"
+    config = EvalConfig.model_validate(
+        {
+            **section.options,
+            "policy": policy,
+            "suite": Path(suite),
+            "index": Path(index),
+            "out": Path(out),
+            "samples": section.samples,
+            "temperature": section.temperature,
+            "max_tokens": section.max_tokens,
+            "max_steps": section.max_steps,
+            "limit": section.limit,
+            "seed": section.seed,
+            "train_corpus": Path(train_corpus) if train_corpus else None,
+            "allow_leak": allow_leak,
+        }
+    )
+    summary = run_eval(config).dump()
+    overall = summary["profiles"]["strict"]["overall"]
+    greedy = overall.get("greedy_asr") or overall.get("pass@1")
+    if console is not None:
+        console.print(
+            f"{policy}: strict greedy ASR {greedy['value']:.3f} "
+            f"[{greedy['ci_low']:.3f}, {greedy['ci_high']:.3f}] ({summary['label']})"
+        )
+    return {"path": str(config.out), "policy": policy, "label": summary["label"], "strict_overall": overall}
+
+
+def base_model_path(name: str, served: bool) -> str:
+    """The base model as eval loads it: a built local folder for tiny/student-cpu/smollm2 unless served."""
+    if served:
+        return name
+    entry_point("shoparena.train.models", "resolve_model", 12)
+    from shoparena.train.models import resolve_model
+
+    return resolve_model(name)
+
+
+def eval_base_stage(ctx: StageContext) -> dict[str, Any]:
+    """The untrained student on the held-out partition (greedy + k samples)."""
+    section = ctx.config.eval
+    return evaluate_policy(
+        section,
+        model=base_model_path(ctx.config.model.base, served=bool(section.server)),
+        suite=_heldout(ctx),
+        index=ctx.inputs["index"]["path"],
+        out=ctx.dir / ctx.stage_hash,
+        console=ctx.console,
+    )
+
+
+def eval_student_stage(ctx: StageContext) -> dict[str, Any]:
+    """The SFT student on the held-out partition, leak-audited against the corpus it was trained on."""
+    return evaluate_policy(
+        ctx.config.eval,
+        model=ctx.inputs["sft"]["final"],
+        suite=_heldout(ctx),
+        index=ctx.inputs["index"]["path"],
+        out=ctx.dir / ctx.stage_hash,
+        train_corpus=ctx.inputs["corpus"]["path"],
+        console=ctx.console,
+    )
+
+
+def pipeline_stages() -> list[Stage]:
+    """The DAG of ``shoparena pipeline run``."""
+    return [
+        Stage("catalog", (), lambda c: c.catalog, catalog_stage, "synthetic catalog"),
+        Stage("index", ("catalog",), lambda c: c.index, index_stage, "BM25 index"),
+        Stage("bank", ("index",), lambda c: c.bank, bank_stage, "problem bank (four intents, checked)"),
+        Stage(
+            "partitions", ("bank", "index"), lambda c: c.bank, partitions_stage, "public / held-out / hidden"
+        ),
+        Stage(
+            "reference",
+            ("partitions", "index", "bank"),
+            lambda c: c.reference,
+            reference_stage,
+            "reference planner on the held-out partition",
+        ),
+        Stage("firehose", ("partitions", "index"), lambda c: c.firehose, firehose_stage, "arena firehose"),
+        Stage("judge", ("firehose",), lambda c: c.judge, judge_stage, "judge"),
+        Stage("corpus", ("firehose", "judge", "partitions"), lambda c: c.corpus, corpus_stage, "corpus"),
+        Stage(
+            "sft", ("corpus",), lambda c: {"model": c.model, "sft": c.sft}, sft_stage, "SFT of the student"
+        ),
+        Stage(
+            "eval_base",
+            ("partitions", "index"),
+            lambda c: {"model": c.model, "eval": c.eval},
+            eval_base_stage,
+            "evaluation: base model, held-out",
+        ),
+        Stage(
+            "eval_student",
+            ("sft", "corpus", "partitions", "index"),
+            lambda c: c.eval,
+            eval_student_stage,
+            "evaluation: student, held-out",
+        ),
+    ]

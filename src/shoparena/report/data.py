@@ -1,0 +1,161 @@
+"""What the report reads from a pipeline run directory: tolerant of missing stages, never of garbage silently.
+
+Sources (see docs/CORPUS_CONTRACT in the coordination notes and the stage outputs of ``shoparena.pipeline``):
+``manifest.json`` and ``config.yaml`` (provenance), the ``reference`` stage's scores, the corpus directory's
+``report.json`` (funnel, richness by miner kind, judge bins), the firehose's race results, and the evaluation
+run directories' ``summary.json`` (per category ASR with intervals, pass@k).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+
+@dataclass
+class ReportData:
+    run_dir: Path
+    manifest: dict[str, Any] = field(default_factory=dict)
+    config: dict[str, Any] = field(default_factory=dict)
+    stages: dict[str, dict[str, Any]] = field(default_factory=dict)
+    corpus_report: dict[str, Any] | None = None
+    races: list[dict[str, Any]] | None = None
+    evals: dict[str, dict[str, Any]] = field(default_factory=dict)
+    examples: list[tuple[str, list[dict[str, Any]]]] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+    def outputs(self, stage: str) -> dict[str, Any] | None:
+        record = self.stages.get(stage)
+        return record.get("outputs") if record else None
+
+
+def wilson(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """Wilson score interval (95 % by default) for a binomial rate."""
+    if n <= 0:
+        return 0.0, 0.0
+    p = successes / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def metric(block: Any, name: str) -> tuple[float, float, float] | None:
+    """``(value, ci_low, ci_high)`` of a metric written as ``{"value"|"estimate", "ci_low", "ci_high"}``
+    or as a number beside ``<name>_ci_low`` / ``<name>_ci_high``; None when absent."""
+    if not isinstance(block, dict) or name not in block:
+        return None
+    raw = block[name]
+    if isinstance(raw, dict):
+        value = next((raw[k] for k in ("value", "estimate", "mean", "rate") if k in raw), None)
+        if value is None:
+            return None
+        return float(value), float(raw.get("ci_low", value)), float(raw.get("ci_high", value))
+    if isinstance(raw, int | float):
+        return float(raw), float(block.get(f"{name}_ci_low", raw)), float(block.get(f"{name}_ci_high", raw))
+    return None
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{path}: not readable JSON: {exc}") from None
+
+
+def _dir_of(outputs: dict[str, Any] | None, key: str = "path") -> Path | None:
+    if not outputs or not outputs.get(key):
+        return None
+    path = Path(outputs[key])
+    return path if path.is_dir() else path.parent
+
+
+def load_report_data(run_dir: str | Path, examples: int = 3) -> ReportData:
+    run = Path(run_dir)
+    if not (run / "manifest.json").exists():
+        raise FileNotFoundError(f"{run}: no manifest.json (not a run directory)")
+    data = ReportData(run_dir=run, manifest=_read_json(run / "manifest.json") or {})
+    config_path = run / "config.yaml"
+    if config_path.exists():
+        data.config = yaml.safe_load(config_path.read_text(encoding="utf-8")) or {}
+    data.stages = data.manifest.get("stages", {})
+
+    corpus_dir = _dir_of(data.outputs("corpus"))
+    if corpus_dir is not None:
+        data.corpus_report = _read_json(corpus_dir / "report.json")
+    firehose = data.outputs("firehose") or {}
+    races = firehose.get("races")
+    if races is None and _dir_of(firehose) is not None:
+        races = _read_json(_dir_of(firehose) / "races.json")
+    data.races = races if isinstance(races, list) else None
+    for stage, label in (("eval_base", "base"), ("eval_student", "student")):
+        eval_dir = _dir_of(data.outputs(stage))
+        summary = _read_json(eval_dir / "summary.json") if eval_dir is not None else None
+        if summary:
+            data.evals[label] = summary
+    data.examples = _examples(data, corpus_dir, examples)
+    return data
+
+
+def _examples(
+    data: ReportData, corpus_dir: Path | None, limit: int
+) -> list[tuple[str, list[dict[str, Any]]]]:
+    """Conversations to show: kept corpus rows when a corpus exists, else the reference planner's episodes."""
+    if limit <= 0:
+        return []
+    out: list[tuple[str, list[dict[str, Any]]]] = []
+    if corpus_dir is not None:
+        path = corpus_dir / "views" / "sft-train.jsonl"
+        if path.exists():
+            with path.open(encoding="utf-8") as fh:
+                for line in fh:
+                    row = json.loads(line)
+                    if row.get("outcome") == "kept":
+                        out.append(
+                            (
+                                f"corpus {row.get('record_id', '')} ({row.get('category', '')})",
+                                row["messages"],
+                            )
+                        )
+                    if len(out) >= limit:
+                        return out
+    reference = data.outputs("reference")
+    if reference and Path(reference.get("path", "")).exists():
+        from shoparena.formats.io import read_trajectories
+
+        for traj in read_trajectories(reference["path"]):
+            out.append(
+                (f"reference planner on {traj.problem_id} ({traj.status.value})", trajectory_messages(traj))
+            )
+            if len(out) >= limit:
+                break
+    return out
+
+
+def trajectory_messages(traj: Any) -> list[dict[str, Any]]:
+    """A trajectory as chat messages: the query, then per step the assistant's calls and the tool results."""
+    messages: list[dict[str, Any]] = [{"role": "user", "content": traj.query}]
+    for step in traj.steps:
+        calls = [
+            {"function": {"name": c.name, "arguments": json.dumps(c.parameters, ensure_ascii=False)}}
+            for c in step.tool_calls
+        ]
+        messages.append({"role": "assistant", "content": step.think or step.response, "tool_calls": calls})
+        for call in step.tool_calls:
+            if call.has_result:
+                result = (
+                    call.result
+                    if isinstance(call.result, str)
+                    else json.dumps(call.result, ensure_ascii=False)
+                )
+                messages.append({"role": "tool", "name": call.name, "content": result})
+        if step.response and step.think:
+            messages.append({"role": "assistant", "content": step.response})
+    return messages

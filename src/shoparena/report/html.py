@@ -1,0 +1,347 @@
+"""The pipeline report: one self-contained HTML file (inline CSS and SVG, no script, no network).
+
+Every section renders from what the run directory holds; a stage that did not run renders as "not run" with
+the reason the pipeline recorded, never as a crash.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import platform
+from collections.abc import Callable, Mapping
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from shoparena.report import charts
+from shoparena.report.data import ReportData, load_report_data, metric, wilson
+
+CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;max-width:1000px;margin:2em auto;padding:0 1em;
+color:#222;line-height:1.45}
+h1{font-size:1.6em} h2{border-bottom:1px solid #ddd;padding-bottom:.2em;margin-top:2em}
+table{border-collapse:collapse;font-size:.88em;margin:.6em 0} td,th{border:1px solid #ddd;padding:.25em .6em;
+text-align:left} th{background:#f5f5f5} .num{text-align:right;font-variant-numeric:tabular-nums}
+.notrun{color:#8a6d3b;background:#fcf8e3;border:1px solid #faebcc;padding:.6em;border-radius:4px}
+.msg{border-radius:6px;padding:.4em .7em;margin:.3em 0;white-space:pre-wrap;overflow-wrap:anywhere;
+font-size:.85em}
+.user{background:#eef4ff} .assistant{background:#f1f8ee} .tool{background:#f7f7f7;font-family:monospace}
+.system{background:#fff7e6} .role{font-weight:600;font-size:.8em;color:#555}
+.call{font-family:monospace;color:#6a3d9a} svg{max-width:100%;height:auto}
+details{margin:.4em 0} .stamp{color:#777;font-size:.85em}
+"""
+
+
+class SectionNotRun(Exception):
+    """The data a section needs is absent; the message says why."""
+
+
+def _esc(value: Any) -> str:
+    return html.escape(str(value))
+
+
+def _table(header: list[str], rows: list[list[Any]]) -> str:
+    head = "".join(f"<th>{_esc(h)}</th>" for h in header)
+    body = "".join(
+        "<tr>"
+        + "".join(
+            f'<td class="num">{_fmt(c)}</td>' if isinstance(c, int | float) else f"<td>{_esc(c)}</td>"
+            for c in row
+        )
+        + "</tr>"
+        for row in rows
+    )
+    return f"<table><tr>{head}</tr>{body}</table>"
+
+
+def _fmt(value: float | int) -> str:
+    if isinstance(value, bool):
+        return str(value)
+    if isinstance(value, int):
+        return f"{value:,}"
+    return f"{value:.3f}"
+
+
+def _need(data: ReportData, stage: str, notes: Mapping[str, str]) -> dict[str, Any]:
+    outputs = data.outputs(stage)
+    if outputs is None:
+        raise SectionNotRun(f"stage {stage} has not run" + (f": {notes[stage]}" if stage in notes else ""))
+    return outputs
+
+
+def _funnel_pairs(funnel: Any) -> list[tuple[str, int]]:
+    """The corpus funnel as ordered (step, count) pairs; nested counts (rejections by reason, views by split)
+    become one row each, e.g. ``rejected: subtask`` or ``view sft/train``."""
+    pairs: list[tuple[str, int]] = []
+    if isinstance(funnel, list):
+        for item in funnel:
+            if isinstance(item, dict):
+                name = item.get("stage") or item.get("name") or item.get("reason")
+                count = item.get("count", item.get("n"))
+                if name is not None and isinstance(count, int | float):
+                    pairs.append((str(name), int(count)))
+        return pairs
+    if not isinstance(funnel, dict):
+        return pairs
+    for key, value in funnel.items():
+        if isinstance(value, bool):
+            continue
+        if isinstance(value, int | float):
+            pairs.append((str(key), int(value)))
+        elif isinstance(value, dict) and key == "views":
+            for view, splits in value.items():
+                if isinstance(splits, dict):
+                    pairs += [(f"view {view}/{split}", int(n)) for split, n in splits.items()]
+                elif isinstance(splits, int | float):
+                    pairs.append((f"view {view}", int(splits)))
+        elif isinstance(value, dict):
+            pairs += [(f"{key}: {k}", int(n)) for k, n in value.items() if isinstance(n, int | float) and n]
+    return pairs
+
+
+def section_funnel(data: ReportData, notes: Mapping[str, str]) -> str:
+    _need(data, "corpus", notes)
+    pairs = _funnel_pairs((data.corpus_report or {}).get("funnel"))
+    if not pairs:
+        raise SectionNotRun("the corpus report.json has no funnel")
+    return charts.funnel_chart(pairs) + _table(["stage", "trajectories"], [list(p) for p in pairs])
+
+
+def section_richness(data: ReportData, notes: Mapping[str, str]) -> str:
+    _need(data, "corpus", notes)
+    report = data.corpus_report or {}
+    hist = report.get("richness_histogram") or report.get("richness_by_miner_kind")
+    if not isinstance(hist, dict) or not hist:
+        raise SectionNotRun("the corpus report.json has no richness histogram by miner kind")
+    bins = sorted({str(b) for counts in hist.values() if isinstance(counts, dict) for b in counts})
+    series = {
+        kind: [float(counts.get(b, 0)) for b in bins]
+        for kind, counts in hist.items()
+        if isinstance(counts, dict)
+    }
+    return charts.grouped_bars(bins, series, ylabel="trajectories")
+
+
+def section_judge(data: ReportData, notes: Mapping[str, str]) -> str:
+    _need(data, "corpus", notes)
+    bins = (data.corpus_report or {}).get("judge_bins")
+    if not isinstance(bins, dict) or not bins:
+        raise SectionNotRun("the corpus report.json has no judge bins")
+    labels = [str(k) for k in bins]
+    return charts.grouped_bars(
+        labels, {"trajectories": [float(v) for v in bins.values()]}, ylabel="trajectories"
+    )
+
+
+def section_races(data: ReportData, notes: Mapping[str, str]) -> str:
+    _need(data, "firehose", notes)
+    if not data.races:
+        raise SectionNotRun("the firehose recorded no races")
+    rows, weights = [], {}
+    for i, race in enumerate(data.races):
+        rid = str(race.get("race_id", race.get("name", f"race {i + 1}")))
+        rows.append([rid, race.get("suite", ""), race.get("winner", ""), race.get("trajectories", "")])
+        for miner, w in (race.get("weights") or {}).items():
+            weights.setdefault(miner, [0.0] * len(data.races))[i] = float(w)
+    out = _table(["race", "suite", "winner", "trajectories"], rows)
+    if weights:
+        groups = [r[0] for r in rows]
+        out = charts.stacked_bars(groups, weights, ylabel="weight") + out
+    return out
+
+
+def _asr_rows(
+    data: ReportData, profile: str
+) -> tuple[list[str], dict[str, list[tuple[float, float, float]]]]:
+    """Categories and, per model, (asr, low, high) in category order; reference uses Wilson intervals."""
+    per_model: dict[str, dict[str, tuple[float, float, float]]] = {}
+    reference = (data.outputs("reference") or {}).get("scores", {}).get(profile)
+    if reference:
+        cats = {"overall": reference, **reference.get("per_category", {})}
+        per_model["reference planner"] = {
+            c: (v["asr"], *wilson(v["successes"], v["n"])) for c, v in cats.items() if v.get("n")
+        }
+    for label, summary in data.evals.items():
+        block = summary.get("profiles", summary).get(profile, {})
+        cats = {c: metric(v, "greedy_asr") for c, v in block.items() if isinstance(v, dict)}
+        per_model[label] = {c: m for c, m in cats.items() if m is not None}
+    categories = sorted({c for m in per_model.values() for c in m}, key=lambda c: (c != "overall", c))
+    return categories, {
+        name: [values.get(c, (0.0, 0.0, 0.0)) for c in categories] for name, values in per_model.items()
+    }
+
+
+def section_asr(data: ReportData, notes: Mapping[str, str]) -> str:
+    parts = []
+    for profile in ("strict", "shoppingbench"):
+        categories, models = _asr_rows(data, profile)
+        if not models:
+            continue
+        series = {m: [v[0] for v in vals] for m, vals in models.items()}
+        errors = {m: ([v[1] for v in vals], [v[2] for v in vals]) for m, vals in models.items()}
+        parts.append(f"<h3>profile {profile} (held-out partition, greedy, 95 % CI)</h3>")
+        parts.append(charts.grouped_bars(categories, series, ylabel="ASR", errors=errors, ylim=(0, 1)))
+        rows = [
+            [m, c, v[0], f"[{v[1]:.3f}, {v[2]:.3f}]"]
+            for m, vals in models.items()
+            for c, v in zip(categories, vals, strict=True)
+        ]
+        parts.append(_table(["model", "category", "ASR", "95 % CI"], rows))
+    if not parts:
+        raise SectionNotRun("no evaluation and no reference run: " + "; ".join(notes.values()))
+    if not data.evals:
+        parts.insert(
+            0,
+            '<p class="notrun">base and student not evaluated yet: '
+            f"{_esc(notes.get('eval_base', 'stage eval_base has not run'))}</p>",
+        )
+    return "".join(parts)
+
+
+def _pass_at_k_points(overall: dict[str, Any]) -> list[tuple[float, float, float, float]]:
+    """``(k, value, low, high)`` from ``{"pass@k": {"1": est, ...}}`` or flat ``pass@1``, ``pass@2`` keys."""
+    points = []
+    nested = overall.get("pass@k")
+    if isinstance(nested, dict):
+        for k, est in nested.items():
+            m = metric({"x": est}, "x")
+            if m is not None and str(k).isdigit():
+                points.append((float(k), *m))
+    for key in overall:
+        if key.startswith("pass@") and key[5:].isdigit() and not isinstance(nested, dict):
+            m = metric(overall, key)
+            if m is not None:
+                points.append((float(key[5:]), *m))
+    return sorted(points)
+
+
+def section_pass_at_k(data: ReportData, notes: Mapping[str, str]) -> str:
+    if not data.evals:
+        raise SectionNotRun(notes.get("eval_base", "stage eval_base has not run"))
+    series = {}
+    rows = []
+    for label, summary in data.evals.items():
+        overall = summary.get("profiles", summary).get("strict", {}).get("overall", {})
+        points = _pass_at_k_points(overall)
+        if points:
+            series[label] = points
+            rows += [[label, int(k), v, f"[{lo:.3f}, {hi:.3f}]"] for k, v, lo, hi in points]
+    if not series:
+        raise SectionNotRun("the evaluation summaries hold no pass@k")
+    decoding = next(iter(data.evals.values())).get("decoding", {})
+    caption = f"<p>decoding: {_esc(json.dumps(decoding))}</p>" if decoding else ""
+    return (
+        charts.curves(series, xlabel="k", ylabel="pass@k (strict)")
+        + caption
+        + _table(["model", "k", "pass@k", "95 % CI"], rows)
+    )
+
+
+#: Characters of one message shown before it is cut (tool results can be whole search pages).
+MESSAGE_CHARS = 1200
+
+
+def _clip(text: str) -> str:
+    if len(text) <= MESSAGE_CHARS:
+        return text
+    return f"{text[:MESSAGE_CHARS]} … ({len(text) - MESSAGE_CHARS:,} more characters)"
+
+
+def _message_html(message: Mapping[str, Any]) -> str:
+    role = str(message.get("role", "?"))
+    body = _esc(_clip(str(message.get("content") or "")))
+    for call in message.get("tool_calls") or []:
+        fn = call.get("function", call)
+        body += f'\n<span class="call">→ {_esc(fn.get("name"))}({_esc(fn.get("arguments"))})</span>'
+    label = role + (f" · {message['name']}" if message.get("name") else "")
+    return f'<div class="msg {_esc(role)}"><div class="role">{_esc(label)}</div>{body}</div>'
+
+
+def section_examples(data: ReportData, notes: Mapping[str, str]) -> str:
+    if not data.examples:
+        raise SectionNotRun("no corpus rows and no reference episodes to show")
+    return "".join(
+        f"<details{' open' if i == 0 else ''}><summary>{_esc(title)}</summary>"
+        + "".join(_message_html(m) for m in messages)
+        + "</details>"
+        for i, (title, messages) in enumerate(data.examples)
+    )
+
+
+def _version(package: str) -> str:
+    try:
+        return metadata.version(package)
+    except metadata.PackageNotFoundError:
+        return "-"
+
+
+def section_provenance(data: ReportData, notes: Mapping[str, str]) -> str:
+    m = data.manifest
+    recorded = m.get("versions", {})
+    versions = [
+        ["shoparena", recorded.get("shoparena", "-")],
+        ["git sha", recorded.get("git_sha") or "-"],
+        ["python", recorded.get("python", platform.python_version())],
+        ["platform", recorded.get("platform", platform.platform())],
+        ["run id", m.get("run_id", "-")],
+    ]
+    versions += [[p, _version(p)] for p in ("matplotlib", "datasets", "transformers", "trl", "torch", "ray")]
+    stages = [[name, r.get("config_hash", ""), r.get("seconds", 0.0)] for name, r in data.stages.items()]
+    stages += [[name, "-", f"not run: {reason}"] for name, reason in notes.items() if name not in data.stages]
+    seeds = [[k, v["seed"]] for k, v in data.config.items() if isinstance(v, dict) and "seed" in v]
+    return (
+        "<h3>versions</h3>"
+        + _table(["component", "version"], versions)
+        + "<h3>stages (config + input hash)</h3>"
+        + _table(["stage", "hash", "seconds"], stages)
+        + "<h3>seeds</h3>"
+        + _table(["section", "seed"], seeds)
+        + "<h3>resolved config</h3><details><summary>config.yaml</summary><pre>"
+        + _esc(json.dumps(data.config, indent=1))
+        + "</pre></details>"
+    )
+
+
+SECTIONS: list[tuple[str, str, Callable[[ReportData, Mapping[str, str]], str]]] = [
+    ("funnel", "Funnel: firehose → corpus views", section_funnel),
+    ("richness", "Agentic richness by miner kind", section_richness),
+    ("judge", "Judge bins", section_judge),
+    ("races", "Races and weights", section_races),
+    ("asr", "Per-category ASR on the held-out partition", section_asr),
+    ("passk", "pass@k", section_pass_at_k),
+    ("examples", "Example trajectories", section_examples),
+    ("provenance", "Provenance", section_provenance),
+]
+
+
+def render_report(
+    run_dir: str | Path, out: str | Path, *, notes: Mapping[str, str] | None = None, examples: int = 3
+) -> Path:
+    """Write the self-contained HTML report of ``run_dir`` to ``out`` and return its path.
+
+    Args:
+        notes: Why stages did not run (stage -> reason), shown in their sections.
+        examples: Example trajectories rendered as conversations.
+    """
+    notes = dict(notes or {})
+    data = load_report_data(run_dir, examples=examples)
+    body = []
+    for key, title, render in SECTIONS:
+        try:
+            content = render(data, notes)
+        except SectionNotRun as why:
+            content = f'<p class="notrun">not run: {_esc(why)}</p>'
+        body.append(f'<section id="{key}"><h2>{_esc(title)}</h2>{content}</section>')
+    toc = " · ".join(f'<a href="#{key}">{_esc(title)}</a>' for key, title, _ in SECTIONS)
+    page = (
+        '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
+        f"<title>shoparena report: {_esc(Path(run_dir).name)}</title><style>{CSS}</style></head><body>"
+        f"<h1>shoparena pipeline report: {_esc(Path(run_dir).name)}</h1>"
+        f'<p class="stamp">run directory {_esc(Path(run_dir).resolve())} · preset '
+        f"{_esc(data.config.get('preset', '-'))}</p><nav>{toc}</nav>{''.join(body)}</body></html>"
+    )
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(page, encoding="utf-8")
+    return out

@@ -1,0 +1,71 @@
+"""pipeline.yaml: presets, overlays, clear errors, and the paper preset's dry run."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from shoparena.cli.main import app
+from shoparena.pipeline import PipelineConfigError, dry_run, load_pipeline_config
+from shoparena.pipeline.dag import topological
+from shoparena.pipeline.stages import pipeline_stages
+
+
+def test_yaml_overlays_the_preset(tmp_path):
+    path = tmp_path / "pipeline.yaml"
+    path.write_text("sft:\n  trainer:\n    learning_rate: 0.001\ncatalog:\n  products: 1000\n")
+    cfg = load_pipeline_config(path, preset="paper")
+    assert cfg.sft.trainer["learning_rate"] == 0.001
+    assert cfg.sft.trainer["num_train_epochs"] == 2  # kept from the preset
+    assert cfg.sft.preset == "qwen3-4b"
+    assert cfg.catalog.products == 1000
+    assert cfg.model.base == "Qwen/Qwen3-4B"
+
+
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        ("sft:\n  select: everything\n", "field sft.select"),
+        ("catalog:\n  prodcts: 5\n", "field catalog.prodcts"),
+        ("- a\n- b\n", "top level must be a mapping"),
+        ("sft: [unclosed\n", "cannot read"),
+    ],
+)
+def test_bad_config_names_file_and_field(tmp_path, text, needle):
+    path = tmp_path / "pipeline.yaml"
+    path.write_text(text)
+    with pytest.raises(PipelineConfigError, match=r"pipeline\.yaml") as err:
+        load_pipeline_config(path)
+    assert needle in str(err.value)
+
+
+def test_paper_preset_dry_run_plans_every_stage_at_full_scale(tmp_path):
+    result = CliRunner().invoke(
+        app, ["pipeline", "run", "--preset", "paper", "--dry-run", "--out", str(tmp_path / "paper")]
+    )
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.output)
+    cfg = payload["config"]
+    assert cfg["catalog"]["products"] == 2_500_000
+    population = 9  # shoparena.arena.firehose's default miner population per race
+    trajectories = cfg["firehose"]["races"] * cfg["firehose"]["problems_per_race"] * population
+    assert 18_043 <= trajectories < 18_043 * 1.01
+    assert cfg["model"]["base"] == "Qwen/Qwen3-4B"
+    assert cfg["eval"]["server"].startswith("http") and cfg["executor"] == "ray"  # vLLM's OpenAI server
+    assert cfg["eval"]["samples"] == 8
+    assert [row["stage"] for row in payload["plan"]] == [s.name for s in topological(pipeline_stages())]
+    assert not any(row["done"] for row in payload["plan"])
+    assert not (tmp_path / "paper").exists()  # a dry run writes nothing
+    # The paper plan differs from the default in every stage: nothing of a laptop run would be reused.
+    default = {r["stage"]: r["hash"] for r in dry_run(load_pipeline_config())}
+    assert all(default[r["stage"]] != r["hash"] for r in payload["plan"] if r["stage"] != "index")
+
+
+def test_unknown_preset_and_executor_are_rejected(tmp_path):
+    runner = CliRunner()
+    bad = runner.invoke(app, ["pipeline", "run", "--preset", "huge", "--dry-run", "--out", str(tmp_path)])
+    assert bad.exit_code == 2 and "unknown preset" in bad.output
+    bad = runner.invoke(app, ["pipeline", "run", "--executor", "dask", "--dry-run", "--out", str(tmp_path)])
+    assert bad.exit_code == 2 and "executor" in bad.output

@@ -1,0 +1,138 @@
+"""The stage DAG: resume, and a changed section re-runs exactly the stages downstream of it.
+
+The stage functions are fast fakes; the DAG, hashing and manifest bookkeeping are the real ones, and the stage
+graph is the real pipeline's (same names, deps and config sections)."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from rich.console import Console
+
+from shoparena.pipeline import PipelineConfig, Stage, StageUnavailable, run_dag, run_pipeline
+from shoparena.pipeline.dag import topological
+from shoparena.pipeline.stages import pipeline_stages
+from shoparena.runs import RunDir
+
+
+def _quiet() -> Console:
+    return Console(file=io.StringIO(), width=120)
+
+
+def fake_stages(calls: list[str], unavailable: frozenset[str] = frozenset()) -> list[Stage]:
+    """The real pipeline graph with each function replaced by one that records its call."""
+
+    def make(name: str):
+        def fn(ctx):
+            if name in unavailable:
+                raise StageUnavailable(f"{name} missing")
+            calls.append(name)
+            (ctx.dir / "out.txt").write_text(name)
+            return {"path": str(ctx.dir / "out.txt"), "inputs": sorted(ctx.inputs)}
+
+        return fn
+
+    return [Stage(s.name, s.deps, s.sections, make(s.name), s.title) for s in pipeline_stages()]
+
+
+ALL = [s.name for s in topological(pipeline_stages())]
+
+
+def _run(tmp_path, config, calls, **kw):
+    run = RunDir(tmp_path / "run", kind="pipeline", config=config)
+    return run_dag(fake_stages(calls, **kw), config, run, console=_quiet())
+
+
+def test_every_stage_runs_once_then_resumes(tmp_path):
+    calls: list[str] = []
+    results = _run(tmp_path, PipelineConfig(), calls)
+    assert calls == ALL
+    assert {r.status for r in results} == {"ran"}
+    calls.clear()
+    again = _run(tmp_path, PipelineConfig(), calls)
+    assert calls == []
+    assert {r.status for r in again} == {"resumed"}
+    assert [r.outputs for r in again] == [r.outputs for r in results]
+
+
+def test_changing_sft_reruns_sft_and_student_evaluation_only(tmp_path):
+    calls: list[str] = []
+    _run(tmp_path, PipelineConfig(), calls)
+    calls.clear()
+    changed = PipelineConfig.model_validate({"sft": {"trainer": {"learning_rate": 1e-5}}})
+    results = _run(tmp_path, changed, calls)
+    assert calls == ["sft", "eval_student"]
+    status = {r.name: r.status for r in results}
+    assert status["eval_base"] == "resumed" and status["corpus"] == "resumed"
+    # Going back to the old config is a change too: the run follows the config, not the newest record.
+    calls.clear()
+    _run(tmp_path, PipelineConfig(), calls)
+    assert calls == ["sft", "eval_student"]
+
+
+@pytest.mark.parametrize(
+    ("update", "expected"),
+    [
+        ({"eval": {"samples": 8}}, ["eval_base", "eval_student"]),
+        ({"model": {"base": "smollm2"}}, ["sft", "eval_base", "eval_student"]),
+        ({"firehose": {"races": 5}}, ["firehose", "judge", "corpus", "sft", "eval_student"]),
+        ({"catalog": {"products": 900}}, ALL),
+        ({"executor": "ray", "workers": 4}, []),
+    ],
+)
+def test_a_change_reruns_exactly_its_downstream(tmp_path, update, expected):
+    calls: list[str] = []
+    _run(tmp_path, PipelineConfig(), calls)
+    calls.clear()
+    _run(tmp_path, PipelineConfig.model_validate(update), calls)
+    assert calls == expected
+
+
+def test_unavailable_stage_blocks_its_downstream_and_runs_later(tmp_path):
+    calls: list[str] = []
+    results = _run(tmp_path, PipelineConfig(), calls, unavailable=frozenset({"corpus"}))
+    status = {r.name: r.status for r in results}
+    assert status["corpus"] == "unavailable"
+    assert status["sft"] == status["eval_student"] == "blocked"
+    assert status["eval_base"] == "ran"
+    calls.clear()
+    _run(tmp_path, PipelineConfig(), calls)
+    assert calls == ["corpus", "sft", "eval_student"]
+
+
+def test_pipeline_run_writes_summary_and_report_with_fake_stages(tmp_path):
+    calls: list[str] = []
+    summary = run_pipeline(PipelineConfig(), tmp_path / "run", stages=fake_stages(calls), console=_quiet())
+    assert set(summary["stages"]) == set(ALL)
+    assert (tmp_path / "run" / "report.html").read_text().count('class="notrun"') >= 3
+
+
+def test_cycles_and_unknown_deps_are_rejected():
+    def noop(ctx):
+        return {}
+
+    with pytest.raises(ValueError, match="cycle"):
+        topological([Stage("a", ("b",), lambda c: {}, noop), Stage("b", ("a",), lambda c: {}, noop)])
+    with pytest.raises(ValueError, match="unknown stage 'z'"):
+        topological([Stage("a", ("z",), lambda c: {}, noop)])
+
+
+def test_a_failing_stage_names_itself_and_the_run_resumes_there(tmp_path):
+    from shoparena.pipeline.dag import StageFailedError
+
+    calls: list[str] = []
+    stages = fake_stages(calls)
+    broken = [
+        Stage(s.name, s.deps, s.sections, _boom, s.title) if s.name == "corpus" else s for s in stages
+    ]
+    run = RunDir(tmp_path / "run", kind="pipeline", config=PipelineConfig())
+    with pytest.raises(StageFailedError, match="stage corpus failed: KeyError"):
+        run_dag(broken, PipelineConfig(), run, console=_quiet())
+    calls.clear()
+    _run(tmp_path, PipelineConfig(), calls)
+    assert calls[0] == "corpus" and "catalog" not in calls
+
+
+def _boom(ctx):
+    raise KeyError("firehose")

@@ -1,0 +1,93 @@
+"""The real pipeline on a tiny config: real stages run, resume, and report what is not available yet."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+from rich.console import Console
+
+from shoparena.pipeline import PipelineConfig, PipelineIncompleteError, Stage, StageUnavailable, run_pipeline
+from shoparena.pipeline.stages import pipeline_stages
+from shoparena.runs import RunManifest as Manifest
+
+TINY = {
+    "catalog": {"products": 600, "workers": 1, "seed": 5},
+    "bank": {
+        "problems": 24,
+        "public_size": 4,
+        "public_versions": 1,
+        "reserve": 4,
+        "heldout": 6,
+        "hidden": 2,
+        "seed": 5,
+    },
+    "workers": 1,
+}
+REAL = ["catalog", "index", "bank", "partitions", "reference"]
+
+
+def _console() -> Console:
+    return Console(file=io.StringIO(), width=120)
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("pipeline") / "run"
+    summary = run_pipeline(
+        PipelineConfig.model_validate(TINY), out, stages=light_stages(), console=_console()
+    )
+    return out, summary
+
+
+def light_stages() -> list[Stage]:
+    """The real stages that need no corpus, training or evaluation package (seconds on a tiny config)."""
+    return [s for s in pipeline_stages() if s.name in REAL]
+
+
+def test_real_stages_run_and_record_their_hashes(tiny_run):
+    out, summary = tiny_run
+    manifest = Manifest.model_validate_json((out / "manifest.json").read_text())
+    assert list(manifest.stages)[: len(REAL)] == REAL
+    for name in REAL:
+        assert summary["stages"][name]["status"] == "ran"
+        assert manifest.stages[name].config_hash == summary["stages"][name]["hash"]
+    pools = manifest.stages["partitions"].outputs["pools"]
+    assert {"public_v1", "heldout", "hidden"} <= set(pools)
+    heldout = json.loads((out / "partitions" / "heldout.full.json").read_text())
+    envelopes = (out / manifest.stages["reference"].outputs["path"]).read_text().splitlines()
+    assert len(envelopes) == len(heldout) == pools["heldout"]["problems"] > 0
+    scores = manifest.stages["reference"].outputs["scores"]["strict"]
+    assert scores["n"] == len(heldout) and 0 <= scores["successes"] <= len(heldout)
+
+
+def test_rerun_resumes_without_redoing_anything(tiny_run):
+    out, _ = tiny_run
+    manifest = Manifest.model_validate_json((out / "manifest.json").read_text())
+    reference = out / manifest.stages["reference"].outputs["path"]
+    before = reference.read_text()
+    report_mtime = (out / "report.html").stat().st_mtime_ns
+    again = run_pipeline(PipelineConfig.model_validate(TINY), out, stages=light_stages(), console=_console())
+    assert {again["stages"][n]["status"] for n in REAL} == {"resumed"}
+    after = Manifest.model_validate_json((out / "manifest.json").read_text())
+    assert {k: v.completed_at for k, v in after.stages.items()} == {
+        k: v.completed_at for k, v in manifest.stages.items()
+    }
+    assert reference.read_text() == before
+    assert (out / "report.html").stat().st_mtime_ns == report_mtime  # nothing changed: not even re-rendered
+
+
+def test_missing_stage_is_reported_in_summary_and_report_and_strict_fails(tmp_path, tiny_run):
+    out, _ = tiny_run
+
+    def missing(ctx):
+        raise StageUnavailable("shoparena.corpus is not on this checkout (issue 11)")
+
+    stages = [*light_stages(), Stage("corpus", ("partitions",), lambda c: c.corpus, missing)]
+    summary = run_pipeline(PipelineConfig.model_validate(TINY), out, stages=stages, console=_console())
+    assert summary["stages"]["corpus"]["status"] == "unavailable"
+    html = (out / "report.html").read_text()
+    assert "reference planner" in html and "issue 11" in html
+    with pytest.raises(PipelineIncompleteError, match="corpus: unavailable"):
+        run_pipeline(PipelineConfig.model_validate(TINY), out, stages=stages, console=_console(), strict=True)

@@ -1,0 +1,151 @@
+"""Dr. GRPO (offline per-step and online in ShopEnv) and KTO (both granularities) on the tiny model."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from shoparena.train.config import load_config
+
+
+def _weights_changed(before_dir, after_dir) -> bool:
+    import torch
+    from safetensors.torch import load_file
+
+    before = load_file(f"{before_dir}/model.safetensors")
+    after = load_file(f"{after_dir}/model.safetensors")
+    return any(not torch.equal(before[k], after[k]) for k in before)
+
+
+def _logs(run):
+    return [json.loads(line) for line in (run / "logs.jsonl").read_text().splitlines()]
+
+
+FAST = [
+    "grpo.max_steps=1",
+    "grpo.max_completion_length=16",
+    "grpo.num_generations=2",
+    "grpo.per_device_train_batch_size=2",
+]
+
+
+def _jittered(real):
+    """The real reward plus a tiny length-dependent term: a random model's real reward is the same for every
+    completion of a group (no call: −3), which gives Dr. GRPO zero advantages and so no update to observe."""
+
+    def reward(prompts, completions, **kwargs):
+        base = real(prompts, completions, **kwargs)
+        return [b + 0.01 * (len(str(c)) % 7) for b, c in zip(base, completions, strict=True)]
+
+    reward.__name__ = real.__name__
+    return reward
+
+
+def test_grpo_offline_is_dr_grpo_and_changes_weights(tiny_path, corpus, tmp_path, monkeypatch) -> None:
+    import shoparena.train.reward as reward_module
+    from shoparena.train.runner import train
+    from shoparena.train.trl_configs import build_trl_config
+
+    monkeypatch.setattr(reward_module, "toolrl_reward", _jittered(reward_module.toolrl_reward))
+    cfg = load_config("tiny", "grpo", [f"data.corpus={corpus}", *FAST])
+    args = build_trl_config(cfg, str(tmp_path / "x"))
+    assert (args.loss_type, args.scale_rewards, args.beta) == ("dr_grpo", "none", 0.0)
+    run = tmp_path / "run"
+    train(cfg, run, progress=False)
+    logged = [e for e in _logs(run) if "reward" in e]
+    assert logged and "rewards/toolrl_reward/mean" in logged[0]
+    assert -3.0 <= logged[0]["reward"] <= 4.1 and logged[0]["reward_std"] > 0
+    assert _weights_changed(tiny_path, run / "final")
+
+
+def test_grpo_online_plays_shopenv_and_changes_weights(
+    tiny_path, corpus, hand, tmp_path, monkeypatch
+) -> None:
+    import shoparena.train.online as online
+    from shoparena.train.runner import train
+
+    monkeypatch.setattr(online, "teacher_agreement", _jittered(online.teacher_agreement))
+    index = hand.catalog.parent / "index"
+    cfg = load_config(
+        "tiny",
+        "grpo",
+        [f"data.corpus={corpus}", *FAST, "grpo.grpo_mode=online", f"env.index={index}", "env.max_steps=2"],
+    )
+    run = tmp_path / "run"
+    summary = train(cfg, run, progress=False)
+    assert summary["data"]["used"] == 4  # one opening state per kept agentic trajectory
+    logged = [e for e in _logs(run) if "reward" in e]
+    assert "rewards/strict_outcome/mean" in logged[0] and "rewards/teacher_agreement/mean" in logged[0]
+    assert _weights_changed(tiny_path, run / "final")
+
+
+def test_online_tools_match_the_env_schemas(hand) -> None:
+    from transformers.utils import get_json_schema
+
+    from shoparena.env.environment import ShopEnv
+    from shoparena.train.online import ShopRolloutEnv
+
+    for schema in ShopEnv(hand.index).tool_schemas():
+        rendered = get_json_schema(getattr(ShopRolloutEnv, schema.name))["function"]
+        assert rendered["name"] == schema.name
+        assert set(rendered["parameters"]["properties"]) == set(schema.parameters["properties"])
+        assert rendered["description"].split()[:4] == schema.description.split()[:4]
+
+
+def test_teacher_agreement() -> None:
+    from shoparena.train.online import teacher_agreement
+
+    teacher = json.dumps(
+        [
+            [{"name": "find_product", "arguments": {"q": "x", "page": 1}}],
+            [{"name": "terminate", "arguments": {"status": "success"}}],
+        ]
+    )
+    good = [
+        {
+            "role": "assistant",
+            "tool_calls": [{"function": {"name": "find_product", "arguments": {"q": "x", "page": 1}}}],
+        },
+        {"role": "tool", "content": "[]"},
+        {
+            "role": "assistant",
+            "tool_calls": [{"function": {"name": "terminate", "arguments": {"status": "success"}}}],
+        },
+    ]
+    assert teacher_agreement(None, [good, good[:1], []], [teacher] * 3) == [1.0, 0.0, -1.0]
+
+
+@pytest.mark.parametrize("granularity,rows", [("trajectory", 4), ("step", 12)])
+def test_kto_on_both_granularities(tiny_path, corpus, tmp_path, granularity, rows) -> None:
+    from shoparena.train.runner import train
+
+    cfg = load_config(
+        "tiny",
+        "kto",
+        [
+            f"data.corpus={corpus}",
+            "kto.max_steps=1",
+            "kto.per_device_train_batch_size=2",
+            f"kto.kto_granularity={granularity}",
+            "data.select=unfiltered",
+        ],
+    )
+    summary = train(cfg, tmp_path / "run", progress=False)
+    assert summary["data"]["used"] == rows * 2  # 8 trajectories: 4 kept (desirable), 4 others (undesirable)
+    assert any("loss" in e for e in _logs(tmp_path / "run"))
+    assert _weights_changed(tiny_path, tmp_path / "run" / "final")
+
+
+def test_kto_steps_are_split_from_trajectory_rows(corpus) -> None:
+    """A corpus with trajectory rows only (the corpus builder's default) still trains per step."""
+    from shoparena.train.data import prepare_kto, select_rows
+
+    rows, report = select_rows(
+        load_config("tiny", "kto", [f"data.corpus={corpus}", "data.select=unfiltered"])
+    )
+    only_trajectories = rows.filter(lambda r: r["granularity"] == "trajectory")
+    steps = prepare_kto(only_trajectories, report, granularity="step")
+    assert len(steps) == 8 * 3  # three assistant turns per trajectory
+    assert all(s["completion"][0]["role"] == "assistant" for s in steps)
+    assert sum(s["label"] for s in steps) == 6 * 3  # kept (both origins) are desirable
