@@ -9,7 +9,17 @@ from pydantic import BaseModel, ConfigDict, Field
 
 #: Fields that may differ when a run directory is resumed (they do not change any episode's outcome).
 RESUMABLE_CHANGES = frozenset(
-    {"concurrency", "allow_leak", "bootstrap", "progress", "request_timeout_s", "executor", "ray_address"}
+    {
+        "concurrency",
+        "allow_leak",
+        "bootstrap",
+        "progress",
+        "request_timeout_s",
+        "threads",
+        "max_batch",
+        "executor",
+        "ray_address",
+    }
 )
 
 
@@ -53,6 +63,9 @@ class EvalConfig(BaseModel):
         default="process", description="Episodes in this process, or one Ray task per problem."
     )
     ray_address: str | None = Field(default=None, description="Existing Ray cluster (None: local ray.init).")
+    threads: int | None = Field(
+        default=None, ge=1, description="hf: torch CPU threads (None: torch's default; 1 on a busy host)."
+    )
     bootstrap: int = Field(default=2000, ge=100, description="Bootstrap resamples for intervals.")
     progress: bool = Field(default=True, description="Show a Rich progress bar.")
 
