@@ -14,18 +14,20 @@ distributes sandboxed runs by race instead).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from shoparena.eval.config import EvalConfig
-from shoparena.eval.policies import EpisodeResult, EpisodeSpec, OnDone, Policy
+from shoparena.eval.policies import EpisodeResult, EpisodeSpec, InProcessPolicy, OnDone
 from shoparena.records.problem import Problem
 
-#: Per worker process: config JSON → (policy, engine); built on the first task, reused by the next ones.
-_POLICIES: dict[str, Any] = {}
+#: Per worker process: config JSON → (policy, thread pool), built by the first task, reused by later ones.
+#: The pool outlives tasks so its threads keep their per-thread ShopEnv (a new env costs ~25 ms).
+_WORKERS: dict[str, tuple[InProcessPolicy, ThreadPoolExecutor]] = {}
 
 
-def _worker_policy(config_json: str) -> Policy:
-    if config_json not in _POLICIES:
+def _worker_policy(config_json: str) -> tuple[InProcessPolicy, ThreadPoolExecutor]:
+    if config_json not in _WORKERS:
         from shoparena.env.episodes import suite_knowledge
         from shoparena.eval.policies import build_policy
         from shoparena.eval.run import load_problems
@@ -35,13 +37,17 @@ def _worker_policy(config_json: str) -> Policy:
         engine = SearchIndex.open(config.index)
         web = any(p.intent.value == "web" for p in load_problems(config))
         knowledge = suite_knowledge(engine, config.suite, config.kb) if web else None
-        _POLICIES[config_json] = build_policy(config, engine, knowledge)
-    return _POLICIES[config_json]
+        policy = build_policy(config, engine, knowledge)
+        if not isinstance(policy, InProcessPolicy):  # RayPolicy refuses miner: before any task is sent
+            raise TypeError(f"--policy {config.policy!r} cannot run on a Ray worker")
+        pool = ThreadPoolExecutor(max_workers=config.concurrency, thread_name_prefix="eval-ray")
+        _WORKERS[config_json] = (policy, pool)
+    return _WORKERS[config_json]
 
 
 def describe_task(config_json: str) -> dict[str, Any]:
     """The policy's description, as the worker that built it sees it."""
-    return _worker_policy(config_json).describe()
+    return _worker_policy(config_json)[0].describe()
 
 
 ProblemTask = tuple[
@@ -53,14 +59,12 @@ def play_problem_task(item: ProblemTask) -> tuple[str, list[tuple[int, EpisodeRe
     """Play one problem's missing episodes on a worker: ``(problem_id, [(sample_idx, result), ...])``."""
     config_json, run_id, problem_json, plan = item
     problem = Problem.model_validate_json(problem_json)
-    finished: list[tuple[int, EpisodeResult]] = []
+    policy, pool = _worker_policy(config_json)
     specs = [EpisodeSpec(problem, idx, mode) for idx, mode in plan]
-
-    def keep(spec: EpisodeSpec, result: EpisodeResult) -> None:
-        finished.append((spec.sample_idx, result))
-
-    _worker_policy(config_json).run(specs, keep, run_id)
-    return problem.problem_id, finished
+    results = pool.map(lambda spec: policy.play_or_fail(spec, run_id), specs)
+    return problem.problem_id, [
+        (spec.sample_idx, result) for spec, result in zip(specs, results, strict=True)
+    ]
 
 
 class RayPolicy:
