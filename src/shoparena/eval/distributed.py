@@ -21,7 +21,8 @@ from shoparena.eval.config import EvalConfig
 from shoparena.eval.policies import EpisodeResult, EpisodeSpec, InProcessPolicy, OnDone
 from shoparena.records.problem import Problem
 
-#: Per worker process: config JSON → (policy, thread pool), built by the first task, reused by later ones.
+#: Per worker process: config JSON → (policy, thread pool), built by the first task of an evaluation and
+#: reused by its later ones (a worker's next evaluation replaces it, so models do not pile up).
 #: The pool outlives tasks so its threads keep their per-thread ShopEnv (a new env costs ~25 ms).
 _WORKERS: dict[str, tuple[InProcessPolicy, ThreadPoolExecutor]] = {}
 
@@ -33,6 +34,10 @@ def _worker_policy(config_json: str) -> tuple[InProcessPolicy, ThreadPoolExecuto
         from shoparena.eval.run import load_problems
         from shoparena.search import SearchIndex
 
+        for old_policy, old_pool in _WORKERS.values():  # one evaluation per worker at a time: free the last
+            old_pool.shutdown(wait=False)
+            old_policy.close()
+        _WORKERS.clear()
         config = EvalConfig.model_validate_json(config_json)
         engine = SearchIndex.open(config.index)
         web = any(p.intent.value == "web" for p in load_problems(config))
