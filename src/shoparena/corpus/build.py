@@ -21,7 +21,7 @@ from typing import Any
 import orjson
 
 from shoparena.corpus.config import CorpusConfig
-from shoparena.corpus.export import SPLITS, VIEWS, export_views
+from shoparena.corpus.export import SPLITS, VIEWS, ViewWriter
 from shoparena.corpus.filter import classify
 from shoparena.corpus.gates import OnlineGates, default_tokenizer
 from shoparena.corpus.ingest import ScoringContext, ingest_file, ingest_run_dir
@@ -194,7 +194,8 @@ def build_corpus(config: CorpusConfig, *, progress: Progress | None = None) -> d
     work = out / "work"
     notes = ingest_all(config, work, say, cache)
     say("filtering and gating")
-    index, n_quarantined, quarantine_fields = classify_all(config, work, _tokenizer(config))
+    # The tokenizer loads (or trains) on the first record that reaches the token gate.
+    index, n_quarantined, quarantine_fields = classify_all(config, work, lambda: _tokenizer(config))
     if not cache:  # resumed with every source ingested: reload ground truth and indexes
         from shoparena.corpus.ingest import load_run_context
 
@@ -204,17 +205,24 @@ def build_corpus(config: CorpusConfig, *, progress: Progress | None = None) -> d
             _file_context(config, cache)
     sides = assign_split(index, config.split, problems=_known_problems(cache), shop_of=_shop_lookup(cache))
     report = ReportBuilder()
-    tmp = out / "records.jsonl.tmp"
-    with open(tmp, "wb") as fh:
-        for record in _records(work / "classified.jsonl"):
-            record["cluster_id"], record["split"] = sides[record["problem_id"]]
-            report.add(record)
-            fh.write(orjson.dumps(record) + b"\n")
-    os.replace(tmp, out / "records.jsonl")
     os.replace(work / "quarantine.jsonl", out / "quarantine.jsonl")
     _atomic_write(out / "problems.json", json.dumps(_problems_doc(sides, cache), indent=1).encode())
-    say("exporting views")
-    view_counts = export_views(lambda: _records(out / "records.jsonl"), out / "views")
+    say("writing records and views")
+    # Pass 2, one read of pass 1's output: records.jsonl, the report and every view (ingest order).
+    views = ViewWriter(out / "views")
+    tmp = out / "records.jsonl.tmp"
+    try:
+        with open(tmp, "wb") as fh:
+            for record in _records(work / "classified.jsonl"):
+                record["cluster_id"], record["split"] = sides[record["problem_id"]]
+                report.add(record)
+                fh.write(orjson.dumps(record) + b"\n")
+                views.add(record)
+    except BaseException:
+        views.abort()
+        raise
+    os.replace(tmp, out / "records.jsonl")
+    view_counts = views.close()
     doc = report.build(n_quarantined, dict(quarantine_fields), view_counts, config, notes)
     _atomic_write(out / "report.json", json.dumps(doc, indent=2, sort_keys=True).encode())
     write_card(out / "README.md", doc)

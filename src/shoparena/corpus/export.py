@@ -10,6 +10,7 @@ turn appear only in ``records.jsonl``.
 
 from __future__ import annotations
 
+import json
 import shutil
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -153,8 +154,8 @@ class _Sink:
         self.schema = features(view).arrow_schema
         self.parquet = views_dir / f"{view}-{split}.parquet"
         self.writer = pq.ParquetWriter(str(self.parquet), self.schema)
-        # The same batches as an Arrow IPC stream: what `datasets` memory-maps (Dataset.from_file), so the
-        # save_to_disk copy never re-reads the Parquet through a builder.
+        # The same batches as an Arrow IPC stream: the source of the save_to_disk shards, read back
+        # sequentially (never memory-mapped), so the copy holds one batch at a time.
         self.arrow = cache / f"{view}-{split}.arrow"
         self.stream = pa.ipc.new_stream(str(self.arrow), self.schema)
         self.jsonl = open(views_dir / f"{view}-{split}.jsonl", "wb")  # noqa: SIM115 - closed in close()
@@ -188,45 +189,147 @@ class _Sink:
         self.jsonl.close()
 
 
+class _RowCutter:
+    """Reads an Arrow IPC stream file sequentially (no memory map: resident memory holds the batches in
+    hand, not the file) and hands out its rows as tables of the sizes asked for, in order."""
+
+    def __init__(self, path: Path) -> None:
+        import pyarrow as pa
+
+        self._pa = pa
+        self._file = pa.OSFile(str(path), "rb")
+        self._reader = pa.ipc.open_stream(self._file)
+        self._pending: list[Any] = []
+        self._held = 0
+
+    def take(self, n: int) -> Any:
+        while self._held < n:
+            try:
+                batch = self._reader.read_next_batch()
+            except StopIteration:
+                break
+            self._pending.append(batch)
+            self._held += batch.num_rows
+        table = self._pa.Table.from_batches(self._pending, schema=self._reader.schema)
+        rest = table.slice(n)
+        self._pending, self._held = rest.to_batches(), rest.num_rows
+        return table.slice(0, n)
+
+    def close(self) -> None:
+        self._reader.close()
+        self._file.close()
+
+
+def save_stream_to_disk(arrow_path: Path, target: Path) -> None:
+    """Write what ``Dataset.from_file(arrow_path).save_to_disk(target)`` writes (same shards, batches,
+    state and info), copying the rows with a sequential reader: ``save_to_disk`` copies from the
+    memory-mapped table, whose every page then counts in the process's resident set."""
+    from datasets import Dataset, config
+    from datasets.arrow_writer import ArrowWriter, get_writer_batch_size_from_data_size
+    from datasets.utils.py_utils import asdict, convert_file_size_to_int  # datasets' asdict drops Nones
+
+    dataset = Dataset.from_file(str(arrow_path))  # reads metadata only: length, size, features, fingerprint
+    rows, nbytes = len(dataset), dataset._estimate_nbytes()
+    shards = min(rows, int(nbytes / convert_file_size_to_int(config.MAX_SHARD_SIZE)) + 1)
+    batch_size = config.DEFAULT_MAX_BATCH_SIZE
+    if nbytes > 0:
+        batch_size = min(batch_size, get_writer_batch_size_from_data_size(rows, nbytes))
+    names = [f"data-{i:05d}-of-{shards:05d}.arrow" for i in range(shards)]
+    target.mkdir(parents=True, exist_ok=True)
+    div, mod = divmod(rows, shards)  # contiguous shards, cut as Dataset.shard(contiguous=True) cuts them
+    cutter = _RowCutter(arrow_path)
+    try:
+        for i, name in enumerate(names):
+            writer = ArrowWriter(features=dataset.features, path=str(target / name), embed_local_files=True)
+            try:
+                left = div + (1 if i < mod else 0)
+                while left > 0:  # batches of batch_size rows, as Dataset.iter(batch_size) yields them
+                    table = cutter.take(min(batch_size, left))
+                    writer.write_table(table)
+                    left -= table.num_rows
+            finally:
+                writer.finalize()
+                writer.close()
+    finally:
+        cutter.close()
+    keys = ("_fingerprint", "_format_columns", "_format_kwargs", "_format_type", "_output_all_columns")
+    state = {key: dataset.__dict__[key] for key in keys}
+    state["_split"] = str(dataset.split) if dataset.split is not None else dataset.split
+    state["_data_files"] = [{"filename": name} for name in names]
+    with open(target / config.DATASET_STATE_JSON_FILENAME, "w", encoding="utf-8") as fh:
+        json.dump(state, fh, indent=2, sort_keys=True)
+    info = asdict(dataset._info)
+    with open(target / config.DATASET_INFO_FILENAME, "w", encoding="utf-8") as fh:
+        json.dump({key: info[key] for key in sorted(info)}, fh, indent=2)
+
+
+class ViewWriter:
+    """Every view, fed one record dict at a time (``records.jsonl`` order); :meth:`close` finishes the
+    Parquet/JSONL files and writes each view's ``DatasetDict`` folder. Rows never wait in memory beyond
+    one batch per (view, split)."""
+
+    def __init__(self, views_dir: Path) -> None:
+        from datasets.utils.logging import disable_progress_bar
+
+        disable_progress_bar()
+        self.views_dir = views_dir
+        views_dir.mkdir(parents=True, exist_ok=True)
+        self.cache = views_dir / ".cache"
+        shutil.rmtree(self.cache, ignore_errors=True)  # never reuse a cache from an earlier build
+        self.cache.mkdir()
+        self.sinks = {(v, s): _Sink(views_dir, self.cache, v, s) for v in VIEWS for s in SPLITS}
+        self.closed = False
+
+    def add(self, record: dict[str, Any]) -> None:
+        if record["split"] not in SPLITS or not any(m["role"] == "assistant" for m in record["messages"]):
+            return
+        for view in VIEWS:
+            sink = self.sinks[(view, record["split"])]
+            for row in ROW_BUILDERS[view](record):
+                sink.add(row)
+
+    def abort(self) -> None:
+        if not self.closed:
+            self.closed = True
+            for sink in self.sinks.values():
+                sink.close()
+
+    def close(self) -> dict[str, dict[str, int]]:
+        """Finish every file; returns view → split → rows."""
+        from datasets import Dataset
+
+        self.abort()
+        counts: dict[str, dict[str, int]] = {}
+        for view in VIEWS:
+            target = self.views_dir / view
+            shutil.rmtree(target, ignore_errors=True)
+            target.mkdir()
+            for split in SPLITS:
+                sink = self.sinks[(view, split)]
+                if sink.count:
+                    save_stream_to_disk(sink.arrow, target / split)
+                else:  # keep the empty split's features explicit
+                    empty = Dataset.from_dict({k: [] for k in features(view)}, features=features(view))
+                    empty.save_to_disk(str(target / split))
+            # What DatasetDict.save_to_disk writes next to the splits.
+            (target / "dataset_dict.json").write_text(json.dumps({"splits": list(SPLITS)}), encoding="utf-8")
+            counts[view] = {split: self.sinks[(view, split)].count for split in SPLITS}
+        shutil.rmtree(self.cache, ignore_errors=True)
+        return counts
+
+
 def export_views(
     records: Callable[[], Iterable[dict[str, Any]]], views_dir: Path
 ) -> dict[str, dict[str, int]]:
     """Write every view in one pass over the record dicts; returns view → split → rows."""
-    from datasets import Dataset, DatasetDict
-    from datasets.utils.logging import disable_progress_bar
-
-    disable_progress_bar()
-    views_dir.mkdir(parents=True, exist_ok=True)
-    cache = views_dir / ".cache"
-    shutil.rmtree(cache, ignore_errors=True)  # never reuse a cache from an earlier build
-    cache.mkdir()
-    sinks = {(v, s): _Sink(views_dir, cache, v, s) for v in VIEWS for s in SPLITS}
+    writer = ViewWriter(views_dir)
     try:
         for record in records():
-            if record["split"] not in SPLITS or not any(m["role"] == "assistant" for m in record["messages"]):
-                continue
-            for view in VIEWS:
-                sink = sinks[(view, record["split"])]
-                for row in ROW_BUILDERS[view](record):
-                    sink.add(row)
-    finally:
-        for sink in sinks.values():
-            sink.close()
-    counts: dict[str, dict[str, int]] = {}
-    for view in VIEWS:
-        parts = {}
-        for split in SPLITS:
-            sink = sinks[(view, split)]
-            if sink.count:
-                parts[split] = Dataset.from_file(str(sink.arrow))
-            else:  # keep the empty split's features explicit
-                parts[split] = Dataset.from_dict({k: [] for k in features(view)}, features=features(view))
-        target = views_dir / view
-        shutil.rmtree(target, ignore_errors=True)
-        DatasetDict(parts).save_to_disk(str(target))
-        counts[view] = {split: sinks[(view, split)].count for split in SPLITS}
-    shutil.rmtree(cache, ignore_errors=True)
-    return counts
+            writer.add(record)
+    except BaseException:
+        writer.abort()
+        raise
+    return writer.close()
 
 
-__all__ = ["ROW_BUILDERS", "SPLITS", "VIEWS", "export_views", "features"]
+__all__ = ["ROW_BUILDERS", "SPLITS", "VIEWS", "ViewWriter", "export_views", "features", "save_stream_to_disk"]
