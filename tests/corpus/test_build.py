@@ -109,6 +109,16 @@ def test_resume_after_kill_is_byte_identical(firehose_dir: Path, corpus_dir: Pat
         ),
     ):
         assert (out / name).read_bytes() == (corpus_dir / name).read_bytes(), name
+    # The save_to_disk folders too (state.json's fingerprint is the rows' content hash).
+    folders = [
+        p.relative_to(corpus_dir)
+        for v in ("sft", "steps", "kto")
+        for p in (corpus_dir / "views" / v).rglob("*")
+    ]
+    assert any(p.name == "state.json" for p in folders)
+    for rel in folders:
+        if (corpus_dir / rel).is_file():
+            assert (out / rel).read_bytes() == (corpus_dir / rel).read_bytes(), rel
 
 
 def test_report_on_sn15_rows(tmp_path: Path):

@@ -178,6 +178,7 @@ class _Sink:
     def __init__(self, views_dir: Path, cache: Path, view: str, split: str) -> None:
         import pyarrow as pa
         import pyarrow.parquet as pq
+        import xxhash
 
         self.schema = features(view).arrow_schema
         self.parquet = views_dir / f"{view}-{split}.parquet"
@@ -189,10 +190,13 @@ class _Sink:
         self.jsonl = open(views_dir / f"{view}-{split}.jsonl", "wb")  # noqa: SIM115 - closed in close()
         self.rows: list[dict[str, Any]] = []
         self._json: dict[int, bytes] = {}
+        self.digest = xxhash.xxh64()  # content fingerprint of the rows, for the datasets state.json
         self.count = 0
 
     def add(self, row: dict[str, Any]) -> None:
-        self.jsonl.write(self._line(row))
+        line = self._line(row)
+        self.jsonl.write(line)
+        self.digest.update(line)
         self.rows.append(row)
         self.count += 1
         if len(self.rows) >= BATCH_ROWS:
@@ -276,16 +280,29 @@ class _RowCutter:
         self._file.close()
 
 
-def save_stream_to_disk(arrow_path: Path, target: Path) -> None:
-    """Write what ``Dataset.from_file(arrow_path).save_to_disk(target)`` writes (same shards, batches,
-    state and info), copying the rows with a sequential reader: ``save_to_disk`` copies from the
-    memory-mapped table, whose every page then counts in the process's resident set."""
-    from datasets import Dataset, config
+def _stream_size(path: Path) -> tuple[int, int]:
+    """Rows and Arrow bytes of an IPC stream file (what ``Dataset._estimate_nbytes`` sums), read
+    sequentially: one batch in memory at a time, nothing memory-mapped."""
+    import pyarrow as pa
+
+    rows = nbytes = 0
+    with pa.OSFile(str(path), "rb") as source, pa.ipc.open_stream(source) as reader:
+        for batch in reader:
+            rows += batch.num_rows
+            nbytes += batch.nbytes
+    return rows, nbytes
+
+
+def save_stream_to_disk(arrow_path: Path, target: Path, view: str, fingerprint: str) -> None:
+    """Write what ``Dataset.from_file(arrow_path).save_to_disk(target)`` writes (same shards, batches and
+    info), reading the rows sequentially: ``save_to_disk`` copies from the memory-mapped table, whose
+    pages then count in the process's resident set. ``fingerprint`` (``state.json``) is the content hash
+    of the rows, so the folder is byte-identical on re-runs (``from_file`` would hash the path)."""
+    from datasets import DatasetInfo, config
     from datasets.arrow_writer import ArrowWriter, get_writer_batch_size_from_data_size
     from datasets.utils.py_utils import asdict, convert_file_size_to_int  # datasets' asdict drops Nones
 
-    dataset = Dataset.from_file(str(arrow_path))  # reads metadata only: length, size, features, fingerprint
-    rows, nbytes = len(dataset), dataset._estimate_nbytes()
+    rows, nbytes = _stream_size(arrow_path)
     shards = min(rows, int(nbytes / convert_file_size_to_int(config.MAX_SHARD_SIZE)) + 1)
     batch_size = config.DEFAULT_MAX_BATCH_SIZE
     if nbytes > 0:
@@ -296,7 +313,7 @@ def save_stream_to_disk(arrow_path: Path, target: Path) -> None:
     cutter = _RowCutter(arrow_path)
     try:
         for i, name in enumerate(names):
-            writer = ArrowWriter(features=dataset.features, path=str(target / name), embed_local_files=True)
+            writer = ArrowWriter(features=features(view), path=str(target / name), embed_local_files=True)
             try:
                 left = div + (1 if i < mod else 0)
                 while left > 0:  # batches of batch_size rows, as Dataset.iter(batch_size) yields them
@@ -308,13 +325,18 @@ def save_stream_to_disk(arrow_path: Path, target: Path) -> None:
                 writer.close()
     finally:
         cutter.close()
-    keys = ("_fingerprint", "_format_columns", "_format_kwargs", "_format_type", "_output_all_columns")
-    state = {key: dataset.__dict__[key] for key in keys}
-    state["_split"] = str(dataset.split) if dataset.split is not None else dataset.split
-    state["_data_files"] = [{"filename": name} for name in names]
+    state = {
+        "_data_files": [{"filename": name} for name in names],
+        "_fingerprint": fingerprint,
+        "_format_columns": None,
+        "_format_kwargs": {},
+        "_format_type": None,
+        "_output_all_columns": False,
+        "_split": None,
+    }
     with open(target / config.DATASET_STATE_JSON_FILENAME, "w", encoding="utf-8") as fh:
         json.dump(state, fh, indent=2, sort_keys=True)
-    info = asdict(dataset._info)
+    info = asdict(DatasetInfo(features=features(view)))
     with open(target / config.DATASET_INFO_FILENAME, "w", encoding="utf-8") as fh:
         json.dump({key: info[key] for key in sorted(info)}, fh, indent=2)
 
@@ -363,7 +385,7 @@ class ViewWriter:
             for split in SPLITS:
                 sink = self.sinks[(view, split)]
                 if sink.count:
-                    save_stream_to_disk(sink.arrow, target / split)
+                    save_stream_to_disk(sink.arrow, target / split, view, sink.digest.hexdigest())
                 else:  # keep the empty split's features explicit
                     empty = Dataset.from_dict({k: [] for k in features(view)}, features=features(view))
                     empty.save_to_disk(str(target / split))
