@@ -144,34 +144,6 @@ ROW_BUILDERS: dict[str, Callable[[dict[str, Any]], Iterator[dict[str, Any]]]] = 
 BATCH_ROWS = 256
 
 
-#: Columns holding message lists; steps rows share one record's message dicts among their prompts.
-MESSAGE_COLUMNS = frozenset({"messages", "prompt", "completion"})
-
-
-def _message_column(lists: list[list[dict[str, Any]]], list_type: Any) -> Any:
-    """A list<message> Arrow column, each distinct message dict (by identity) converted once: a steps
-    batch repeats every prompt prefix, so converting per row would cost the prompt length squared."""
-    import pyarrow as pa
-
-    position: dict[int, int] = {}
-    unique: list[dict[str, Any]] = []
-    picks: list[int] = []
-    offsets = [0]
-    for messages in lists:
-        for message in messages:
-            key = id(message)
-            at = position.get(key)
-            if at is None:
-                at = position[key] = len(unique)
-                unique.append(message)
-            picks.append(at)
-        offsets.append(len(picks))
-    struct = list_type.value_type  # field by field: faster than converting each dict as a struct
-    children = [pa.array([m[f.name] for m in unique], type=f.type) for f in struct]
-    values = pa.StructArray.from_arrays(children, fields=list(struct)).take(pa.array(picks, type=pa.int64()))
-    return pa.ListArray.from_arrays(pa.array(offsets, type=pa.int32()), values, type=list_type)
-
-
 class _Sink:
     """One (view, split) output: a Parquet writer fed in fixed-size batches, and the JSONL file."""
 
@@ -189,12 +161,11 @@ class _Sink:
         self.stream = pa.ipc.new_stream(str(self.arrow), self.schema)
         self.jsonl = open(views_dir / f"{view}-{split}.jsonl", "wb")  # noqa: SIM115 - closed in close()
         self.rows: list[dict[str, Any]] = []
-        self._json: dict[int, bytes] = {}
         self.digest = xxhash.xxh64()  # content fingerprint of the rows, for the datasets state.json
         self.count = 0
 
     def add(self, row: dict[str, Any]) -> None:
-        line = self._line(row)
+        line = orjson.dumps(row, option=orjson.OPT_SORT_KEYS) + b"\n"
         self.jsonl.write(line)
         self.digest.update(line)
         self.rows.append(row)
@@ -202,38 +173,11 @@ class _Sink:
         if len(self.rows) >= BATCH_ROWS:
             self.flush()
 
-    def _line(self, row: dict[str, Any]) -> bytes:
-        """``orjson.dumps(row, OPT_SORT_KEYS)`` plus a newline, built from parts: each message is
-        serialised once per batch however many steps' prompts repeat it (compact JSON concatenates)."""
-        parts = []
-        for key in sorted(row):
-            value = row[key]
-            if key in MESSAGE_COLUMNS:
-                encoded = b",".join([self._message_json(m) for m in value])
-                parts.append(b'"%s":[%s]' % (key.encode(), encoded))
-            else:
-                parts.append(b'"%s":%s' % (key.encode(), orjson.dumps(value, option=orjson.OPT_SORT_KEYS)))
-        return b"{" + b",".join(parts) + b"}\n"
-
-    def _message_json(self, message: dict[str, Any]) -> bytes:
-        # Keyed by identity; the rows of the batch hold the dicts, so an id is not reused before flush().
-        found = self._json.get(id(message))
-        if found is None:
-            found = self._json[id(message)] = orjson.dumps(message, option=orjson.OPT_SORT_KEYS)
-        return found
-
     def flush(self) -> None:
         import pyarrow as pa
 
-        self._json = {}
         if self.rows:
-            columns = [
-                _message_column([row[f.name] for row in self.rows], f.type)
-                if f.name in MESSAGE_COLUMNS
-                else pa.array([row[f.name] for row in self.rows], type=f.type)
-                for f in self.schema
-            ]
-            table = pa.Table.from_arrays(columns, schema=self.schema)
+            table = pa.Table.from_pylist(self.rows, schema=self.schema)
             self.writer.write_table(table)
             self.stream.write_table(table)
             self.rows = []
