@@ -1,11 +1,10 @@
 """Views (corpus contract): ``sft``, ``steps``, ``kto`` as HF ``datasets`` (save_to_disk, Parquet, JSONL).
 
-Rows stream from ``records.jsonl`` (record dicts, in its order), in one pass, into Parquet (pyarrow, fixed
-batches, the schema of explicit :class:`datasets.Features`) and JSONL (sorted keys); each view is then read
-back from the same batches' Arrow stream (:meth:`datasets.Dataset.from_file`, memory-mapped) and written with
-``save_to_disk``. Memory stays flat and the
-files are a pure function of the records (byte-identical on re-runs). Records without an assistant
-turn appear only in ``records.jsonl``.
+Rows come one record dict at a time (``records.jsonl`` order) into Parquet (pyarrow, fixed batches, the schema
+of explicit :class:`datasets.Features`), JSONL (sorted keys) and an Arrow IPC stream of the same batches, from
+which :func:`save_stream_to_disk` writes each view's ``save_to_disk`` folder with a sequential reader. Memory
+stays flat and every file is a pure function of the records (byte-identical on re-runs). Records without an
+assistant turn appear only in ``records.jsonl``.
 """
 
 from __future__ import annotations
