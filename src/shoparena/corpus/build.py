@@ -10,11 +10,13 @@ configuration, so a re-run after a kill writes byte-identical records, Parquet a
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -182,8 +184,28 @@ def _outputs_present(out: Path) -> bool:
     return all((out / name).exists() for name in names)
 
 
+@contextmanager
+def _fewer_gc_passes() -> Iterator[None]:
+    """The build allocates millions of short-lived, acyclic containers (parsed JSON, rows) that reference
+    counting frees; the cyclic collector's passes over every live object (imported modules included) cost a
+    quarter of the build. Freeze what exists and collect less often; both are undone afterwards."""
+    threshold = gc.get_threshold()
+    gc.freeze()
+    gc.set_threshold(50_000, 20, 100)
+    try:
+        yield
+    finally:
+        gc.set_threshold(*threshold)
+        gc.unfreeze()
+
+
 def build_corpus(config: CorpusConfig, *, progress: Progress | None = None) -> dict[str, Any]:
     """Build (or resume) the corpus in ``config.out``; returns the report."""
+    with _fewer_gc_passes():
+        return _build(config, progress)
+
+
+def _build(config: CorpusConfig, progress: Progress | None) -> dict[str, Any]:
     say = progress or (lambda _msg: None)
     out = Path(config.out)
     rundir = RunDir(out, kind="corpus", config=config)
