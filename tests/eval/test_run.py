@@ -6,8 +6,9 @@ import json
 
 import pytest
 
+from shoparena.eval.config import EvalConfigError
 from shoparena.eval.leak import LeakError
-from shoparena.eval.run import EvalConfigError, run_eval
+from shoparena.eval.run import run_eval
 
 
 class Killed(Exception):
