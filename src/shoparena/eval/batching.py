@@ -15,6 +15,12 @@ repeats), reuses it for every later prompt that starts the same way, and prefill
 Decoding is a small explicit loop over the cache (greedy, or temperature with top-p), with per-row
 positions and a padding mask.
 
+Threads: a decoded token is thousands of small ops; with torch's default of one OpenMP thread per core,
+each op ends at a barrier that waits for the other thread, and on a shared machine that thread is often
+descheduled. On the 2-core project machine at load average ~10 the tiny model decoded 23x slower with 2
+intra-op threads than with 1 (``benchmarks/fidelity_bench.py``, docs/fidelity.md), so the backend runs
+with ``threads`` intra-op threads (1 by default in ``EvalConfig``) and restores the previous count on close.
+
 :class:`BatchedTransformersBackend` is a :class:`~shoparena.llm.types.ChatBackend` over it, and
 :mod:`shoparena.eval.server` serves the same backend over an OpenAI-compatible HTTP API.
 """
@@ -347,6 +353,8 @@ class BatchedTransformersBackend:
         device: ``cpu``/``cuda``; None picks CUDA when available.
         seed: Torch seed.
         model, tokenizer: Preloaded objects (skip loading).
+        threads: torch intra-op threads while the backend is open (process-wide; restored on close);
+            None leaves torch's setting alone.
     """
 
     def __init__(
@@ -359,8 +367,17 @@ class BatchedTransformersBackend:
         seed: int = 0,
         model: Any = None,
         tokenizer: Any = None,
+        threads: int | None = None,
     ) -> None:
         self.model_dir = Path(model_dir)
+        self._restore_threads: int | None = None
+        if threads is not None:
+            import torch
+
+            if threads < 1:
+                raise ValueError(f"BatchedTransformersBackend.threads must be >= 1, got {threads}")
+            self._restore_threads = torch.get_num_threads()
+            torch.set_num_threads(threads)
         if model is None or tokenizer is None:
             model, tokenizer = load_model(self.model_dir, device=device)
         self.tokenizer = tokenizer
@@ -373,6 +390,11 @@ class BatchedTransformersBackend:
 
     def close(self) -> None:
         self.generator.close()
+        if self._restore_threads is not None:
+            import torch
+
+            torch.set_num_threads(self._restore_threads)
+            self._restore_threads = None
 
     def render(self, request: ChatRequest) -> list[int]:
         """The prompt token ids for a request (chat template with its tools and template kwargs)."""

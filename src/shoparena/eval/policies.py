@@ -316,7 +316,11 @@ def build_policy(
             from shoparena.eval.batching import BatchedTransformersBackend
 
             backend = BatchedTransformersBackend(
-                folder, max_batch=config.max_batch, default_max_tokens=config.max_tokens, seed=config.seed
+                folder,
+                max_batch=config.max_batch,
+                default_max_tokens=config.max_tokens,
+                seed=config.seed,
+                threads=config.threads,
             )
         closer = getattr(backend, "close", None)
         return chat_policy(
@@ -330,6 +334,7 @@ def build_policy(
                 "model_dir": str(folder),
                 "engine": "batched transformers generate (in process)",
                 "max_batch": config.max_batch,
+                "threads": config.threads,
             },
             closer=closer,
         )
