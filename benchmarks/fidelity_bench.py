@@ -23,9 +23,9 @@ The held-out suite is never used for any choice: every knob is fixed in this fil
 to ``OUT/fidelity.json`` (rewritten after every arm, so a stopped run keeps what finished; ``--report-only``
 renders it) and replace the section between the ``fidelity_bench`` markers of docs/fidelity.md.
 
-Threads: the process runs torch with ``--threads`` intra-op threads (1 by default), as ``EvalConfig.threads``
-does for generation: on the shared 2-core machine two OpenMP threads per op made the tiny model's episodes
-10-23x slower (docs/fidelity.md, "Why --quick was slow").
+Threads: the process runs torch with ``--threads`` intra-op threads (1 by default) and every evaluation
+with ``EvalConfig.threads`` = 1: on the shared 2-core machine two OpenMP threads per op made the tiny
+model's episodes 10-23x slower (docs/fidelity.md, "Why --quick was slow").
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ QUICK: dict[str, Any] = {
     "firehose": {"races": 2, "problems_per_race": 8},
     "model": {"base": "tiny"},
     "sft": {"preset": "tiny", "trainer": {"max_steps": 6}},
-    "eval": {"samples": 2, "max_tokens": 96, "max_steps": 4, "limit": 16},
+    "eval": {"samples": 2, "max_tokens": 96, "max_steps": 4, "limit": 16, "options": {"threads": 1}},
 }
 FULL: dict[str, Any] = {
     "name": "fidelity",
@@ -79,7 +79,7 @@ FULL: dict[str, Any] = {
     "firehose": {"races": 12, "problems_per_race": 30},
     "model": {"base": "student-cpu"},
     "sft": {"preset": "student-cpu", "trainer": {}},
-    "eval": {"samples": 8, "max_tokens": 256, "max_steps": 12},
+    "eval": {"samples": 8, "max_tokens": 256, "max_steps": 12, "options": {"threads": 1}},
 }
 #: Paired comparisons (a, b): b − a, problem by problem (``shoparena.eval.compare``).
 PAIRS = [

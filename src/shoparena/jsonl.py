@@ -92,11 +92,17 @@ def iter_raw_lines(path: str | Path) -> Iterator[tuple[int, bytes]]:
     A trailing ``\\r`` is removed. Streams: the whole file is never held in memory.
 
     Raises:
-        JsonlReadError: a damaged gzip file, naming the line at which reading failed.
+        JsonlReadError: a damaged gzip file, naming the line at which reading failed; or a UTF-16/32 file
+            (its lines cannot be split on ``\\n`` bytes), instead of one "invalid JSON" per line.
     """
     line_no = 0
     try:
         with open_binary(path) as fh:
+            head = fh.peek(4)[:4]
+            if head.startswith((b"\xff\xfe", b"\xfe\xff")) or b"\x00" in head:
+                raise JsonlReadError(
+                    path, "UTF-16/32 text; JSONL files must be UTF-8 (convert with iconv)", line_no=1
+                )
             for line_no, raw in enumerate(fh, start=1):
                 if raw.strip():
                     yield line_no, raw.rstrip(b"\r\n")

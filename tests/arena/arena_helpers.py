@@ -11,7 +11,7 @@ import pytest
 
 from shoparena.arena.proxy import ProxyConfig, ProxyServer, ProxyState, create_proxy_app
 from shoparena.arena.runner import AgentRunner, ArenaProblem
-from shoparena.arena.sandbox import Sandbox, SandboxConfig
+from shoparena.arena.sandbox import Sandbox, SandboxConfig, peer_gid_for
 from shoparena.records.catalog import ProductHit, ProductView
 
 AGENTS = Path(__file__).parent / "agents"
@@ -83,7 +83,8 @@ def make_proxy(tmp_path: Path) -> Iterator[Any]:
     def make(backend: Any = None, config: ProxyConfig | None = None, search: FakeSearch | None = None):
         search = search or FakeSearch()
         state = ProxyState(config or ProxyConfig(), unattributed_log=tmp_path / "unattributed.jsonl")
-        server = ProxyServer(create_proxy_app(search, backend, state)).start()  # own dir: world-traversable
+        peer_gid = peer_gid_for(SandboxConfig())
+        server = ProxyServer(create_proxy_app(search, backend, state), peer_gid=peer_gid).start()
         servers.append(server)
         return ProxyHarness(state, server, search)
 

@@ -67,6 +67,18 @@ def test_views_load_render_and_mask(corpus_dir: Path):
     ]
     text = tokenizer.apply_chat_template(messages, tools=json.loads(row["tools"]), tokenize=False)
     assert "find_product" in text and "<tool_call>" in text
+    # The system turn is the one the model saw in the proxy log (the agentic miner's), the same text the
+    # evaluator's native format sends, so a student is evaluated under the prompt it was trained on.
+    from shoparena.eval.chat_agent import NATIVE_SYSTEM_PROMPT
+
+    kept_agentic = [
+        r for split in ("train", "eval") for r in views["sft"][split]
+        if r["outcome"] == "kept" and r["origin"] == "agentic"
+    ]
+    assert kept_agentic and all(
+        r["messages"][0]["role"] == "system" and r["messages"][0]["content"] == NATIVE_SYSTEM_PROMPT
+        for r in kept_agentic
+    )
     # Trainable flags only on assistant turns.
     for split in ("train", "eval"):
         for r in views["sft"][split]:

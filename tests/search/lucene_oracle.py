@@ -3,6 +3,10 @@
 Run with an interpreter that has ``pyserini==0.22.1`` and Java 11+:
 
     python tests/search/lucene_oracle.py CATALOG.jsonl QUERIES.json OUT.json [--k 60]
+    python tests/search/lucene_oracle.py --index LUCENE_INDEX - QUERIES.jsonl OUT.json --k 100
+
+``QUERIES`` is ``{"queries": [...], "texts": [...]}`` or a query file of ``anchor_lucene`` (JSON lines with
+``q``); ``--index`` reuses an index built by ``pyserini.index.lucene`` instead of indexing the catalog.
 
 It indexes the catalog as upstream does (``JsonCollection``, default English analyzer), then writes the
 index statistics (``docCount``, ``sumTotalTermFreq``), each text's analyzer tokens, and per query the
@@ -15,6 +19,7 @@ Pyserini's hit order (score, then ``id`` ascending). Also used to regenerate
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import re
 import shutil
@@ -32,8 +37,16 @@ def main() -> None:
     ap.add_argument("queries", help="JSON: {'queries': [...], 'texts': [...]}")
     ap.add_argument("out")
     ap.add_argument("--k", type=int, default=60)
+    ap.add_argument("--index", help="an existing Lucene index (the catalog argument is then ignored)")
     args = ap.parse_args()
-    spec = json.loads(Path(args.queries).read_text())
+    if args.queries.endswith(".jsonl"):
+        lines = Path(args.queries).read_text(encoding="utf-8").split("\n")
+        spec = {"queries": [json.loads(line)["q"] for line in lines if line.strip()]}
+    else:
+        spec = json.loads(Path(args.queries).read_text(encoding="utf-8"))
+    if args.index:
+        Path(args.out).write_text(json.dumps(query_index(args.index, spec, args.k), ensure_ascii=False))
+        return
     tmp = Path(tempfile.mkdtemp(prefix="lucene_oracle_"))
     try:
         (tmp / "coll").mkdir()
@@ -51,9 +64,12 @@ def main() -> None:
 
 
 def query_index(index: str, spec: dict, k: int) -> dict:
-    from jnius import autoclass, cast
     from pyserini.analysis import Analyzer, get_lucene_analyzer
     from pyserini.search.lucene import LuceneSearcher
+
+    # Only after Pyserini's imports: they configure the JVM's classpath before jnius starts it.
+    jnius = importlib.import_module("jnius")
+    autoclass, cast = jnius.autoclass, jnius.cast
 
     searcher = LuceneSearcher(index)
     searcher.set_bm25(0.9, 0.4)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import shutil
 import threading
 from pathlib import Path
 
@@ -264,8 +266,8 @@ def test_shop_filter(tiny: Built) -> None:
 
 def test_view_product_information(tiny: Built) -> None:
     index = tiny.index
-    views = index.view_product_information("1001,1001,nope,1014")
-    assert [v.product_id for v in views] == ["1001", "1001", "1014"]
+    views = index.view_product_information("1001,1001,nope,1014,1001")
+    assert [v.product_id for v in views] == ["1001", "1014"]  # repeats answered once
     assert all(isinstance(v, ProductView) for v in views)
     assert [v.product_id for v in index.view_product_information("1001, 1002")] == ["1001"]
     assert index.view_product_information("") == []
@@ -313,3 +315,13 @@ def test_empty_catalog_builds(tmp_path: Path) -> None:
     assert len(index) == 0
     assert index.find_product("anything") == []
     assert index.view_product_information("1") == []
+
+
+def test_index_of_an_older_format_is_refused(tiny: Built, tmp_path: Path) -> None:
+    old = tmp_path / "old_index"
+    shutil.copytree(tiny.index_dir, old)
+    manifest = json.loads((old / "manifest.json").read_text())
+    manifest["format_version"] = 1
+    (old / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(ValueError, match="rebuild it"):
+        SearchIndex.open(old)

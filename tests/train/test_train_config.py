@@ -22,7 +22,7 @@ def test_qwen3_4b_has_the_shoppingbench_hyper_parameters() -> None:
     sft = load_config("qwen3-4b", "sft").trainer
     assert (sft["learning_rate"], sft["num_train_epochs"], sft["max_length"]) == (5e-5, 5, 20480)
     assert sft["bf16"] is True and sft["per_device_train_batch_size"] == 1
-    assert sft["lr_scheduler_type"] == "cosine" and sft["warmup_ratio"] == 0.1 and sft["packing"] is True
+    assert sft["lr_scheduler_type"] == "cosine" and sft["warmup_steps"] == 0.1 and sft["packing"] is True
     grpo = load_config("qwen3-4b", "grpo").trainer
     assert (grpo["num_generations"], grpo["max_completion_length"], grpo["learning_rate"]) == (4, 1024, 1e-6)
     assert (grpo["temperature"], grpo["top_p"], grpo["seed"]) == (0.2, 0.8, 31415)
@@ -47,6 +47,18 @@ def test_extends_and_overrides(tmp_path) -> None:
 def test_bad_config_names_the_field(sets, needle) -> None:
     with pytest.raises(ConfigError, match=needle.replace(".", r"\.")):
         load_config("tiny", "sft", sets)
+
+
+def test_every_preset_builds_its_trl_configs(tmp_path) -> None:
+    pytest.importorskip("trl")
+    from shoparena.train.trl_configs import build_trl_config
+
+    for name in preset_names():
+        for method in ("sft", "grpo", "kto"):
+            cfg = load_config(name, method)
+            if cfg.trainer.get("bf16"):  # GPU presets: validated without a GPU
+                cfg.trainer.update(bf16=False, activation_checkpointing=False)
+            build_trl_config(cfg, str(tmp_path / f"{name}-{method}"))
 
 
 def test_trl_config_is_extended_and_validated(tmp_path) -> None:

@@ -144,3 +144,33 @@ def test_cli_runs_and_reports_bad_config(corpus, tmp_path) -> None:
         ],
     )
     assert bad.exit_code == 2 and "lerning_rate" in bad.output
+
+
+def test_lora_run_saves_a_merged_plain_folder(tiny_path, corpus, tmp_path) -> None:
+    import torch
+    from safetensors.torch import load_file
+
+    from shoparena.train.runner import train
+
+    train(_cfg(corpus, "sft", "sft.max_steps=2", "lora.r=4"), tmp_path / "run", progress=False)
+    final = tmp_path / "run" / "final"
+    assert not (final / "adapter_config.json").exists()
+    before, after = load_file(f"{tiny_path}/model.safetensors"), load_file(str(final / "model.safetensors"))
+    assert set(before) == set(after)  # no lora_A/lora_B keys: merged into the base weights
+    changed = {k for k in before if not torch.equal(before[k], after[k])}
+    assert changed and all(k.split(".")[-2] in {"q_proj", "k_proj", "v_proj", "o_proj"} for k in changed)
+
+
+def test_bad_record_error_names_the_record(tiny_path) -> None:
+    import datasets
+    from transformers import AutoTokenizer
+
+    from shoparena.train.config import ConfigError
+    from shoparena.train.data import DataReport, prepare_sft
+
+    tok = AutoTokenizer.from_pretrained(tiny_path)
+    rows = datasets.Dataset.from_list(
+        [{"record_id": "run1:p9:0", "tools": "[not json", "messages": [{"role": "user", "content": "hi"}]}]
+    )
+    with pytest.raises(ConfigError, match=r"record 'run1:p9:0'"):
+        prepare_sft(rows, tok, DataReport(view="sft", split="train", select="kept"), max_length=None)

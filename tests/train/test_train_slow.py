@@ -41,7 +41,7 @@ def test_smollm2_sft_loss_falls_and_every_parameter_changes(smollm2_path, corpus
             "sft.max_steps=4",
             "sft.learning_rate=1e-4",
             "sft.lr_scheduler_type=constant",
-            "sft.warmup_ratio=0",
+            "sft.warmup_steps=0",
         ],
     )
     train(cfg, tmp_path / "run", progress=False)

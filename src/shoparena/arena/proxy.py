@@ -23,12 +23,11 @@ from __future__ import annotations
 import json
 import logging
 import os
-import tempfile
 import threading
 import time
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import unquote, unquote_plus
 
 from fastapi import FastAPI, Request
@@ -42,6 +41,7 @@ from shoparena.arena.nonce import NonceStatus, parse_response_tool_calls
 from shoparena.arena.proxy_state import ClientIdentity, EmittedCall, ProxyState, TokenBucket
 from shoparena.arena.richness import ProofKind
 from shoparena.records.tools import CATALOGUE_TOOLS, SEARCH_TOOLS, WEB_SEARCH
+from shoparena.runs.stale import private_tempdir
 
 logger = logging.getLogger(__name__)
 
@@ -350,18 +350,28 @@ def create_proxy_app(search: Any, backend: Any, state: ProxyState, knowledge: An
 class ProxyServer:
     """Serves the proxy app on a Unix socket from a background thread (uvicorn).
 
-    The socket lives in a fresh private directory (mode 0711, socket 0666) so unprivileged sandboxes can
-    connect to it by path but not list or replace anything beside it.
+    The socket lives in a fresh private directory: mode 0700 with a 0600 socket, or, when sandboxes run under
+    their own host uids, 0710/0660 for the group ``peer_gid`` they carry; no other local user can connect.
+    The directory (``shoparena-proxy-<pid>-*``) is removed on stop or exit, and by the next run if killed.
 
     Args:
         app: The ASGI app (see :func:`create_proxy_app`).
         socket_dir: Directory for the socket; a new temp dir when None.
+        peer_gid: Group of the sandbox processes allowed to connect (see ``Sandbox.peer_gid``); ``"auto"``:
+            the group of sandboxes with the default ``SandboxConfig`` (none unless the runner is root).
     """
 
-    def __init__(self, app: Any, socket_dir: Path | None = None) -> None:
+    def __init__(
+        self, app: Any, socket_dir: Path | None = None, peer_gid: int | Literal["auto"] | None = "auto"
+    ) -> None:
         self.app = app
         self._own_dir = socket_dir is None
-        self.socket_dir = Path(socket_dir or tempfile.mkdtemp(prefix="shoparena-proxy-"))
+        if peer_gid == "auto":
+            from shoparena.arena.sandbox import SandboxConfig, peer_gid_for
+
+            peer_gid = peer_gid_for(SandboxConfig())
+        self.peer_gid = peer_gid
+        self.socket_dir = Path(socket_dir or private_tempdir("proxy", owner=self))
         self.socket_path = self.socket_dir / "proxy.sock"
         self._server: Any = None
         self._thread: threading.Thread | None = None
@@ -370,7 +380,7 @@ class ProxyServer:
         import uvicorn
 
         self.socket_dir.mkdir(parents=True, exist_ok=True)
-        os.chmod(self.socket_dir, 0o711)
+        self._restrict(self.socket_dir, 0o700, 0o710)
         config = uvicorn.Config(
             self.app,
             uds=str(self.socket_path),
@@ -387,8 +397,15 @@ class ProxyServer:
             if time.monotonic() > deadline or not self._thread.is_alive():
                 raise RuntimeError(f"proxy did not start on {self.socket_path}")
             time.sleep(0.01)
-        os.chmod(self.socket_path, 0o666)
+        self._restrict(self.socket_path, 0o600, 0o660)
         return self
+
+    def _restrict(self, path: Path, private: int, shared: int) -> None:
+        if self.peer_gid is None:
+            os.chmod(path, private)
+        else:
+            os.chown(path, -1, self.peer_gid)
+            os.chmod(path, shared)
 
     def stop(self) -> None:
         if self._server is not None:

@@ -203,7 +203,8 @@ def run_arena(config: ArenaRunConfig, *, backend: Any = None, search: Any = None
         from shoparena.env.episodes import suite_knowledge
 
         knowledge = suite_knowledge(search, config.suite)
-    server = ProxyServer(create_proxy_app(search, backend, state, knowledge)).start()
+    app = create_proxy_app(search, backend, state, knowledge)
+    server = ProxyServer(app, peer_gid=sandbox.peer_gid).start()
     try:
         for name, agent_file in zip(names, config.agents, strict=True):
             started = time.monotonic()

@@ -210,10 +210,12 @@ class AgentRunner:
             if self.log.append(envelope) and self.on_envelope:
                 self.on_envelope(envelope)
 
-        with ThreadPoolExecutor(
-            max_workers=self.workers, thread_name_prefix=f"arena-{self.agent_name}"
-        ) as pool:
+        pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix=f"arena-{self.agent_name}")
+        try:
             list(pool.map(work, todo))
+        finally:
+            # On SIGTERM/Ctrl-C only the problems in flight finish; the rest are left for the resume.
+            pool.shutdown(wait=True, cancel_futures=True)
         return self.log.read()
 
     def _one(self, problem: ArenaProblem, slot: int, deadline: float | None) -> dict[str, Any]:

@@ -41,6 +41,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from shoparena.runs.stale import private_tempdir
+
 logger = logging.getLogger(__name__)
 
 HARNESS = Path(__file__).with_name("_harness.py")
@@ -143,6 +145,12 @@ def _pick_python(config: SandboxConfig, switch_uid: bool) -> tuple[str, str | No
     return real, prefix
 
 
+def peer_gid_for(config: SandboxConfig) -> int | None:
+    """The supplementary group sandboxes carry when the runner is root (they run as other host uids):
+    ``sandbox_uid_base - 1``; only it may reach the proxy socket. None when sandboxes run as our uid."""
+    return config.sandbox_uid_base - 1 if os.geteuid() == 0 else None
+
+
 class Sandbox:
     """Launches sandboxed harness processes; probe once, then call :meth:`run` from worker threads.
 
@@ -155,13 +163,19 @@ class Sandbox:
     def __init__(self, config: SandboxConfig | None = None, staging_dir: Path | None = None) -> None:
         self.config = config or SandboxConfig()
         self._own_staging = staging_dir is None
-        self.staging = Path(staging_dir or tempfile.mkdtemp(prefix="shoparena-sbx-"))
+        # Named after our pid and removed at exit; a killed run's staging is removed by the next run.
+        self.staging = Path(staging_dir or private_tempdir("sbx", owner=self))
         self.staging.mkdir(parents=True, exist_ok=True)
         os.chmod(self.staging, 0o711)
         self.switch_uid = os.geteuid() == 0
         self.python, self.python_prefix = _pick_python(self.config, self.switch_uid)
         self.bwrap_path = shutil.which(self.config.bwrap) if self.config.bwrap else None
         self.report = self._probe()
+
+    @property
+    def peer_gid(self) -> int | None:
+        """The group that may reach the proxy socket when sandboxes run under their own host uids."""
+        return peer_gid_for(self.config)
 
     # -- probing ---------------------------------------------------------------------------------
     def _probe(self) -> IsolationReport:
@@ -330,7 +344,7 @@ class Sandbox:
         kwargs: dict[str, Any] = {}
         if self.switch_uid:
             uid = self.config.sandbox_uid_base + slot
-            kwargs.update(user=uid, group=uid, extra_groups=[])
+            kwargs.update(user=uid, group=uid, extra_groups=[self.peer_gid])
         started = time.monotonic()
         proc = subprocess.Popen(
             argv,

@@ -42,6 +42,8 @@ class LoadSummary:
     kept: int = 0
     quarantined: int = 0
     reasons: dict[str, int] = field(default_factory=dict)
+    #: Physical (1-based) line number of the record read last: lets consumers of a stream name lines.
+    line_no: int = 0
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -51,6 +53,36 @@ class LoadSummary:
             "quarantined": self.quarantined,
             "reasons": dict(self.reasons),
         }
+
+
+class SamePathError(ValueError):
+    """An output path that names an input: writing it would destroy the input before it is read."""
+
+
+def ensure_not_input(output: str | Path, *inputs: str | Path, option: str = "output") -> None:
+    """Refuse an output path that is one of the inputs (same file, also through links).
+
+    Raises:
+        SamePathError: naming the option and the path.
+    """
+    out = Path(output)
+    for item in inputs:
+        src = Path(item)
+        same = out.resolve() == src.resolve()
+        if not same and out.exists() and src.exists():
+            same = out.samefile(src)
+        if same:
+            raise SamePathError(f"{option} {output} is the input file {item}; writing it would destroy it")
+
+
+def json_error_reason(raw: bytes | str, exc: orjson.JSONDecodeError) -> str:
+    """``invalid JSON: ...`` with the real position; orjson reports bad UTF-8 anywhere as column 1."""
+    if isinstance(raw, bytes) and "UTF-8" in str(exc):
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError as uerr:
+            return f"invalid UTF-8: {uerr.reason} at byte {uerr.start} (column {uerr.start + 1})"
+    return f"invalid JSON: {exc}"
 
 
 def _describe_validation_error(exc: ValidationError) -> str:
@@ -86,12 +118,13 @@ def iter_products(
     summary = summary if summary is not None else LoadSummary(path=str(path))
     for line_no, raw in iter_raw_lines(path):
         summary.read += 1
+        summary.line_no = line_no
         try:
             line = parse_index_line(raw)
         except ValidationError as exc:
             reason = _describe_validation_error(exc)
         except (orjson.JSONDecodeError, ValueError) as exc:
-            reason = f"invalid JSON: {exc}" if isinstance(exc, orjson.JSONDecodeError) else str(exc)
+            reason = json_error_reason(raw, exc) if isinstance(exc, orjson.JSONDecodeError) else str(exc)
         else:
             summary.kept += 1
             yield line
@@ -110,6 +143,8 @@ def read_catalog(
 ) -> tuple[list[IndexLine], LoadSummary]:
     """Read a whole (small) catalog into memory; use :func:`iter_products` for large ones."""
     summary = LoadSummary(path=str(path))
+    if quarantine_path:
+        ensure_not_input(quarantine_path, path, option="quarantine_path")
     qfh = open(quarantine_path, "wb") if quarantine_path else None  # noqa: SIM115
     try:
         sink = (lambda q: qfh.write(q.to_json() + b"\n")) if qfh else None
@@ -159,9 +194,12 @@ __all__ = [
     "CatalogWriter",
     "LoadSummary",
     "QuarantinedLine",
+    "SamePathError",
     "build_contents",
     "dump_index_line",
+    "ensure_not_input",
     "iter_products",
+    "json_error_reason",
     "parse_index_line",
     "read_catalog",
 ]

@@ -8,6 +8,8 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
+from shoparena.cli._guards import refuse_output_over_input
+
 catalog_app = typer.Typer(help="Catalogs in the upstream documents.jsonl[.gz] format.", no_args_is_help=True)
 console = Console(stderr=True)
 
@@ -21,6 +23,7 @@ def validate(
     """Stream-validate a catalog: counts read / kept / quarantined, with reasons."""
     from shoparena.catalog.io import LoadSummary, iter_products
 
+    refuse_output_over_input(quarantine, path, option="--quarantine")
     summary = LoadSummary(path=str(path))
     qfh = open(quarantine, "wb") if quarantine else None  # noqa: SIM115
     try:
@@ -75,9 +78,12 @@ def index(
     as_json: bool = typer.Option(False, "--json", help="Print the build statistics as JSON."),
 ) -> None:
     """Build the BM25 search index of a catalog (bad and duplicate lines go to OUT/quarantine.jsonl)."""
-    from shoparena.search.index import build_index
+    from shoparena.search.index import IndexBuildError, build_index
 
-    stats = build_index(path, out, k1=k1, b=b, progress=not as_json)
+    try:
+        stats = build_index(path, out, k1=k1, b=b, progress=not as_json)
+    except IndexBuildError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--out") from None
     if as_json:
         typer.echo(stats.model_dump_json())
     else:
@@ -102,6 +108,7 @@ def plant(
     """Plant upstream problems: input catalog + GT products + distractors violating one constraint each."""
     from shoparena.suites.planting import plant_catalog
 
+    refuse_output_over_input(out, catalog, *suite)
     report = plant_catalog(suite, catalog, out, distractors=distractors, seed=seed)
     if as_json:
         typer.echo(json.dumps(report.as_dict()))
@@ -115,6 +122,7 @@ def plant(
             console.print(f"[red]not planted[/red] {line}", highlight=False)
     if report.failed:
         raise typer.Exit(code=1)
+
 
 def register(app: typer.Typer) -> None:
     app.add_typer(catalog_app, name="catalog")

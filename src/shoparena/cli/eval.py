@@ -66,16 +66,13 @@ def run(
         _default("request_timeout_s"), "--request-timeout", help="Seconds."
     ),
     max_batch: int = typer.Option(_default("max_batch"), "--max-batch", min=1, help="hf: batch size."),
-    threads: int | None = typer.Option(
-        _default("threads"), "--threads", min=1, help="hf: torch intra-op threads on CPU."
-    ),
+    threads: int | None = typer.Option(_default("threads"), "--threads", min=1, help="hf: torch threads."),
     progress: bool = typer.Option(_default("progress"), "--progress/--no-progress", help="Progress bar."),
     as_json: bool = typer.Option(False, "--json", help="Print summary.json to stdout."),
 ) -> None:
     """Evaluate a policy: n episodes per problem, both scoring profiles, intervals, shortcut floor.
 
-    Exit codes: 1 the suite leaks into --train-corpus (a failed check), 2 bad input or a different run in
-    --out.
+    Exit codes: 1 the suite leaks into --train-corpus, 2 bad input or a different run in --out.
     """
     from pydantic import ValidationError
 
@@ -231,10 +228,8 @@ def serve(
     port: int = typer.Option(8000, "--port", help="Port on 127.0.0.1."),
     host: str = typer.Option("127.0.0.1", "--host", help="Bind address."),
     max_batch: int = typer.Option(_default("max_batch"), "--max-batch", min=1, help="Sequences per batch."),
-    threads: int | None = typer.Option(
-        _default("threads"), "--threads", min=1, help="torch intra-op threads on CPU."
-    ),
     name: str | None = typer.Option(None, "--name", help="Model name the server reports."),
+    threads: int | None = typer.Option(_default("threads"), "--threads", min=1, help="Torch CPU threads."),
 ) -> None:
     """Serve a model over an OpenAI-compatible API that batches concurrent requests (the CPU engine)."""
     import uvicorn

@@ -14,6 +14,7 @@ import functools
 import importlib
 import logging
 import pkgutil
+import signal
 from collections.abc import Callable
 from typing import Any
 
@@ -45,15 +46,15 @@ def _root(
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Debug logging."),
 ) -> None:
     """shoparena command line."""
+    from rich.console import Console
     from rich.logging import RichHandler
 
-    logging.basicConfig(
-        level=logging.DEBUG if verbose else logging.INFO,
-        format="%(message)s",
-        handlers=[RichHandler(show_path=False, rich_tracebacks=True)],
-        force=True,
-    )
-    # bm25s logs every index build at DEBUG through its own logger; keep the CLI output readable.
+    level = logging.DEBUG if verbose else logging.INFO
+    # Logs go to stderr (stdout is for results: ``--json`` output must parse), and the handler itself
+    # filters by level: libraries such as bm25s set their own loggers to DEBUG when first imported.
+    handler = RichHandler(console=Console(stderr=True), show_path=False, rich_tracebacks=True)
+    handler.setLevel(level)
+    logging.basicConfig(level=level, format="%(message)s", handlers=[handler], force=True)
     logging.getLogger("bm25s").setLevel(logging.WARNING)
 
 
@@ -98,7 +99,13 @@ _register_all()
 _guard_commands(app)
 
 
+def _exit_on_sigterm(signum: int, frame: object) -> None:
+    # SIGTERM's default action skips finally blocks and atexit: temp dirs and sockets would be left behind.
+    raise SystemExit(128 + signum)
+
+
 def main() -> None:
+    signal.signal(signal.SIGTERM, _exit_on_sigterm)
     app()
 
 

@@ -4,15 +4,20 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 import typer
 from rich.console import Console
 
+from shoparena.cli._guards import refuse_output_over_input
+
 if TYPE_CHECKING:
     from shoparena.scoring.lookup import ProductLookup
 
-console = Console()
+# Everything but the report goes to stderr, so ``--json`` stdout is only the JSON.
+console = Console(stderr=True)
+report_console = Console()
+_SHOWN_UNREADABLE = 5
 
 
 def _open_lookup(index: Path) -> ProductLookup:
@@ -54,29 +59,51 @@ def score(
     out: Path | None = typer.Option(None, "--out", help="Write per-problem verdicts (JSONL)."),
 ) -> None:
     """Score trajectories against a suite; prints per-category n, ASR, GT rate, format and field matching."""
+    from shoparena.catalog.io import LoadSummary, QuarantinedLine
     from shoparena.formats.io import read_trajectories
     from shoparena.scoring.profiles import NO_THINK_ROLES, OUTPUT_ROLES, get_profile
     from shoparena.scoring.report import print_run_score
     from shoparena.scoring.scorer import score_run
     from shoparena.scoring.similarity import get_similarity
-    from shoparena.suites.loaders import load_suite
+    from shoparena.suites.loaders import SuiteLoadError, load_suite
 
+    refuse_output_over_input(out, suite, trajectories, index)
     try:
         prof = get_profile(profile)
         backend = get_similarity(similarity, model_path=embedding_model)
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
-    problems, summary = load_suite(suite)
+    try:
+        problems, summary = load_suite(suite)
+    except SuiteLoadError as exc:
+        _fail(f"cannot read the suite: {exc}")
     if summary.quarantined:
         console.print(
             f"[yellow]warning:[/yellow] {summary.quarantined} suite record(s) quarantined (suite validate)"
         )
+    if not problems:
+        _fail(f"{suite}: no readable problems (read {summary.read}, quarantined {summary.quarantined})")
     if no_think is None:
         no_think = prof.name == "shoppingbench" and "ablation_react" in trajectories.name
+    traj_summary = LoadSummary(path=str(trajectories))
+    unreadable: list[QuarantinedLine] = []
+    # Byte-level damage (corrupt gzip, UTF-16) raises JsonlReadError: exit 3 through the CLI guard.
+    runs = list(read_trajectories(trajectories, summary=traj_summary, quarantine=unreadable.append))
+    lookup = _open_lookup(index)
+    for bad in unreadable[:_SHOWN_UNREADABLE]:
+        console.print(
+            f"[yellow]unreadable[/yellow] {trajectories}:{bad.line_no}: {bad.reason}", highlight=False
+        )
+    if traj_summary.quarantined:
+        console.print(
+            f"[yellow]warning:[/yellow] {traj_summary.quarantined} of {traj_summary.read} trajectory line(s) "
+            f"unreadable: {traj_summary.reasons}",
+            highlight=False,
+        )
     result = score_run(
         problems,
-        read_trajectories(trajectories),
-        _open_lookup(index),
+        runs,
+        lookup,
         profile=prof,
         similarity=backend,
         title_threshold=threshold,
@@ -91,9 +118,23 @@ def score(
         payload = agg.model_dump(mode="json")
         payload["unmatched_trajectories"] = len(result.unmatched)
         payload["duplicate_trajectories"] = result.duplicates
+        payload["missing_trajectories"] = result.missing
+        payload["trajectory_lines"] = traj_summary.as_dict()
+        payload["suite_records"] = {
+            "read": summary.read,
+            "kept": summary.kept,
+            "quarantined": summary.quarantined,
+        }
         typer.echo(json.dumps(payload))
         return
-    print_run_score(console, result)
+    print_run_score(report_console, result)
+    if traj_summary.quarantined:
+        report_console.print(f"unreadable trajectory lines {traj_summary.quarantined} of {traj_summary.read}")
+
+
+def _fail(message: str) -> NoReturn:
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(code=2)
 
 
 def register(app: typer.Typer) -> None:

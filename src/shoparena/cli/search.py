@@ -64,12 +64,13 @@ def serve(
     retrieve_k: int = typer.Option(
         10_000, help="BM25 hits considered before filters (ORO 10000, SB 100000)."
     ),
+    workers: int = typer.Option(1, min=1, help="Server processes sharing the memory-mapped index."),
 ) -> None:
     """Serve /find_product, /view_product_information, /get_product_raw, /health and / over HTTP."""
     from shoparena.search.server import serve as run_server
 
     console.print(f"serving {index} on http://{host}:{port}", style="dim")
-    run_server(index, host, port, retrieve_k=retrieve_k)
+    run_server(index, host, port, retrieve_k=retrieve_k, workers=workers)
 
 
 def register(app: typer.Typer) -> None:

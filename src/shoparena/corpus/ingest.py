@@ -24,6 +24,7 @@ from typing import Any
 import orjson
 import yaml
 
+from shoparena.arena.miners.agentic import SYSTEM_PROMPT as AGENTIC_SYSTEM_PROMPT
 from shoparena.corpus.structure import (
     catalogue_tool,
     forgery_findings,
@@ -243,7 +244,11 @@ def record_from_trajectory(
     ]
     provenance.agent_model = models[0] if models else provenance.agent_model
     category, difficulty = _category(problem, traj)
-    raw = trajectory_to_chat(traj, None, system_prompt=traj.system_prompt) if traj.steps else []
+    # The trusted log keeps no message texts, so a trajectory without its own system turn gets the built-in
+    # agentic miner's: the same text the evaluator's native format sends, so a student is evaluated under
+    # the prompt it was trained on.
+    system = traj.system_prompt or AGENTIC_SYSTEM_PROMPT
+    raw = trajectory_to_chat(traj, None, system_prompt=system) if traj.steps else []
     messages = to_corpus_messages(raw, _step_trainable(traj, matched, final_llm))
     return CorpusRecord(
         record_id=f"{run_id}:{problem_id}:{rollout_idx}",

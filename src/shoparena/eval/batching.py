@@ -17,9 +17,9 @@ positions and a padding mask.
 
 Threads: a decoded token is thousands of small ops; with torch's default of one OpenMP thread per core,
 each op ends at a barrier that waits for the other thread, and on a shared machine that thread is often
-descheduled. On the 2-core project machine at load average ~10 the tiny model decoded 23x slower with 2
-intra-op threads than with 1 (``benchmarks/fidelity_bench.py``, docs/fidelity.md), so the backend runs
-with ``threads`` intra-op threads (1 by default in ``EvalConfig``) and restores the previous count on close.
+descheduled. On the 2-core project machine at load average ~10 the tiny model's episodes ran 10-23x slower
+with 2 intra-op threads than with 1 (docs/fidelity.md), so on a busy host pass ``threads=1``
+(``EvalConfig.threads``, ``--threads``); the backend restores the previous count on close.
 
 :class:`BatchedTransformersBackend` is a :class:`~shoparena.llm.types.ChatBackend` over it, and
 :mod:`shoparena.eval.server` serves the same backend over an OpenAI-compatible HTTP API.
@@ -318,8 +318,14 @@ def _eos_ids(model: Any, tokenizer: Any) -> set[int]:
     return ids
 
 
-def load_model(model_dir: str | Path, *, device: str | None = None) -> tuple[Any, Any]:
+def load_model(
+    model_dir: str | Path, *, device: str | None = None, threads: int | None = None
+) -> tuple[Any, Any]:
     """Load a transformers folder once (tokenizer, model in eval mode).
+
+    ``threads`` sets torch's CPU thread count. On a host whose cores are shared with other busy processes,
+    1 is much faster than the default: measured on the 2-core host at load ~15, one SmolLM2 turn (100-token
+    prompt suffix, 32 new tokens) took ~88 s with 2 threads spinning against each other and ~2 s with 1.
 
     Raises:
         BackendError: the folder is missing or torch/transformers are not installed.
@@ -334,6 +340,8 @@ def load_model(model_dir: str | Path, *, device: str | None = None) -> tuple[Any
         raise BackendError(
             "hf: policies need torch and transformers (pip install 'shoparena[train]')"
         ) from exc
+    if threads is not None:
+        torch.set_num_threads(threads)
     tokenizer = AutoTokenizer.from_pretrained(path)
     model = AutoModelForCausalLM.from_pretrained(path, dtype="auto")
     model = model.to(device or ("cuda" if torch.cuda.is_available() else "cpu"))
@@ -351,10 +359,10 @@ class BatchedTransformersBackend:
         max_batch: Most sequences per generate() call.
         default_max_tokens: New-token cap when a request gives none.
         device: ``cpu``/``cuda``; None picks CUDA when available.
-        seed: Torch seed.
+        seed: Sampling seed.
+        threads: torch intra-op threads while the backend is open (process-wide; the previous count is
+            restored on close); None leaves torch's setting alone.
         model, tokenizer: Preloaded objects (skip loading).
-        threads: torch intra-op threads while the backend is open (process-wide; restored on close);
-            None leaves torch's setting alone.
     """
 
     def __init__(
@@ -365,9 +373,9 @@ class BatchedTransformersBackend:
         default_max_tokens: int = 512,
         device: str | None = None,
         seed: int = 0,
+        threads: int | None = None,
         model: Any = None,
         tokenizer: Any = None,
-        threads: int | None = None,
     ) -> None:
         self.model_dir = Path(model_dir)
         self._restore_threads: int | None = None

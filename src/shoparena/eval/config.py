@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 #: Fields that may differ when a run directory is resumed (they do not change any episode's outcome).
 RESUMABLE_CHANGES = frozenset(
-    {"concurrency", "allow_leak", "bootstrap", "progress", "request_timeout_s", "threads"}
+    {"concurrency", "allow_leak", "bootstrap", "progress", "request_timeout_s", "threads", "max_batch"}
 )
 
 
@@ -50,9 +50,7 @@ class EvalConfig(BaseModel):
     request_timeout_s: float = Field(default=600.0, gt=0, description="Per model-call limit.")
     max_batch: int = Field(default=8, ge=1, description="hf: sequences generated together.")
     threads: int | None = Field(
-        default=1,
-        ge=1,
-        description="torch intra-op threads while an hf: policy generates on CPU (None: torch's default).",
+        default=None, ge=1, description="hf: torch CPU threads (None: torch's default; 1 on a busy host)."
     )
     bootstrap: int = Field(default=2000, ge=100, description="Bootstrap resamples for intervals.")
     progress: bool = Field(default=True, description="Show a Rich progress bar.")

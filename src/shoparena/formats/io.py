@@ -28,7 +28,7 @@ from shoparena.records.trajectory import Trajectory
 
 def _validation_error(exc: ValidationError, line_no: int | None, prefix: str = "") -> FormatError:
     err = exc.errors()[0]
-    loc = ".".join(str(p) for p in err["loc"])
+    loc = ".".join(str(p) if str(p).strip() else repr(p) for p in err["loc"])  # name even a key ""
     return FormatError(f"{prefix}{loc}" if loc else prefix.rstrip("."), err["msg"], line_no=line_no)
 
 

@@ -86,7 +86,7 @@ def from_oro_envelope(obj: Any, *, line_no: int | None = None) -> Trajectory:
     if problem_id is not None and not isinstance(problem_id, str):
         raise _fail("problem_id", f"expected a string or null, got {type_name(problem_id)}", line_no)
     status = obj.get("status", EpisodeStatus.SUCCESS.value)
-    if status not in {s.value for s in EpisodeStatus}:
+    if not isinstance(status, str) or status not in {s.value for s in EpisodeStatus}:
         raise _fail("status", f"expected SUCCESS, FAILED or TIMED_OUT, got {status!r}", line_no)
     execution_time = obj.get("execution_time")
     if execution_time is not None and not is_number(execution_time):

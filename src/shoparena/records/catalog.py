@@ -17,6 +17,9 @@ JUNK_BRANDS = frozenset(
 )
 
 MAX_TITLE_CHARS = 2000
+#: Largest accepted count (``sold_count``): 2**53 - 1, the largest integer that JSON readers holding numbers
+#: as float64 (JavaScript, numpy price/score arrays) keep exactly; it also fits the index's int64 column.
+MAX_COUNT = 2**53 - 1
 DigitString = Annotated[str, Field(pattern=r"^[0-9]+$")]
 
 
@@ -41,8 +44,8 @@ class Product(BaseModel):
     short_description: str = ""
     description: str = ""
     specification: str = Field(default="", description="Free 'k:v;k:v' text.")
-    price: float = Field(ge=0, description="Price in PHP.")
-    sold_count: int = Field(ge=0)
+    price: float = Field(ge=0, allow_inf_nan=False, description="Price in PHP (finite, >= 0).")
+    sold_count: int = Field(ge=0, le=MAX_COUNT, description="Sales volume, 0..2**53-1.")
     sku_options: dict[str, dict[str, str]] = Field(
         default_factory=dict, description="Variant index '1'..'9' -> {option_key: option_value}, lower-case."
     )
@@ -57,6 +60,14 @@ class Product(BaseModel):
     @classmethod
     def _unescape(cls, value: object) -> object:
         return _clean_text(value) if isinstance(value, str) else value
+
+    @field_validator("price", "sold_count", mode="before")
+    @classmethod
+    def _not_boolean(cls, value: object) -> object:
+        # JSON true/false would otherwise pass as 1/0: a boolean in a number field is a broken record.
+        if isinstance(value, bool):
+            raise ValueError(f"must be a number, got the boolean {str(value).lower()}")
+        return value
 
     @field_validator("brand", mode="before")
     @classmethod
@@ -124,9 +135,7 @@ class Product(BaseModel):
 
 def build_contents(product: Product) -> str:
     """The only searchable text, built as upstream does: title, SKU values, attribute values, one per line."""
-    return "\n".join(
-        [product.title, " ".join(product.sku_values()), " ".join(product.attribute_values())]
-    )
+    return "\n".join([product.title, " ".join(product.sku_values()), " ".join(product.attribute_values())])
 
 
 class IndexLine(BaseModel):

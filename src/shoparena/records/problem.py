@@ -8,6 +8,7 @@ Loading and writing the upstream files lives in :mod:`shoparena.suites.loaders`;
 from __future__ import annotations
 
 import hashlib
+import math
 from enum import StrEnum
 from typing import Any, Literal
 
@@ -16,6 +17,11 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 #: Price operators the scorers know; any other operator is kept and counted as a unit without a hit.
 KNOWN_PRICE_OPS: tuple[str, ...] = ("between", "greater than", "less than")
+#: ORO's difficulty labels; any other label is rejected at load time (it would form a bogus report group).
+DIFFICULTIES: tuple[str, ...] = ("easy", "medium", "hard")
+#: Largest accepted amount in PHP (price bounds, budgets, thresholds): upstream's largest is ~36,000, so a
+#: billion can only be a broken record.
+MAX_PESOS = 1e9
 
 
 class Intent(StrEnum):
@@ -49,6 +55,18 @@ def _is_number(value: object) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
+def _check_amount(value: object, *, positive: bool = False) -> object:
+    """A finite, non-negative (or positive) amount of at most :data:`MAX_PESOS`; booleans are refused."""
+    if value is None:
+        return value
+    if not _is_number(value):
+        raise ValueError(f"must be a number, got {type(value).__name__} {value!r}")
+    if not math.isfinite(value) or value < 0 or value > MAX_PESOS or (positive and value == 0):
+        bound = "> 0" if positive else ">= 0"
+        raise ValueError(f"must be a finite amount {bound} and <= {MAX_PESOS:.0e}, got {value!r}")
+    return value
+
+
 class RewardItem(BaseModel):
     """The constraints of one recommendation slot (§6.2), in the upstream key order.
 
@@ -57,7 +75,7 @@ class RewardItem(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    product_id: str = Field(description="The ground-truth product id.")
+    product_id: str = Field(min_length=1, description="The ground-truth product id (non-empty).")
     title: list[str] = Field(
         default_factory=list, description="Title constraints (upstream: one, the GT title)."
     )
@@ -87,6 +105,19 @@ class RewardItem(BaseModel):
                 need_hi = op in ("between", "less than")
                 if (need_lo and not _is_number(lo)) or (need_hi and not _is_number(hi)):
                     raise ValueError(f"price op {op!r} has a missing or non-numeric bound: {bounds!r}")
+                for bound in (lo, hi):
+                    if _is_number(bound):
+                        try:
+                            _check_amount(bound)
+                        except ValueError as exc:
+                            raise ValueError(f"price op {op!r} bound {exc}") from None
+        return value
+
+    @field_validator("product_id")
+    @classmethod
+    def _product_id(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("must be a non-empty product id")
         return value
 
     def unit_count(self) -> int:
@@ -119,6 +150,23 @@ class Voucher(BaseModel):
     cap: int | float | None = Field(default=None, description="Maximum saving (percentage vouchers).")
     price_after_voucher: float = Field(description="The GT total after the discount.")
     budget: int | float
+
+    @field_validator("threshold", "face_value", "cap", "price_after_voucher", mode="before")
+    @classmethod
+    def _amounts(cls, value: object) -> object:
+        return _check_amount(value)
+
+    @field_validator("budget", mode="before")
+    @classmethod
+    def _budget(cls, value: object) -> object:
+        return _check_amount(value, positive=True)
+
+    @field_validator("discount", mode="before")
+    @classmethod
+    def _discount(cls, value: object) -> object:
+        if value is not None and (not _is_number(value) or not 0 < value < 1):
+            raise ValueError(f"must be a fraction strictly between 0 and 1, got {value!r}")
+        return value
 
     @model_validator(mode="after")
     def _discount_fields(self) -> Voucher:
@@ -184,6 +232,13 @@ class Problem(BaseModel):
     )
     source: ProblemSource = Field(default_factory=ProblemSource)
     content_hash: str = Field(default="", description="sha256 of the canonical query + constraints.")
+
+    @field_validator("difficulty")
+    @classmethod
+    def _difficulty(cls, value: str | None) -> str | None:
+        if value is not None and value not in DIFFICULTIES:
+            raise ValueError(f"unknown difficulty {value!r}; expected one of {', '.join(DIFFICULTIES)}")
+        return value
 
     @model_validator(mode="after")
     def _consistency(self) -> Problem:

@@ -13,7 +13,6 @@ import json
 import math
 import re
 import threading
-import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -24,12 +23,16 @@ import orjson
 from shoparena.records.catalog import SERVICES, Product, ProductHit, ProductView
 from shoparena.search.analysis import LuceneEnglishAnalyzer, sanitize_query
 from shoparena.search.bm25 import lucene_avgdl, lucene_idf, norm_inverse_table, term_scores
+from shoparena.search.docstore import inflate
 from shoparena.search.index import FORMAT_VERSION, SERVICE_BITS, read_index_manifest
 
 #: Survivors kept after filtering (5 pages of 10).
 WINDOW = 50
 PAGE_SIZE = 10
 MAX_PAGE = 5
+#: Distinct product ids one view/raw request looks up; the rest are ignored (upstream has no cap, so a
+#: request repeating an id 10,000 times returned 10,000 copies).
+MAX_VIEW_IDS = 100
 #: ORO's retrieval depth; ShoppingBench uses 100 000.
 DEFAULT_RETRIEVE_K = 10_000
 SORTS = ("order", "priceasc", "pricedesc")
@@ -282,7 +285,7 @@ class SearchIndex:
 
     def _raw_doc(self, i: int) -> dict[str, Any]:
         packed = self._docs[int(self._offsets[i]) : int(self._offsets[i + 1])].tobytes()
-        return orjson.loads(zlib.decompressobj(-15, zdict=self._zdict).decompress(packed))
+        return orjson.loads(inflate(packed, self._zdict))
 
     def doc_index(self, product_id: str) -> int | None:
         """Document index of ``product_id`` (exact string match), or ``None``."""
@@ -311,10 +314,17 @@ class SearchIndex:
         for i in range(self._n):
             yield Product.model_validate(self._raw_doc(i))
 
-    def _ids_in_request(self, product_ids: str) -> list[int]:
-        # Upstream splits on "," without stripping: "a, b" asks for "a" and " b".
-        out = []
-        for pid in product_ids.split(","):
+    def _ids_in_request(self, product_ids: str, *, dedupe: bool = True) -> list[int]:
+        # Upstream splits on "," without stripping: "a, b" asks for "a" and " b". Unlike upstream, at most
+        # MAX_VIEW_IDS ids are looked up and (views) repeated ids are answered once (docs/search.md).
+        out: list[int] = []
+        seen: set[str] = set()
+        for n, pid in enumerate(product_ids.split(",")):
+            if dedupe and pid in seen:
+                continue
+            seen.add(pid)
+            if len(seen) > MAX_VIEW_IDS or n >= MAX_VIEW_IDS * 100:
+                break
             i = self.doc_index(pid)
             if i is not None:
                 out.append(i)
@@ -330,14 +340,15 @@ class SearchIndex:
 
     def raw_dicts(self, product_ids: str) -> list[dict[str, Any]]:
         """``get_product_raw`` items: full product dicts."""
-        return [self._raw_doc(i) for i in self._ids_in_request(product_ids)]
+        return [self._raw_doc(i) for i in self._ids_in_request(product_ids, dedupe=False)[:MAX_VIEW_IDS]]
 
     def view_product_information(self, product_ids: str) -> list[ProductView]:
-        """Upstream ``view_product_information``: unknown ids skipped, order and duplicates kept."""
+        """Upstream ``view_product_information``: unknown ids skipped, request order kept; repeated ids
+        are answered once and at most :data:`MAX_VIEW_IDS` distinct ids are looked up."""
         return [ProductView.model_validate(d) for d in self.view_dicts(product_ids)]
 
     def get_product_raw(self, product_ids: str) -> list[Product]:
-        """ORO's scorer-only ``get_product_raw``: full products, same id splitting."""
+        """ORO's scorer-only ``get_product_raw``: full products, same id splitting, duplicates kept."""
         return [Product.model_validate(d) for d in self.raw_dicts(product_ids)]
 
     # --- retrieval --------------------------------------------------------------------------------
@@ -397,8 +408,9 @@ class SearchIndex:
         acc = self._accumulator()
         for span in spans:
             _, s, e, _ = span
-            # Postings of one term hold each document once; np.add.at is the fastest exact scatter-add.
-            np.add.at(acc, self._indices[s:e], self._span_scores(span))
+            # Postings of one term hold each document once; np.add.at is the fastest exact scatter-add,
+            # but only with matching dtypes (float32 values into the float64 buffer take a ~40x slower path).
+            np.add.at(acc, self._indices[s:e], self._span_scores(span).astype(np.float64))
         return acc
 
     def _reset(self, acc: np.ndarray, spans: list[tuple[int, int, int, int]]) -> None:
@@ -705,6 +717,7 @@ class SearchIndex:
 __all__ = [
     "DEFAULT_RETRIEVE_K",
     "HIT_FIELDS",
+    "MAX_VIEW_IDS",
     "SERVICES",
     "SORTS",
     "VIEW_FIELDS",

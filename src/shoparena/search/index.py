@@ -24,9 +24,9 @@ The directory holds:
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import time
-import zlib
 from array import array
 from collections.abc import Callable
 from pathlib import Path
@@ -40,8 +40,10 @@ from shoparena.catalog.io import LoadSummary, QuarantinedLine, dump_index_line, 
 from shoparena.jsonl import sha256_file
 from shoparena.records.catalog import SERVICES
 from shoparena.runs.manifest import FileRef, RunManifest, read_manifest, write_manifest
+from shoparena.runs.stale import pid_alive
 from shoparena.search.analysis import LUCENE_ENGLISH_STOP_WORDS, LuceneEnglishAnalyzer, raw_tokens
 from shoparena.search.bm25 import encode_norm, lucene_avgdl, lucene_idf, norm_inverse_table, term_scores
+from shoparena.search.docstore import DocstoreWriter
 
 FORMAT_VERSION = 2
 CHUNK_DOCS = 50_000
@@ -113,52 +115,6 @@ class _Columns:
         self.ids: list[bytes] = []
 
 
-#: Documents whose JSON seeds the docstore's deflate dictionary; zlib uses at most its last 32 KiB.
-_ZDICT_SAMPLE_DOCS = 400
-_ZDICT_BYTES = 32 * 1024
-
-
-class _DocstoreWriter:
-    """Writes each document raw-deflated on its own with a dictionary learnt from the first documents.
-
-    The dictionary is the tail of the first documents' JSON (deflate's preset dictionary is a window of
-    earlier text), so a document shares its field names, categories and boilerplate with it.
-    """
-
-    def __init__(self, out: Path) -> None:
-        self._out = out
-        self._fh = open(out / "products.deflate", "wb")  # noqa: SIM115 - closed in close()
-        self._pending: list[bytes] | None = []
-        self._zdict = b""
-        self.offsets = array("q", [0])
-
-    def add(self, blob: bytes) -> None:
-        if self._pending is not None:
-            self._pending.append(blob)
-            if len(self._pending) >= _ZDICT_SAMPLE_DOCS:
-                self._start()
-            return
-        self._write(blob)
-
-    def _start(self) -> None:
-        pending, self._pending = self._pending or [], None
-        self._zdict = b"\n".join(pending)[-_ZDICT_BYTES:]
-        (self._out / "products.zdict").write_bytes(self._zdict)
-        for blob in pending:
-            self._write(blob)
-
-    def _write(self, blob: bytes) -> None:
-        packer = zlib.compressobj(6, zlib.DEFLATED, -15, zdict=self._zdict)
-        packed = packer.compress(blob) + packer.flush()
-        self._fh.write(packed)
-        self.offsets.append(self.offsets[-1] + len(packed))
-
-    def close(self) -> None:
-        if self._pending is not None:
-            self._start()
-        self._fh.close()
-
-
 def _dir_bytes(path: Path) -> int:
     return sum(p.stat().st_size for p in path.iterdir() if p.is_file())
 
@@ -226,6 +182,69 @@ def _flush_chunk(
     spool.add(docs, terms, tf.astype(np.int32))
 
 
+class IndexBuildError(ValueError):
+    """An index build refused before it started (it would destroy its input or a foreign directory)."""
+
+
+def _side_dirs(out: Path, kind: str) -> list[tuple[Path, int]]:
+    """``.<name>.<kind>-<pid>`` siblings of ``out`` with their pid."""
+    found = []
+    for path in out.parent.glob(f".{out.name}.{kind}-*"):
+        pid = path.name.rsplit("-", 1)[-1]
+        if pid.isdigit():
+            found.append((path, int(pid)))
+    return found
+
+
+def clean_stale_builds(out: Path) -> list[Path]:
+    """Remove what killed builds of ``out`` left behind; restore an index a crash left mid-swap.
+
+    Returns:
+        The removed directories.
+    """
+    removed = []
+    if not out.exists():
+        # A crash between the two renames of the swap: the previous index is still complete.
+        for old, pid in _side_dirs(out, "old"):
+            if not pid_alive(pid) and (old / "manifest.json").exists():
+                old.rename(out)
+                break
+    for kind in ("build", "old"):
+        for path, pid in _side_dirs(out, kind):
+            if pid != os.getpid() and not pid_alive(pid):
+                shutil.rmtree(path, ignore_errors=True)
+                removed.append(path)
+    shutil.rmtree(out / "_build_tmp", ignore_errors=True)  # left by builds before the atomic swap
+    return removed
+
+
+def _check_paths(catalog_path: Path, out: Path) -> None:
+    catalog = catalog_path.resolve()
+    target = out.resolve()
+    if target == catalog or target in catalog.parents:
+        raise IndexBuildError(
+            f"the catalog {catalog_path} lies inside the index directory {out}, which a build replaces; "
+            "choose another --out"
+        )
+    if out.exists() and not out.is_dir():
+        raise IndexBuildError(f"{out} exists and is not a directory")
+    if out.is_dir() and any(out.iterdir()) and not (out / "manifest.json").exists():
+        raise IndexBuildError(
+            f"{out} is a non-empty directory that is not an index (no manifest.json); refusing to replace it"
+        )
+
+
+def _swap_in(built: Path, out: Path) -> None:
+    """Make ``built`` the index at ``out``; the previous index stays complete until the last rename."""
+    if not out.exists():
+        built.rename(out)
+        return
+    old = out.parent / f".{out.name}.old-{os.getpid()}"
+    out.rename(old)
+    built.rename(out)
+    shutil.rmtree(old, ignore_errors=True)
+
+
 def build_index(
     catalog_path: str | Path,
     out_dir: str | Path,
@@ -236,9 +255,13 @@ def build_index(
 ) -> IndexStats:
     """Index a catalog for BM25 search, streaming it once.
 
+    The index is built in a hidden sibling directory (``.<name>.build-<pid>``) and swapped in only when
+    complete, so a failed or killed rebuild leaves the previous index working; what killed builds left
+    behind is removed at the next build.
+
     Args:
         catalog_path: ``documents.jsonl`` or ``.jsonl.gz`` in the upstream index-line format.
-        out_dir: Directory to write (created; files of a previous index there are replaced).
+        out_dir: Index directory (created, or an existing index replaced as a whole).
         k1: BM25 k1 (Pyserini default 0.9).
         b: BM25 b (Pyserini default 0.4).
         progress: ``True`` for a Rich progress display, a callable for a callback with the document
@@ -246,13 +269,38 @@ def build_index(
 
     Returns:
         Counts and timings of the build (also written to ``manifest.json``).
+
+    Raises:
+        IndexBuildError: the catalog lies inside ``out_dir``, or ``out_dir`` holds something else.
     """
-    started = time.perf_counter()
     catalog_path = Path(catalog_path)
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    clean_stale_builds(out)
+    _check_paths(catalog_path, out)
+    build = out.parent / f".{out.name}.build-{os.getpid()}"
+    shutil.rmtree(build, ignore_errors=True)
+    build.mkdir()
+    try:
+        stats = _build_into(catalog_path, build, out, k1=k1, b=b, progress=progress)
+        _swap_in(build, out)
+    except BaseException:
+        shutil.rmtree(build, ignore_errors=True)
+        raise
+    return stats
+
+
+def _build_into(
+    catalog_path: Path,
+    out: Path,
+    final_out: Path,
+    *,
+    k1: float,
+    b: float,
+    progress: bool | Callable[[int], None],
+) -> IndexStats:
+    started = time.perf_counter()
     tmp_dir = out / "_build_tmp"
-    shutil.rmtree(tmp_dir, ignore_errors=True)
     tmp_dir.mkdir()
 
     analyzer = LuceneEnglishAnalyzer()
@@ -272,7 +320,7 @@ def build_index(
     sink = _ProgressSink(progress)
 
     qfh = open(out / "quarantine.jsonl", "wb")  # noqa: SIM115 - closed in finally
-    docstore = _DocstoreWriter(out)
+    docstore = DocstoreWriter(out)
     try:
 
         def quarantine(item: QuarantinedLine) -> None:
@@ -287,10 +335,10 @@ def build_index(
                 duplicates += 1
                 raw = dump_index_line(line).decode()
                 quarantine(
-                    QuarantinedLine(summary.read, f"duplicate product_id: first at record {first}", raw)
+                    QuarantinedLine(summary.line_no, f"duplicate product_id: first at line {first}", raw)
                 )
                 continue
-            seen[pid] = summary.read
+            seen[pid] = summary.line_no
 
             tokens = raw_tokens(line.contents)
             ids = list(map(token_ids.get, tokens))
@@ -442,7 +490,7 @@ def build_index(
 
     stats = IndexStats(
         catalog=str(catalog_path),
-        out_dir=str(out),
+        out_dir=str(final_out),
         read=summary.read,
         docs=n_docs,
         quarantined=summary.quarantined + duplicates,
@@ -494,4 +542,12 @@ def read_index_manifest(index_dir: str | Path) -> IndexManifest:
     return read_manifest(index_dir, IndexManifest)
 
 
-__all__ = ["SERVICE_BITS", "IndexManifest", "IndexStats", "build_index", "read_index_manifest"]
+__all__ = [
+    "SERVICE_BITS",
+    "IndexBuildError",
+    "IndexManifest",
+    "IndexStats",
+    "build_index",
+    "clean_stale_builds",
+    "read_index_manifest",
+]

@@ -20,6 +20,7 @@ from typing import Any, Literal
 import orjson
 from pydantic import ValidationError
 
+from shoparena.catalog.io import json_error_reason
 from shoparena.jsonl import open_binary, read_bytes
 from shoparena.records.problem import (
     CATEGORY_OF_INTENT,
@@ -140,7 +141,21 @@ def _first_error(exc: ValidationError, prefix: str = "") -> ProblemRecordError:
     message = first["msg"]
     if len(errors) > 1:
         message += f" (+{len(errors) - 1} more)"
-    return ProblemRecordError(_loc(first, prefix), message)
+    loc = _loc(first, prefix)
+    if not loc:  # a whole-record rule: name the field the rule is about
+        loc = next((key for word, key in _RULE_FIELDS if word in message), prefix)
+    return ProblemRecordError(loc, message.removeprefix("Value error, "))
+
+
+#: Record-level rules of :class:`Problem` and :class:`Voucher`, by a word of their message, and the field.
+_RULE_FIELDS = (
+    ("Knowledge_Attribute", "Knowledge_Attribute"),
+    ("voucher", "voucher"),
+    ("reward", "reward"),
+    ("GT product", "reward"),
+    ("face_value", "voucher.face_value"),
+    ("discount and cap", "voucher.discount"),
+)
 
 
 def _parse_reward_item(raw: object, prefix: str) -> RewardItem:
@@ -182,10 +197,14 @@ def parse_problem(record: object, source: ProblemSource) -> Problem:
         raise ProblemRecordError("", f"expected a JSON object, got {type(record).__name__}")
     unknown = sorted(set(record) - _KNOWN_KEYS)
     if unknown:
-        raise ProblemRecordError(unknown[0], "unknown key")
+        key = unknown[0]
+        raise ProblemRecordError(key if key.strip() else repr(key), f"unknown key {key!r}")
     query = record.get("query")
     if not isinstance(query, str) or not query.strip():
-        raise ProblemRecordError("query", "missing or not a non-empty string")
+        got = "missing" if query is None else f"{type(query).__name__} {str(query)[:40]!r}"
+        raise ProblemRecordError(
+            "query", f"missing or not a non-empty string: {got}" if query is not None else "missing"
+        )
     oro = "category" in record
     intent = _detect_intent(record, oro)
 
@@ -225,7 +244,8 @@ def parse_problem(record: object, source: ProblemSource) -> Problem:
 
     pid = record.get("problem_id")
     if pid is not None and (not isinstance(pid, str | int) or isinstance(pid, bool) or str(pid) == ""):
-        raise ProblemRecordError("problem_id", "must be a non-empty string")
+        kind = "an empty string" if pid == "" else f"{type(pid).__name__} {pid!r}"
+        raise ProblemRecordError("problem_id", f"must be a non-empty string or an integer, got {kind}")
     source = source.model_copy(update={"problem_id_given": pid is not None, "reward_shape": shape})
     fields: dict[str, Any] = {
         "problem_id": str(pid) if pid is not None else problem_id_for_query(query),
@@ -250,15 +270,70 @@ def parse_problem(record: object, source: ProblemSource) -> Problem:
 # ---------------------------------------------------------------------------------------------- reading
 
 
+_BOMS: tuple[tuple[bytes, str], ...] = (
+    (b"\xff\xfe\x00\x00", "utf-32"),
+    (b"\x00\x00\xfe\xff", "utf-32"),
+    (b"\xef\xbb\xbf", "utf-8-sig"),
+    (b"\xff\xfe", "utf-16"),
+    (b"\xfe\xff", "utf-16"),
+)
+#: The wrapper key of ``{"problems": [...]}`` suites.
+_WRAPPER_KEY = "problems"
+
+
+def _as_utf8(path: Path, data: bytes) -> bytes:
+    """The file's bytes as UTF-8: byte-order marks (UTF-8/16/32) are honoured and dropped.
+
+    Raises:
+        SuiteLoadError: NUL bytes without a byte-order mark (UTF-16/32 that cannot be told apart safely).
+    """
+    for bom, encoding in _BOMS:
+        if data.startswith(bom):
+            try:
+                return data.decode(encoding).encode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise SuiteLoadError(
+                    f"{path}: not valid {encoding} after its byte-order mark: {exc}"
+                ) from None
+    if b"\x00" in data[:4096]:
+        raise SuiteLoadError(
+            f"{path}: holds NUL bytes (UTF-16/32 without a byte-order mark?); save it as UTF-8 JSON or JSONL"
+        )
+    return data
+
+
+def _whole_document(path: Path, data: bytes) -> object | None:
+    """The file parsed as one JSON document, or None when it is not one (e.g. JSONL)."""
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return None
+
+
 def _raw_records(path: Path) -> tuple[SuiteFormat, Iterator[tuple[int | None, int | None, object]]]:
-    data = read_bytes(path)  # a damaged .gz raises JsonlReadError (CLI exit 3)
+    data = _as_utf8(path, read_bytes(path))  # a damaged .gz raises JsonlReadError (CLI exit 3)
     head = data.lstrip()[:1]
     if head == b"[":
         try:
             array = orjson.loads(data)
         except orjson.JSONDecodeError as exc:
-            raise SuiteLoadError(f"{path}: not valid JSON: {exc}") from None
+            raise SuiteLoadError(f"{path}: not valid JSON: {json_error_reason(data, exc)}") from None
         return "oro_json", ((None, i, rec) for i, rec in enumerate(array))
+    if head == b"{":
+        doc = _whole_document(path, data)
+        if isinstance(doc, dict) and _WRAPPER_KEY in doc:
+            wrapped = doc[_WRAPPER_KEY]
+            if not isinstance(wrapped, list):
+                raise SuiteLoadError(f"{path}: '{_WRAPPER_KEY}' must be a list of problems")
+            return "oro_json", ((None, i, rec) for i, rec in enumerate(wrapped))
+        if isinstance(doc, dict) and not _KNOWN_KEYS & set(doc):
+            keys = ", ".join(list(doc)[:6])
+            raise SuiteLoadError(
+                f"{path}: one JSON object with keys {keys}; expected a problem array, "
+                f'{{"{_WRAPPER_KEY}": [...]}} or JSONL'
+            )
+        if isinstance(doc, dict):  # one problem, maybe pretty-printed over several lines
+            return "sb_jsonl", iter([(1, None, doc)])
 
     def lines() -> Iterator[tuple[int | None, int | None, object]]:
         # Split on b"\n" only: raw U+0085 inside queries must not start a new record.
@@ -268,7 +343,7 @@ def _raw_records(path: Path) -> tuple[SuiteFormat, Iterator[tuple[int | None, in
             try:
                 yield line_no, None, orjson.loads(raw)
             except orjson.JSONDecodeError as exc:
-                yield line_no, None, ProblemRecordError("", f"invalid JSON: {exc}")
+                yield line_no, None, ProblemRecordError("", json_error_reason(raw, exc))
 
     return "sb_jsonl", lines()
 

@@ -163,7 +163,11 @@ def prepare_sft(dataset: Any, tokenizer: Any, report: DataReport, *, max_length:
 
     rows = []
     for row in dataset:
-        enc = render_sft_record(tokenizer, row["messages"], row.get("tools"), chat_template=template)
+        try:
+            enc = render_sft_record(tokenizer, row["messages"], row.get("tools"), chat_template=template)
+        except (ValueError, TypeError) as exc:  # bad tools JSON, a template error, mismatched spans
+            where = f"{report.view} view, record {row.get('record_id')!r}"
+            raise ConfigError(f"{where}: messages/tools: {exc}") from exc
         if max_length is not None:
             enc = {k: v[:max_length] for k, v in enc.items()}
         if not any(enc["assistant_masks"]):
