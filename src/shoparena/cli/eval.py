@@ -68,6 +68,12 @@ def run(
     max_batch: int = typer.Option(_default("max_batch"), "--max-batch", min=1, help="hf: batch size."),
     threads: int | None = typer.Option(_default("threads"), "--threads", min=1, help="hf: torch threads."),
     progress: bool = typer.Option(_default("progress"), "--progress/--no-progress", help="Progress bar."),
+    executor: str = typer.Option(
+        _default("executor"), "--executor", help="process (episodes here) | ray (one Ray task per problem)."
+    ),
+    ray_address: str | None = typer.Option(
+        _default("ray_address"), "--ray-address", help="Running Ray cluster (default: RAY_ADDRESS or local)."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print summary.json to stdout."),
 ) -> None:
     """Evaluate a policy: n episodes per problem, both scoring profiles, intervals, shortcut floor.
@@ -76,6 +82,7 @@ def run(
     """
     from pydantic import ValidationError
 
+    from shoparena.arena.executor import ExecutorUnavailableError
     from shoparena.eval.leak import LeakError
     from shoparena.eval.run import EvalConfigError, run_eval
 
@@ -105,6 +112,8 @@ def run(
             max_batch=max_batch,
             threads=threads,
             progress=progress,
+            executor=executor,
+            ray_address=ray_address,
         )
     except ValidationError as exc:
         first = exc.errors()[0]
@@ -115,7 +124,7 @@ def run(
     except LeakError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(code=1) from None
-    except (EvalConfigError, ValueError) as exc:
+    except (EvalConfigError, ValueError, ExecutorUnavailableError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(code=2) from None
     data = summary.dump()

@@ -33,6 +33,7 @@ from shoparena.corpus.structure import (
     message_rule,
     nonce_summary,
     pending_target_walk,
+    proof_summary,
 )
 from shoparena.formats._common import FormatError
 from shoparena.formats.io import parse_trajectory_value
@@ -203,6 +204,8 @@ def record_from_trajectory(
         richness_a, matched, inference = pending_target_walk([s.proxy_calls for s in traj.steps])
         forged = forgery_findings(claimed, [])
     richness_b, nonces, dispatches = nonce_summary(log)
+    # Proofs are the proxy's own findings: only a trusted log carries them.
+    richness_proof = proof_summary(trusted) if trusted is not None else None
     has_call_log = bool(log) or trusted is not None
     recommended = traj.last_recommendation() is not None
     final_llm = llm_requested(log, "recommend_product") if recommended else False
@@ -225,6 +228,7 @@ def record_from_trajectory(
         dispatches=dispatches,
         nonce_counts=nonces,
         richness_nonce=richness_b,
+        richness_proof=richness_proof,
         richness_pending=richness_a if dispatches else None,
         dispatch_matched=matched,
         forged=forged,
