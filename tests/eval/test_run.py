@@ -86,6 +86,7 @@ def test_a_different_run_in_the_directory_is_refused(make_config) -> None:
     with pytest.raises(EvalConfigError, match="samples"):
         run_eval(make_config(limit=2, samples=3))
     run_eval(make_config(limit=2, concurrency=3))  # concurrency does not change outcomes: resumable
+    run_eval(make_config(limit=2, threads=2))  # nor do intra-op threads
 
 
 def _corpus(tmp_path, records) -> object:
