@@ -76,13 +76,24 @@ def child(path: str, out: str) -> None:
 
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
+    marks: dict[str, float] = {}
+
+    def progress(message: str) -> None:  # stage ends, from the build's own progress messages
+        marks.setdefault(message.split()[0], time.perf_counter())
+
     started = time.perf_counter()
-    build_corpus(CorpusConfig(files=[Path(path)], out=Path(out)))
+    build_corpus(CorpusConfig(files=[Path(path)], out=Path(out)), progress=progress)
     seconds = time.perf_counter() - started
     running = False
     sampler.join()
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(json.dumps({"build_s": seconds, "rss_mib": rss, "anon_mib": peak_anon[0]}))
+    ingest, pass2 = marks.get("filtering", started), marks.get("writing", started)
+    stages = {
+        "ingest": ingest - started,
+        "pass 1 + split": pass2 - ingest,
+        "records + views": started + seconds - pass2,
+    }
+    print(json.dumps({"build_s": seconds, "rss_mib": rss, "anon_mib": peak_anon[0], "stages": stages}))
 
 
 def main() -> None:
@@ -141,6 +152,9 @@ def main() -> None:
             f"{r['anon_mib']:.0f}",
         ]
         print("| " + " | ".join(str(c) for c in cells) + " |")
+    for r in rows:
+        shares = ", ".join(f"{k} {v:.1f} s ({100 * v / r['build_s']:.0f} %)" for k, v in r["stages"].items())
+        print(f"{r['scale']}x stages: {shares}")
     print(
         f"RSS 10x / 1x: {rows[1]['rss_mib'] / rows[0]['rss_mib']:.2f}; "
         f"anonymous 10x / 1x: {rows[1]['anon_mib'] / rows[0]['anon_mib']:.2f}"

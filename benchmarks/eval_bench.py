@@ -105,11 +105,11 @@ def serving(root: Path, suite: Path, index: Path, model: Path, args: argparse.Na
     from shoparena.eval.batching import BatchedTransformersBackend
     from shoparena.eval.server import LoopbackServer, create_app
 
-    backend = BatchedTransformersBackend(model, max_batch=8)
+    backend = BatchedTransformersBackend(model, max_batch=8, threads=args.threads)
     out: dict[str, Any] = {"model": str(model), "max_tokens": args.max_tokens, "max_steps": args.max_steps}
     try:
         with LoopbackServer(create_app(backend, model.name)) as server:
-            for concurrency in (1, 8):
+            for concurrency in args.serve_concurrency:
                 before = dict(vars_of(backend.generator.stats))
                 config = EvalConfig(
                     policy=f"openai:{server.base_url}#{model.name}",
@@ -120,7 +120,7 @@ def serving(root: Path, suite: Path, index: Path, model: Path, args: argparse.Na
                     progress=False,
                     max_steps=args.max_steps,
                     max_tokens=args.max_tokens,
-                    limit=args.serve_problems,
+                    limit=args.serve_problems if concurrency > 1 else args.serial_problems,
                 )
                 summary = run_eval(config).dump()
                 after = vars_of(backend.generator.stats)
@@ -139,7 +139,8 @@ def serving(root: Path, suite: Path, index: Path, model: Path, args: argparse.Na
                 }
     finally:
         backend.close()
-    out["speedup_episodes_per_s"] = round(out["c8"]["episodes_per_s"] / out["c1"]["episodes_per_s"], 2)
+    if "c1" in out and "c8" in out:
+        out["speedup_episodes_per_s"] = round(out["c8"]["episodes_per_s"] / out["c1"]["episodes_per_s"], 2)
     return out
 
 
@@ -157,10 +158,15 @@ def main() -> None:
     parser.add_argument("--max-steps", type=int, default=2)
     parser.add_argument("--serve-problems", type=int, default=None)
     parser.add_argument("--latency", type=float, default=None)
+    parser.add_argument("--threads", type=int, default=1, help="torch threads of the served model.")
+    parser.add_argument("--serve-concurrency", type=int, nargs="+", default=[1, 8])
+    parser.add_argument("--serial-problems", type=int, default=None, help="Problems at concurrency 1.")
+    parser.add_argument("--skip-overhead", action="store_true")
     args = parser.parse_args()
     problems = 24 if args.quick else 60
     args.max_tokens = args.max_tokens or (32 if args.quick else 64)
     args.serve_problems = args.serve_problems or (8 if args.quick else 16)
+    args.serial_problems = args.serial_problems or args.serve_problems
     latency = args.latency or 1.0
     result: dict[str, Any] = {
         "machine": f"{platform.machine()} {os.cpu_count()} cpus, {platform.python_version()}",
@@ -172,7 +178,8 @@ def main() -> None:
         root = Path(tmp)
         suite, index = build_world(root, 3000, problems)
         result["suite_problems"] = len(json.loads(suite.read_text()))
-        result["overhead"] = [overhead(root, suite, index, latency, c) for c in (1, 8)]
+        if not args.skip_overhead:
+            result["overhead"] = [overhead(root, suite, index, latency, c) for c in (1, 8)]
         if args.model is not None:
             result["serving"] = serving(root, suite, index, args.model.expanduser(), args)
     print(json.dumps(result, indent=2))

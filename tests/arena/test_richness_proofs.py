@@ -122,6 +122,23 @@ def test_oro_style_miner_through_cli_solves_most_and_is_agentic(tmp_path, shop_w
     assert manifest["proxy"]["served_model"] == MODEL_NAME
     # Envelope counts equal the trusted log's.
     assert sum(e["inference_total"] for e in envelopes) == len(inference)
+    # The corpus keeps what the proxy proved: the default 'proof' variant credits the matched calls of this
+    # nonce-less miner, the nonce-stamped variant alone would reject every trajectory.
+    from shoparena.corpus import CorpusConfig, build_corpus
+    from shoparena.corpus.config import FilterConfig, GateConfig
+
+    outcomes = {}
+    for variant in ("proof", "nonce"):
+        config = CorpusConfig(
+            run_dirs=[out], out=tmp_path / f"corpus-{variant}",
+            filter=FilterConfig(richness_variant=variant), gates=GateConfig(judge_bar=None),
+        )
+        build_corpus(config)
+        records = read_jsonl(config.out / "records.jsonl")
+        outcomes[variant] = [(r["origin"], r["outcome"]) for r in records if r["origin"] == "agentic"]
+    assert len(outcomes["proof"]) == len(outcomes["nonce"]) == 4
+    assert sum(o == "kept" for _, o in outcomes["proof"]) >= 3
+    assert {o for _, o in outcomes["nonce"]} == {"nonce_invalid"}
 
 
 @needs_bwrap

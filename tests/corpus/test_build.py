@@ -67,6 +67,20 @@ def test_views_load_render_and_mask(corpus_dir: Path):
     ]
     text = tokenizer.apply_chat_template(messages, tools=json.loads(row["tools"]), tokenize=False)
     assert "find_product" in text and "<tool_call>" in text
+    # The system turn is the one the model saw in the proxy log (the agentic miner's), the same text the
+    # evaluator's native format sends, so a student is evaluated under the prompt it was trained on.
+    from shoparena.eval.chat_agent import NATIVE_SYSTEM_PROMPT
+
+    kept_agentic = [
+        r
+        for split in ("train", "eval")
+        for r in views["sft"][split]
+        if r["outcome"] == "kept" and r["origin"] == "agentic"
+    ]
+    assert kept_agentic and all(
+        r["messages"][0]["role"] == "system" and r["messages"][0]["content"] == NATIVE_SYSTEM_PROMPT
+        for r in kept_agentic
+    )
     # Trainable flags only on assistant turns.
     for split in ("train", "eval"):
         for r in views["sft"][split]:
@@ -109,6 +123,16 @@ def test_resume_after_kill_is_byte_identical(firehose_dir: Path, corpus_dir: Pat
         ),
     ):
         assert (out / name).read_bytes() == (corpus_dir / name).read_bytes(), name
+    # The save_to_disk folders too (state.json's fingerprint is the rows' content hash).
+    folders = [
+        p.relative_to(corpus_dir)
+        for v in ("sft", "steps", "kto")
+        for p in (corpus_dir / "views" / v).rglob("*")
+    ]
+    assert any(p.name == "state.json" for p in folders)
+    for rel in folders:
+        if (corpus_dir / rel).is_file():
+            assert (out / rel).read_bytes() == (corpus_dir / rel).read_bytes(), rel
 
 
 def test_report_on_sn15_rows(tmp_path: Path):
@@ -151,6 +175,10 @@ def test_real_kill_at_random_points_then_rerun_is_byte_identical(
                     name = f"views/{view}-{split}.{ext}"
                     assert (out / name).read_bytes() == (corpus_dir / name).read_bytes(), name
         assert (out / "records.jsonl").read_bytes() == (corpus_dir / "records.jsonl").read_bytes()
+        for path in (corpus_dir / "views").rglob("*"):
+            if path.is_file():
+                rel = path.relative_to(corpus_dir)
+                assert (out / rel).read_bytes() == path.read_bytes(), rel
 
 
 @needs_bwrap

@@ -93,8 +93,8 @@ class ProcessExecutor:
             raise ValueError(f"executor workers must be >= 1, got {workers}")
         self.workers = workers
 
-    def imap(self, fn: Callable[[Any], Any], items: Sequence[Any]) -> Iterator[Any]:
-        """Results in completion order."""
+    def imap(self, fn: Callable[[Any], Any], items: Sequence[Any], cpus_per_task: int = 1) -> Iterator[Any]:
+        """Results in completion order (``cpus_per_task`` is a Ray resource; the pool runs one per worker)."""
         if not items:
             return
         with ProcessPoolExecutor(max_workers=min(self.workers, len(items))) as pool:
@@ -125,15 +125,28 @@ class RayExecutor:
                 )
         self.workers = workers
 
-    def imap(self, fn: Callable[[Any], Any], items: Sequence[Any]) -> Iterator[Any]:
-        """Results in completion order."""
+    def largest_node_cpus(self) -> int:
+        """CPUs of the biggest node: a task asking for more could never be scheduled (it would hang)."""
+        nodes = [n for n in self._ray.nodes() if n.get("Alive")]
+        return max((int(n.get("Resources", {}).get("CPU", 1)) for n in nodes), default=1) or 1
+
+    def imap(self, fn: Callable[[Any], Any], items: Sequence[Any], cpus_per_task: int = 1) -> Iterator[Any]:
+        """Results in completion order; each task reserves ``cpus_per_task`` CPUs of the cluster."""
         ray = self._ray
-        remote = ray.remote(num_cpus=1)(fn)
+        remote = ray.remote(num_cpus=min(cpus_per_task, self.largest_node_cpus()))(fn)
         pending = [remote.remote(item) for item in items]
-        while pending:
-            done, pending = ray.wait(pending, num_returns=1)
-            for ref in done:
-                yield ray.get(ref)
+        try:
+            while pending:
+                done, pending = ray.wait(pending, num_returns=1)
+                for ref in done:
+                    yield ray.get(ref)
+        finally:
+            for ref in pending:  # the caller stopped early (an error, a kill): no orphan tasks keep running
+                ray.cancel(ref)
+
+    def call(self, fn: Callable[[Any], Any], item: Any) -> Any:
+        """Run ``fn(item)`` as one Ray task and return its result."""
+        return self._ray.get(self._ray.remote(num_cpus=1)(fn).remote(item))
 
 
 def get_executor(name: str, workers: int = 2, address: str | None = None) -> ProcessExecutor | RayExecutor:

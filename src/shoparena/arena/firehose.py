@@ -12,16 +12,26 @@ sub-task miners, 1 shortcut, 1 forger (replays its first nonce), 2 faulty (crash
 22 % sub-task, 11 % no-LLM, 11 % forged, 22 % faulty. Teachers are the rule-based planner behind the chat
 protocol with seeded error rates (a wrong final pick) and different search strategies (planner options),
 selected by the model name each miner file sends.
+
+Executors (``executor``): ``process`` runs the races one after another in this process; ``ray`` submits one
+Ray task per unfinished race (each reserving ``workers`` CPUs), so races spread over a cluster's nodes. The
+unit is the race, not the problem, because a race is one arena run: one proxy (trusted call logs, nonce
+state, rate buckets) and one sandbox serve all its agents' problems, and judging, the race ranking and the
+weights need every agent's envelopes of that race. Within a race the problems already run on ``workers``
+parallel sandboxes. Either way the race directory is written the same way by the same code (docs/scale.md),
+so a run started on one executor resumes on the other: ``race.json`` marks a finished race, and an
+interrupted race resumes per agent from its ``output.jsonl``.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 import random
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -76,6 +86,10 @@ class FirehoseConfig(BaseModel):
     timeout_s: float = Field(default=30.0, gt=0)
     teachers: dict[str, Teacher] = Field(default_factory=lambda: dict(DEFAULT_TEACHERS))
     population: list[tuple[str, str, str]] = Field(default_factory=lambda: list(DEFAULT_POPULATION))
+    executor: Literal["process", "ray"] = Field(
+        default="process", description="Where races run: in this process, or one Ray task per race."
+    )
+    ray_address: str | None = Field(default=None, description="Existing Ray cluster (None: local ray.init).")
 
 
 class TeacherPool:
@@ -192,55 +206,112 @@ def _race_and_weights(race_dir: Path, race_id: str, report: Any, race: int) -> N
     (race_dir / "weights.json").write_bytes(weights_document(result, weights, uid_map, wcfg))
 
 
-def run_firehose(config: FirehoseConfig, *, search: Any = None, progress: Any = None) -> list[Path]:
-    """Run every race not already complete (``race.json`` present); returns the race directories."""
+#: Sandbox uids per race block: concurrent races on one node (Ray) use disjoint uids, so ``RLIMIT_NPROC``
+#: never counts another race's processes.
+_UID_BLOCKS = 64
+
+
+def run_race(config: FirehoseConfig, race: int, *, search: Any = None, backend: Any = None) -> Path:
+    """Run, judge, rank and weight race ``race`` in ``OUT/race-NNN`` (resuming a partial one)."""
     from shoparena.arena.judging import judge_run
     from shoparena.arena.run import ArenaRunConfig, run_arena
     from shoparena.arena.sandbox import SandboxConfig
 
+    race_dir = config.out / f"race-{race:03d}"
+    race_dir.mkdir(parents=True, exist_ok=True)
+    files = {name: config.out / "miners" / f"{name}.py" for name, _, _ in config.population}
+    suite = _race_suite(config, race, race_dir)
+    race_id = f"race-{config.seed}-{race:03d}"
+    uid_base = SandboxConfig().sandbox_uid_base + (race % _UID_BLOCKS) * config.workers
+    run_arena(
+        ArenaRunConfig(
+            agents=[files[n] for n, _, _ in config.population],
+            suite=suite,
+            index=config.index,
+            out=race_dir,
+            workers=config.workers,
+            timeout_s=config.timeout_s,
+            run_id=race_id,
+            sandbox=SandboxConfig(
+                grace_s=1, memory_bytes=1024**3, tmp_bytes=16 * 1024**2, sandbox_uid_base=uid_base
+            ),
+        ),
+        backend=backend or TeacherPool(config.teachers, seed=config.seed),
+        search=search,
+    )
+    for name, kind, teacher in config.population:
+        truth = {
+            "kind": kind,
+            "teacher": teacher,
+            "hotkey_hash": hashlib.sha256(f"hotkey:{name}".encode()).hexdigest()[:16],
+        }
+        (race_dir / "agents" / name / "miner.json").write_text(json.dumps(truth), encoding="utf-8")
+    report = judge_run(race_dir)
+    _race_and_weights(race_dir, race_id, report, race)
+    return race_dir
+
+
+_SEARCH_CACHE: dict[str, Any] = {}
+
+
+def _race_task(item: tuple[str, int]) -> str:
+    """One race on a (Ray) worker: the config travels as JSON, the index is opened once per worker."""
+    from shoparena.search import SearchIndex
+
+    config_json, race = item
+    config = FirehoseConfig.model_validate_json(config_json)
+    key = str(config.index)
+    if key not in _SEARCH_CACHE:
+        _SEARCH_CACHE[key] = SearchIndex.open(config.index)
+    return str(run_race(config, race, search=_SEARCH_CACHE[key]))
+
+
+def run_firehose(config: FirehoseConfig, *, search: Any = None, progress: Any = None) -> list[Path]:
+    """Run every race not already complete (``race.json`` present); returns the race directories.
+
+    Args:
+        config: The firehose; ``config.executor`` picks where the races run.
+        search: A ready search engine for the ``process`` executor (tests); Ray workers open ``config.index``.
+        progress: Called with a line of text after each race.
+    """
+    # Absolute paths: a Ray worker (another process, maybe another node) must find the same files.
+    config = config.model_copy(
+        update={
+            "suites": [p.resolve() for p in config.suites],
+            "index": config.index.resolve(),
+            "out": config.out.resolve(),
+        }
+    )
     config.out.mkdir(parents=True, exist_ok=True)
     (config.out / "firehose.json").write_text(config.model_dump_json(indent=2), encoding="utf-8")
-    files = write_miners(config)
-    if search is None:
+    write_miners(config)
+    dirs = [config.out / f"race-{race:03d}" for race in range(config.races)]
+    todo = [race for race in range(config.races) if not (dirs[race] / "race.json").exists()]
+    finished = config.races - len(todo)
+
+    def advance() -> None:
+        nonlocal finished
+        finished += 1
+        if progress is not None:
+            progress(f"race {finished}/{config.races} done")
+
+    if config.executor == "ray" and todo:
+        from shoparena.arena.executor import RayExecutor
+
+        # A local ray.init gets every CPU; a race reserves ``workers``: cpu_count // workers run at once.
+        executor = RayExecutor(os.cpu_count() or config.workers, address=config.ray_address)
+        payload = config.model_dump_json()
+        for _ in executor.imap(_race_task, [(payload, r) for r in todo], cpus_per_task=config.workers):
+            advance()
+        return dirs
+    if todo and search is None:
         from shoparena.search import SearchIndex
 
         search = SearchIndex.open(config.index)
     backend = TeacherPool(config.teachers, seed=config.seed)
-    dirs: list[Path] = []
-    for race in range(config.races):
-        race_dir = config.out / f"race-{race:03d}"
-        dirs.append(race_dir)
-        if (race_dir / "race.json").exists():
-            continue
-        race_dir.mkdir(parents=True, exist_ok=True)
-        suite = _race_suite(config, race, race_dir)
-        race_id = f"race-{config.seed}-{race:03d}"
-        names = [n for n, _, _ in config.population]
-        run_arena(
-            ArenaRunConfig(
-                agents=[files[n] for n in names],
-                suite=suite,
-                index=config.index,
-                out=race_dir,
-                workers=config.workers,
-                timeout_s=config.timeout_s,
-                run_id=race_id,
-                sandbox=SandboxConfig(grace_s=1, memory_bytes=1024**3, tmp_bytes=16 * 1024**2),
-            ),
-            backend=backend,
-            search=search,
-        )
-        for name, kind, teacher in config.population:
-            truth = {
-                "kind": kind,
-                "teacher": teacher,
-                "hotkey_hash": hashlib.sha256(f"hotkey:{name}".encode()).hexdigest()[:16],
-            }
-            (race_dir / "agents" / name / "miner.json").write_text(json.dumps(truth), encoding="utf-8")
-        report = judge_run(race_dir)
-        _race_and_weights(race_dir, race_id, report, race)
-        if progress is not None:
-            progress(f"race {race + 1}/{config.races} done")
+    for race in todo:
+        run_race(config, race, search=search, backend=backend)
+        advance()
     return dirs
 
 
@@ -251,4 +322,5 @@ __all__ = [
     "Teacher",
     "TeacherPool",
     "run_firehose",
+    "run_race",
 ]

@@ -66,15 +66,23 @@ def run(
         _default("request_timeout_s"), "--request-timeout", help="Seconds."
     ),
     max_batch: int = typer.Option(_default("max_batch"), "--max-batch", min=1, help="hf: batch size."),
+    threads: int | None = typer.Option(_default("threads"), "--threads", min=1, help="hf: torch threads."),
     progress: bool = typer.Option(_default("progress"), "--progress/--no-progress", help="Progress bar."),
+    executor: str = typer.Option(
+        _default("executor"), "--executor", help="process (episodes here) | ray (one Ray task per problem)."
+    ),
+    ray_address: str | None = typer.Option(
+        _default("ray_address"), "--ray-address", help="Running Ray cluster (default: RAY_ADDRESS or local)."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print summary.json to stdout."),
 ) -> None:
     """Evaluate a policy: n episodes per problem, both scoring profiles, intervals, shortcut floor.
 
-    Exit codes: 1 the suite leaks into --train-corpus (a failed check), 2 bad input or a different run in --out.
+    Exit codes: 1 the suite leaks into --train-corpus, 2 bad input or a different run in --out.
     """
     from pydantic import ValidationError
 
+    from shoparena.arena.executor import ExecutorUnavailableError
     from shoparena.eval.leak import LeakError
     from shoparena.eval.run import EvalConfigError, run_eval
 
@@ -102,7 +110,10 @@ def run(
             episode_timeout_s=episode_timeout,
             request_timeout_s=request_timeout,
             max_batch=max_batch,
+            threads=threads,
             progress=progress,
+            executor=executor,
+            ray_address=ray_address,
         )
     except ValidationError as exc:
         first = exc.errors()[0]
@@ -113,7 +124,7 @@ def run(
     except LeakError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(code=1) from None
-    except (EvalConfigError, ValueError) as exc:
+    except (EvalConfigError, ValueError, ExecutorUnavailableError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(code=2) from None
     data = summary.dump()
@@ -227,6 +238,7 @@ def serve(
     host: str = typer.Option("127.0.0.1", "--host", help="Bind address."),
     max_batch: int = typer.Option(_default("max_batch"), "--max-batch", min=1, help="Sequences per batch."),
     name: str | None = typer.Option(None, "--name", help="Model name the server reports."),
+    threads: int | None = typer.Option(_default("threads"), "--threads", min=1, help="Torch CPU threads."),
 ) -> None:
     """Serve a model over an OpenAI-compatible API that batches concurrent requests (the CPU engine)."""
     import uvicorn
@@ -242,7 +254,7 @@ def serve(
         from shoparena.eval.batching import BatchedTransformersBackend
 
         folder = Path(spec.split(":", 1)[1])
-        backend = BatchedTransformersBackend(folder, max_batch=max_batch)
+        backend = BatchedTransformersBackend(folder, max_batch=max_batch, threads=threads)
         model_name = name or folder.name
     else:
         typer.echo(f"error: serve expects hf:DIR or planner, got {spec!r}", err=True)

@@ -24,12 +24,22 @@ def firehose(
     seed: int = typer.Option(_D["seed"].default),
     workers: int = typer.Option(_D["workers"].default, min=1, help="Parallel sandboxes."),
     timeout: float = typer.Option(_D["timeout_s"].default, min=0.1, help="Per-problem timeout (s)."),
+    executor: str = typer.Option(
+        _D["executor"].default, help="process (races here, one after another) | ray (one Ray task per race)."
+    ),
+    ray_address: str | None = typer.Option(
+        _D["ray_address"].default, help="Running Ray cluster (default: RAY_ADDRESS, else a local ray.init)."
+    ),
 ) -> None:
     """Run RACES races of the default miner population (docs/corpus.md); judge, race and weight each."""
     from rich.progress import Progress
 
+    from shoparena.arena.executor import EXECUTORS, ExecutorUnavailableError
     from shoparena.arena.firehose import run_firehose
 
+    if executor not in EXECUTORS:
+        console.print(f"[red]--executor {executor!r}: choose one of {', '.join(EXECUTORS)}[/red]")
+        raise typer.Exit(2)
     config = FirehoseConfig(
         suites=suites,
         index=index,
@@ -39,10 +49,16 @@ def firehose(
         seed=seed,
         workers=workers,
         timeout_s=timeout,
+        executor=executor,
+        ray_address=ray_address,
     )
-    with Progress(console=console) as bar:
-        task = bar.add_task("races", total=races)
-        dirs = run_firehose(config, progress=lambda _msg: bar.advance(task))
+    try:
+        with Progress(console=console) as bar:
+            task = bar.add_task(f"races ({executor})", total=races)
+            dirs = run_firehose(config, progress=lambda _msg: bar.advance(task))
+    except ExecutorUnavailableError as err:
+        console.print(f"[red]{err}[/red]")
+        raise typer.Exit(2) from None
     console.print(f"{len(dirs)} race directories under {out}")
 
 

@@ -16,10 +16,17 @@ class FilterConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     tau: float = Field(default=1.0, ge=0.0, le=1.0, description="Keep when richness >= tau.")
-    richness_variant: Literal["nonce", "pending"] = Field(
-        default="nonce", description="Variant B (nonce-stamped) by default; 'pending' = Variant A."
+    richness_variant: Literal["proof", "nonce", "pending"] = Field(
+        default="proof",
+        description=(
+            "'proof' (default): the proxy's per-dispatch proof (nonce_valid or matched_emitted) from the "
+            "trusted log, falling back to 'nonce' where the log carries no proofs; 'nonce' = Variant B "
+            "(nonce-stamped); 'pending' = Variant A."
+        ),
     )
-    require_all_nonces_valid: bool = Field(default=True, description="Stamps exist → every one 'valid'.")
+    require_all_nonces_valid: bool = Field(
+        default=True, description="'nonce' variant: stamps exist → every one 'valid'."
+    )
     none_richness: Literal["reject", "fallback_pending"] = Field(
         default="fallback_pending",
         description="No stamps (richness None, no proof): 'reject' (no_richness_proof) or use Variant A.",

@@ -10,9 +10,16 @@ from shoparena.corpus.config import FilterConfig, GateConfig
 from shoparena.records.corpus import CorpusRecord, StructuralLabel
 
 
+def uses_proofs(record: CorpusRecord, cfg: FilterConfig) -> bool:
+    """The 'proof' variant applies: configured, and the trusted log carries per-dispatch proofs."""
+    return cfg.richness_variant == "proof" and record.evidence.richness_proof is not None
+
+
 def richness(record: CorpusRecord, cfg: FilterConfig) -> float | None:
-    """The richness the filter thresholds: Variant B, or A when configured / when B has no proof."""
+    """The richness the filter thresholds: the proxy's proofs, Variant B, or A (configured / no proof)."""
     ev = record.evidence
+    if uses_proofs(record, cfg):
+        return ev.richness_proof
     if cfg.richness_variant == "pending":
         return ev.richness_pending
     if ev.richness_nonce is None and cfg.none_richness == "fallback_pending":
@@ -48,7 +55,9 @@ def first_failure(record: CorpusRecord, fcfg: FilterConfig, gcfg: GateConfig) ->
         return "no_dispatch"
     if ev.envelope_status != "CHAT":
         stamped = sum(ev.nonce_counts.values())
-        if fcfg.require_all_nonces_valid and stamped and ev.nonce_counts.get("valid", 0) != ev.dispatches:
+        # A proved dispatch needs no nonce (an honest tagged ORO miner sends none); forged stamps fail above.
+        nonce_rule = fcfg.require_all_nonces_valid and not uses_proofs(record, fcfg)
+        if nonce_rule and stamped and ev.nonce_counts.get("valid", 0) != ev.dispatches:
             return "nonce_invalid"
         value = richness(record, fcfg)
         if value is None:
@@ -84,4 +93,4 @@ def classify(record: CorpusRecord, fcfg: FilterConfig, gcfg: GateConfig) -> Corp
     return record
 
 
-__all__ = ["classify", "first_failure", "richness", "structural_label"]
+__all__ = ["classify", "first_failure", "richness", "structural_label", "uses_proofs"]

@@ -82,10 +82,18 @@ class OnlineGates:
     """Dedup then token gate, one record at a time in a fixed order (ingest order)."""
 
     def __init__(self, cfg: GateConfig, tokenizer: Any) -> None:
+        """``tokenizer``: a tokenizer, or a zero-argument callable that loads one (called once, on the
+        first record that reaches the token gate, so a build that keeps nothing never trains one)."""
         self.cfg = cfg
-        self.tokenizer = tokenizer
+        self._tokenizer = tokenizer
         self.exact: dict[tuple[str, str], set[str]] = defaultdict(set)
         self.signatures: dict[tuple[str, str], list[MinHash]] = defaultdict(list)
+
+    @property
+    def tokenizer(self) -> Any:
+        if callable(self._tokenizer) and not hasattr(self._tokenizer, "encode"):
+            self._tokenizer = self._tokenizer()
+        return self._tokenizer
 
     def apply(self, record: CorpusRecord) -> CorpusRecord:
         if record.outcome != "kept":

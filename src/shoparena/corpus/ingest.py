@@ -24,6 +24,7 @@ from typing import Any
 import orjson
 import yaml
 
+from shoparena.arena.miners.agentic import SYSTEM_PROMPT as AGENTIC_SYSTEM_PROMPT
 from shoparena.corpus.structure import (
     catalogue_tool,
     forgery_findings,
@@ -32,6 +33,7 @@ from shoparena.corpus.structure import (
     message_rule,
     nonce_summary,
     pending_target_walk,
+    proof_summary,
 )
 from shoparena.formats._common import FormatError
 from shoparena.formats.io import parse_trajectory_value
@@ -202,6 +204,8 @@ def record_from_trajectory(
         richness_a, matched, inference = pending_target_walk([s.proxy_calls for s in traj.steps])
         forged = forgery_findings(claimed, [])
     richness_b, nonces, dispatches = nonce_summary(log)
+    # Proofs are the proxy's own findings: only a trusted log carries them.
+    richness_proof = proof_summary(trusted) if trusted is not None else None
     has_call_log = bool(log) or trusted is not None
     recommended = traj.last_recommendation() is not None
     final_llm = llm_requested(log, "recommend_product") if recommended else False
@@ -224,6 +228,7 @@ def record_from_trajectory(
         dispatches=dispatches,
         nonce_counts=nonces,
         richness_nonce=richness_b,
+        richness_proof=richness_proof,
         richness_pending=richness_a if dispatches else None,
         dispatch_matched=matched,
         forged=forged,
@@ -243,7 +248,11 @@ def record_from_trajectory(
     ]
     provenance.agent_model = models[0] if models else provenance.agent_model
     category, difficulty = _category(problem, traj)
-    raw = trajectory_to_chat(traj, None, system_prompt=traj.system_prompt) if traj.steps else []
+    # The trusted log keeps no message texts, so a trajectory without its own system turn gets the built-in
+    # agentic miner's: the same text the evaluator's native format sends, so a student is evaluated under
+    # the prompt it was trained on.
+    system = traj.system_prompt or AGENTIC_SYSTEM_PROMPT
+    raw = trajectory_to_chat(traj, None, system_prompt=system) if traj.steps else []
     messages = to_corpus_messages(raw, _step_trainable(traj, matched, final_llm))
     return CorpusRecord(
         record_id=f"{run_id}:{problem_id}:{rollout_idx}",

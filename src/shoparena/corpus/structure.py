@@ -109,6 +109,18 @@ def nonce_summary(entries: Sequence[dict[str, Any]]) -> tuple[float | None, dict
     return result.nonce_stamped, dict(result.nonce_statuses), result.total_dispatch_count
 
 
+def proof_summary(entries: Sequence[dict[str, Any]]) -> float | None:
+    """Share of catalogue dispatches the proxy proved model-emitted (``nonce_valid`` or ``matched_emitted``).
+
+    None when the log carries no per-dispatch proofs (older logs, agent-written logs) or the model never
+    replied: no proof either way.
+    """
+    rows = [e for e in entries if isinstance(e, dict)]
+    if not any("proof" in e for e in rows):
+        return None
+    return trajectory_richness("", rows).agentic_richness
+
+
 def llm_requested(entries: Sequence[dict[str, Any]], tool: str) -> bool:
     """Whether any inference response in the log requested ``tool`` (e.g. the final recommend_product)."""
     return any(is_inference(e) and tool in requested_tools(e) for e in entries if isinstance(e, dict))
@@ -173,5 +185,6 @@ __all__ = [
     "message_rule",
     "nonce_summary",
     "pending_target_walk",
+    "proof_summary",
     "requested_tools",
 ]

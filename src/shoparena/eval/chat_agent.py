@@ -15,18 +15,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from shoparena.arena.miners.agentic import SYSTEM_PROMPT as AGENTIC_SYSTEM_PROMPT
 from shoparena.env.environment import Observation
 from shoparena.formats.native import trajectory_to_chat
 from shoparena.llm.types import BackendError, ChatBackend, ChatRequest
 from shoparena.records.message import ToolSchema
 from shoparena.records.trajectory import Trajectory
 
-#: System turn of the native format (the tools themselves are rendered by the chat template).
-NATIVE_SYSTEM_PROMPT = (
-    "You are a shopping assistant. Use the tools to search the catalogue (find_product), inspect "
-    "candidates (view_product_information), then call recommend_product with the chosen product ids "
-    "(comma-separated, one per requested item, in order) and finally call terminate."
-)
+#: System turn of the native format (the tools themselves are rendered by the chat template): the built-in
+#: agentic miner's, so a student trained on arena trajectories is evaluated under the prompt it learnt from.
+NATIVE_SYSTEM_PROMPT = AGENTIC_SYSTEM_PROMPT
 
 Format = Literal["native", "tagged"]
 

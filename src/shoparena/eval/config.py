@@ -8,7 +8,19 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 #: Fields that may differ when a run directory is resumed (they do not change any episode's outcome).
-RESUMABLE_CHANGES = frozenset({"concurrency", "allow_leak", "bootstrap", "progress", "request_timeout_s"})
+RESUMABLE_CHANGES = frozenset(
+    {
+        "concurrency",
+        "allow_leak",
+        "bootstrap",
+        "progress",
+        "request_timeout_s",
+        "threads",
+        "max_batch",
+        "executor",
+        "ray_address",
+    }
+)
 
 
 class EvalConfig(BaseModel):
@@ -47,6 +59,13 @@ class EvalConfig(BaseModel):
     episode_timeout_s: float = Field(default=900.0, gt=0, description="Per-episode limit (TIMED_OUT).")
     request_timeout_s: float = Field(default=600.0, gt=0, description="Per model-call limit.")
     max_batch: int = Field(default=8, ge=1, description="hf: sequences generated together.")
+    executor: Literal["process", "ray"] = Field(
+        default="process", description="Episodes in this process, or one Ray task per problem."
+    )
+    ray_address: str | None = Field(default=None, description="Existing Ray cluster (None: local ray.init).")
+    threads: int | None = Field(
+        default=None, ge=1, description="hf: torch CPU threads (None: torch's default; 1 on a busy host)."
+    )
     bootstrap: int = Field(default=2000, ge=100, description="Bootstrap resamples for intervals.")
     progress: bool = Field(default=True, description="Show a Rich progress bar.")
 

@@ -127,22 +127,25 @@ class InProcessPolicy:
         traj.inference_total, traj.inference_failure_count = usage.calls, usage.failed_calls
         return EpisodeResult(_timed_out(traj), usage, time.monotonic() - started)
 
+    def play_or_fail(self, spec: EpisodeSpec, run_id: str) -> EpisodeResult:
+        """:meth:`play`, with an infrastructure failure recorded as one FAILED episode (``RunnerError``)."""
+        try:
+            return self.play(spec, run_id)
+        except Exception as exc:
+            logger.exception("episode %s failed", spec.key)
+            traj = Trajectory(
+                run_id=run_id,
+                problem_id=spec.problem.problem_id,
+                rollout_idx=spec.sample_idx,
+                query=spec.problem.query,
+                status=EpisodeStatus.FAILED,
+                error=TrajectoryError(type="RunnerError", message=f"{type(exc).__name__}: {exc}"),
+            )
+            return EpisodeResult(traj)
+
     def run(self, episodes: Sequence[EpisodeSpec], on_done: OnDone, run_id: str = "") -> None:
         def work(spec: EpisodeSpec) -> None:
-            try:
-                result = self.play(spec, run_id)
-            except Exception as exc:  # infrastructure failure: still one (failed) episode
-                logger.exception("episode %s failed", spec.key)
-                traj = Trajectory(
-                    run_id=run_id,
-                    problem_id=spec.problem.problem_id,
-                    rollout_idx=spec.sample_idx,
-                    query=spec.problem.query,
-                    status=EpisodeStatus.FAILED,
-                    error=TrajectoryError(type="RunnerError", message=f"{type(exc).__name__}: {exc}"),
-                )
-                result = EpisodeResult(traj)
-            on_done(spec, result)
+            on_done(spec, self.play_or_fail(spec, run_id))
 
         with ThreadPoolExecutor(max_workers=self.config.concurrency, thread_name_prefix="eval") as pool:
             list(pool.map(work, episodes))
@@ -316,7 +319,11 @@ def build_policy(
             from shoparena.eval.batching import BatchedTransformersBackend
 
             backend = BatchedTransformersBackend(
-                folder, max_batch=config.max_batch, default_max_tokens=config.max_tokens, seed=config.seed
+                folder,
+                max_batch=config.max_batch,
+                default_max_tokens=config.max_tokens,
+                seed=config.seed,
+                threads=config.threads,
             )
         closer = getattr(backend, "close", None)
         return chat_policy(

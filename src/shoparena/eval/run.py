@@ -274,6 +274,22 @@ def shortcut_floor(problems: list[Problem], engine: Any, similarity: str) -> dic
     return out
 
 
+def _policy(config: EvalConfig, engine: Any, knowledge: Any, backend: Any) -> Any:
+    """The in-process policy, or its Ray counterpart (one task per problem; eval.distributed)."""
+    if config.executor != "ray":
+        return build_policy(config, engine, knowledge, backend=backend)
+    if backend is not None:
+        raise EvalConfigError(
+            "--executor ray: Ray workers build their own backend from --policy; none may be passed"
+        )
+    from shoparena.eval.distributed import RayPolicy
+
+    try:
+        return RayPolicy(config)
+    except ValueError as err:
+        raise EvalConfigError(str(err)) from None
+
+
 def run_eval(
     config: EvalConfig,
     *,
@@ -333,7 +349,7 @@ def run_eval(
         EpisodeSpec(p, idx, mode) for idx, mode in plan for p in problems if (p.problem_id, idx) not in done
     ]
     expected = len(problems) * len(plan)
-    policy = build_policy(config, engine, knowledge, backend=backend)
+    policy = _policy(config, engine, knowledge, backend)
     manifest.policy, manifest.episodes_expected = policy.describe(), expected
     write_manifest(manifest, root)
     wall = time.perf_counter()

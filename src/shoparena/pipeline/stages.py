@@ -175,6 +175,9 @@ def firehose_stage(ctx: StageContext) -> dict[str, Any]:
             "seed": section.seed,
             "workers": ctx.config.workers,
             "timeout_s": section.timeout_s,
+            # Not in the stage hash: switching executor resumes the same race directories.
+            "executor": ctx.config.executor,
+            "ray_address": ctx.config.ray_address,
         }
     )
     race_dirs = run_firehose(config, progress=lambda text: ctx.console.print(text))
@@ -319,9 +322,15 @@ def evaluate_policy(
     train_corpus: str | Path | None = None,
     allow_leak: bool = False,
     console: Any = None,
+    executor: str = "process",
+    ray_address: str | None = None,
 ) -> dict[str, Any]:
     """Evaluate ``model`` (a folder, or a name the ``eval.server`` serves) on ``suite`` with the
-    :class:`EvalSection` settings (greedy + ``samples`` sampled episodes); resumable in ``out``."""
+    :class:`EvalSection` settings (greedy + ``samples`` sampled episodes); resumable in ``out``.
+
+    ``executor`` applies to a served model only (Ray workers as clients of one vLLM server): a local folder
+    is evaluated in this process, where concurrent episodes share one batched generate instead of each Ray
+    worker loading its own copy of the model."""
     entry_point("shoparena.eval.run", "run_eval", 13)
     from shoparena.eval.config import EvalConfig
     from shoparena.eval.run import run_eval
@@ -329,6 +338,8 @@ def evaluate_policy(
     policy = f"openai:{section.server}#{model}" if section.server else f"hf:{model}"
     config = EvalConfig.model_validate(
         {
+            "executor": executor if section.server else "process",
+            "ray_address": ray_address,
             **section.options,
             "policy": policy,
             "suite": Path(suite),
@@ -375,6 +386,8 @@ def eval_base_stage(ctx: StageContext) -> dict[str, Any]:
         index=ctx.inputs["index"]["path"],
         out=ctx.dir / ctx.stage_hash,
         console=ctx.console,
+        executor=ctx.config.executor,
+        ray_address=ctx.config.ray_address,
     )
 
 
@@ -388,6 +401,8 @@ def eval_student_stage(ctx: StageContext) -> dict[str, Any]:
         out=ctx.dir / ctx.stage_hash,
         train_corpus=ctx.inputs["corpus"]["path"],
         console=ctx.console,
+        executor=ctx.config.executor,
+        ray_address=ctx.config.ray_address,
     )
 
 

@@ -62,6 +62,10 @@ class StructuralEvidence(BaseModel):
     dispatches: int = Field(default=0, description="Catalogue dispatches (or catalogue tool calls in chat).")
     nonce_counts: dict[str, int] = Field(default_factory=dict, description="nonce_status → dispatches.")
     richness_nonce: float | None = Field(default=None, description="Variant B; None = no stamps (no proof).")
+    richness_proof: float | None = Field(
+        default=None,
+        description="Share of dispatches the trusted proxy proved model-emitted; None = no proofs logged.",
+    )
     richness_pending: float | None = Field(default=None, description="Variant A (pending-target matching).")
     dispatch_matched: list[bool] = Field(
         default_factory=list, description="Per catalogue dispatch, in log order: requested by the LLM (A)."

@@ -1,0 +1,98 @@
+"""View writing: the fast paths write exactly what the plain pyarrow / orjson / datasets calls write."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import orjson
+import pytest
+
+from shoparena.corpus.export import ROW_BUILDERS, VIEWS, ViewWriter, _Sink, features, save_stream_to_disk
+
+
+def _record(i: int, steps: int) -> dict:
+    messages = [
+        {"role": "system", "content": "sys", "trainable": False},
+        {"role": "user", "content": f"query {i} café", "trainable": False},
+    ]
+    for k in range(steps):
+        call = {
+            "id": f"c{k}",
+            "type": "function",
+            "function": {"name": "find_product", "arguments": '{"q": 1}'},
+        }
+        messages.append(
+            {"role": "assistant", "content": f"step {k}", "tool_calls": [call], "trainable": k % 2 == 0}
+        )
+        messages.append({"role": "tool", "content": json.dumps({"hits": [k] * k}), "tool_call_id": f"c{k}"})
+    messages.append({"role": "assistant", "content": "done", "tool_calls": None, "trainable": True})
+    return {
+        "record_id": f"r:p{i}:0", "run_id": "r", "problem_id": f"p{i}", "rollout_idx": 0, "split": "train",
+        "cluster_id": f"c{i}", "category": "product", "difficulty": "", "tools": "[]",
+        "outcome": "kept" if i % 3 else "judge_below_bar", "origin": "agentic", "miner_kind": "",
+        "structural_label": "agentic", "labels": {"b": 1, "a": None}, "provenance": {"z": "x", "agent": i},
+        "messages": messages,
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize("view", VIEWS)
+def test_sink_writes_what_plain_pyarrow_and_orjson_write(tmp_path: Path, view: str):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    sink = _Sink(tmp_path, cache, view, "train")
+    rows = [row for i in range(700) for row in ROW_BUILDERS[view](_record(i, i % 6))]
+    for row in rows:
+        sink.add(row)
+    sink.close()
+    expected_lines = b"".join(orjson.dumps(r, option=orjson.OPT_SORT_KEYS) + b"\n" for r in rows)
+    assert (tmp_path / f"{view}-train.jsonl").read_bytes() == expected_lines
+    schema = features(view).arrow_schema
+    plain = tmp_path / "plain.parquet"
+    with pq.ParquetWriter(str(plain), schema) as writer:
+        for start in range(0, len(rows), 256):
+            writer.write_table(pa.Table.from_pylist(rows[start : start + 256], schema=schema))
+    assert (tmp_path / f"{view}-train.parquet").read_bytes() == plain.read_bytes()
+
+
+@pytest.mark.parametrize("max_shard_size", [None, 200_000])
+def test_stream_copy_matches_datasets_save_to_disk(tmp_path: Path, monkeypatch, max_shard_size):
+    from datasets import Dataset, config, load_from_disk
+
+    if max_shard_size is not None:  # several contiguous shards
+        monkeypatch.setattr(config, "MAX_SHARD_SIZE", max_shard_size)
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    sink = _Sink(tmp_path, cache, "steps", "train")
+    for i in range(300):
+        for row in ROW_BUILDERS["steps"](_record(i, i % 7)):
+            sink.add(row)
+    sink.close()
+    ours, theirs = tmp_path / "ours", tmp_path / "theirs"
+    save_stream_to_disk(sink.arrow, ours, "steps", sink.digest.hexdigest())
+    Dataset.from_file(str(sink.arrow)).save_to_disk(str(theirs))
+    names = sorted(p.name for p in theirs.iterdir())
+    assert names == sorted(p.name for p in ours.iterdir())
+    assert (max_shard_size is None) == (sum(n.startswith("data-") for n in names) == 1)
+    for name in names:
+        if name != "state.json":  # the fingerprint: ours hashes the rows, from_file hashes the path
+            assert (ours / name).read_bytes() == (theirs / name).read_bytes(), name
+    state, their_state = (json.loads((d / "state.json").read_text()) for d in (ours, theirs))
+    assert state == {**their_state, "_fingerprint": sink.digest.hexdigest()}
+    assert load_from_disk(str(ours)).to_list() == load_from_disk(str(theirs)).to_list()
+
+
+def test_view_folders_are_byte_identical_on_rewrite(tmp_path: Path):
+    outputs = []
+    for name in ("a", "b"):
+        writer = ViewWriter(tmp_path / name)
+        for i in range(50):
+            writer.add({**_record(i, i % 4), "split": "eval" if i % 5 == 0 else "train"})
+        counts = writer.close()
+        files = sorted(p for p in (tmp_path / name).rglob("*") if p.is_file())
+        outputs.append({str(p.relative_to(tmp_path / name)): p.read_bytes() for p in files})
+    assert counts["sft"] == {"train": 40, "eval": 10} and counts["kto"]["train"] > 0
+    assert outputs[0] == outputs[1] and any(k.endswith("state.json") for k in outputs[0])
