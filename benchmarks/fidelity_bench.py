@@ -20,7 +20,12 @@ paired differences. Arms:
   guarded held-out number.
 
 The held-out suite is never used for any choice: every knob is fixed in this file before a run. Results go
-to ``OUT/fidelity.json`` and replace the section between the ``fidelity_bench`` markers of docs/fidelity.md.
+to ``OUT/fidelity.json`` (rewritten after every arm, so a stopped run keeps what finished; ``--report-only``
+renders it) and replace the section between the ``fidelity_bench`` markers of docs/fidelity.md.
+
+Threads: the process runs torch with ``--threads`` intra-op threads (1 by default) and every evaluation
+with ``EvalConfig.threads`` = 1: on the shared 2-core machine two OpenMP threads per op made the tiny
+model's episodes 10-23x slower (docs/fidelity.md, "Why --quick was slow").
 """
 
 from __future__ import annotations
@@ -58,7 +63,7 @@ QUICK: dict[str, Any] = {
     "firehose": {"races": 2, "problems_per_race": 8},
     "model": {"base": "tiny"},
     "sft": {"preset": "tiny", "trainer": {"max_steps": 6}},
-    "eval": {"samples": 2, "max_tokens": 96, "max_steps": 4, "limit": 16},
+    "eval": {"samples": 2, "max_tokens": 96, "max_steps": 4, "limit": 16, "options": {"threads": 1}},
 }
 FULL: dict[str, Any] = {
     "name": "fidelity",
@@ -74,8 +79,16 @@ FULL: dict[str, Any] = {
     "firehose": {"races": 12, "problems_per_race": 30},
     "model": {"base": "student-cpu"},
     "sft": {"preset": "student-cpu", "trainer": {}},
-    "eval": {"samples": 8, "max_tokens": 256, "max_steps": 12},
+    "eval": {"samples": 8, "max_tokens": 256, "max_steps": 12, "options": {"threads": 1}},
 }
+#: Paired comparisons (a, b): b − a, problem by problem (``shoparena.eval.compare``).
+PAIRS = [
+    ("base", "sft-filtered"),
+    ("sft-unfiltered", "sft-filtered"),
+    ("sft-filtered", "sft-recovered"),
+    ("sft-filtered", "grpo"),
+    ("sft-filtered", "kto"),
+]
 #: Follow-on methods from the filtered SFT student: (method, row selection). KTO needs its undesirable rows.
 FOLLOW_ON = {"grpo": ("grpo", "kept"), "kto": ("kto", "unfiltered")}
 
@@ -111,11 +124,37 @@ def _estimate(overall: dict[str, Any], key: str) -> dict[str, float] | None:
     return overall.get(key)
 
 
-def run(quick: bool, out: Path, console: Console) -> dict[str, Any]:
+def _load() -> list[float]:
+    return [round(x, 2) for x in os.getloadavg()]
+
+
+def run(quick: bool, out: Path, console: Console, threads: int, limit: int | None = None) -> dict[str, Any]:
     from shoparena.eval.compare import compare_runs
 
     cfg = PipelineConfig.model_validate(QUICK if quick else FULL)
+    if limit is not None:  # a plumbing check of the whole benchmark, not a result
+        cfg.eval.limit = limit
     started = time.time()
+    result: dict[str, Any] = {
+        "mode": "quick" if quick else "full",
+        "complete": False,
+        "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, {platform.platform()}",
+        "command": "python " + " ".join(sys.argv),
+        "nice": os.nice(0),
+        "torch_threads": threads,
+        "load_start": _load(),
+        "config": cfg.model_dump(mode="json"),
+        "arms": {},
+        "seconds_per_arm": {},
+        "comparisons": {},
+    }
+
+    def save() -> None:
+        result["seconds"] = round(time.time() - started, 1)
+        result["load_now"] = _load()
+        (out / "fidelity.json").write_text(json.dumps(result, indent=1), encoding="utf-8")
+
     shared = [s for s in pipeline_stages() if s.name in SHARED]
     summary = run_pipeline(cfg, out / "shared", stages=shared, console=console, strict=True, report=False)
     outputs = {name: r["outputs"] for name, r in summary["stages"].items()}
@@ -125,6 +164,14 @@ def run(quick: bool, out: Path, console: Console) -> dict[str, Any]:
     rows = _rows_per_selection(corpus)
     budget = max(1, min(rows.values()))
     console.print(f"sft rows per selection {rows}; equal budget {budget} rows")
+    result.update(
+        heldout={"path": heldout, "problems": outputs["partitions"]["pools"]["heldout"]["problems"]},
+        corpus_funnel=outputs["corpus"].get("funnel"),
+        rows_per_selection=rows,
+        budget_rows=budget,
+        seconds_shared={name: r.get("seconds") for name, r in summary["stages"].items()},
+    )
+    save()
 
     def evaluate(name: str, model: str, *, suite: str = heldout, leak: bool = False) -> dict[str, Any]:
         return evaluate_policy(
@@ -139,13 +186,28 @@ def run(quick: bool, out: Path, console: Console) -> dict[str, Any]:
         )
 
     arms: dict[str, dict[str, Any]] = {}
-    arms["base"] = evaluate("base", base_model_path(cfg.model.base, served=False))
+
+    def record(name: str, arm: dict[str, Any], since: float) -> None:
+        """Keep a finished arm, the paired comparisons it completes, and save (a stopped run keeps them)."""
+        arms[name] = arm
+        result["arms"][name] = {"label": arm["label"], "strict_overall": arm["strict_overall"]}
+        result["seconds_per_arm"][name] = round(time.time() - since, 1)
+        for a, b in PAIRS:
+            key = f"{b} - {a}"
+            if a in arms and b in arms and key not in result["comparisons"]:
+                comparison = compare_runs(arms[a]["path"], arms[b]["path"])
+                result["comparisons"][key] = comparison.model_dump(mode="json")["profiles"]["strict"]
+        save()
+
+    since = time.time()
+    record("base", evaluate("base", base_model_path(cfg.model.base, served=False)), since)
     finals: dict[str, str] = {}
     for name, select in (
         ("sft-filtered", "kept"),
         ("sft-unfiltered", "unfiltered"),
         ("sft-recovered", "kept+recovered"),
     ):
+        since = time.time()
         trained = train_policy(
             method="sft",
             preset=cfg.sft.preset,
@@ -157,8 +219,9 @@ def run(quick: bool, out: Path, console: Console) -> dict[str, Any]:
             max_rows=budget,
         )
         finals[name] = trained["final"]
-        arms[name] = {**evaluate(name, trained["final"]), "train": trained}
+        record(name, {**evaluate(name, trained["final"]), "train": trained}, since)
     for name, (method, select) in FOLLOW_ON.items():
+        since = time.time()
         trained = train_policy(
             method=method,
             preset=cfg.sft.preset,
@@ -168,40 +231,18 @@ def run(quick: bool, out: Path, console: Console) -> dict[str, Any]:
             trainer={},
             out=out / "train" / name,
         )
-        arms[name] = {**evaluate(name, trained["final"]), "train": trained}
+        record(name, {**evaluate(name, trained["final"]), "train": trained}, since)
+    since = time.time()
     leaked = _leaked_suite(corpus, out / "leaked_suite.json")
-    arms["sft-filtered@leaked"] = evaluate(
-        "sft-filtered-leaked", finals["sft-filtered"], suite=str(leaked), leak=True
+    record(
+        "sft-filtered@leaked",
+        evaluate("sft-filtered-leaked", finals["sft-filtered"], suite=str(leaked), leak=True),
+        since,
     )
 
-    pairs = [
-        ("base", "sft-filtered"),
-        ("sft-unfiltered", "sft-filtered"),
-        ("sft-filtered", "sft-recovered"),
-        ("sft-filtered", "grpo"),
-        ("sft-filtered", "kto"),
-    ]
-    comparisons = {}
-    for a, b in pairs:
-        comparison = compare_runs(arms[a]["path"], arms[b]["path"])
-        comparisons[f"{b} - {a}"] = comparison.model_dump(mode="json")["profiles"]["strict"]
-    return {
-        "mode": "quick" if quick else "full",
-        "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, {platform.platform()}",
-        "command": "python " + " ".join(sys.argv),
-        "seconds": round(time.time() - started, 1),
-        "config": cfg.model_dump(mode="json"),
-        "heldout": {"path": heldout, "problems": outputs["partitions"]["pools"]["heldout"]["problems"]},
-        "corpus_funnel": outputs["corpus"].get("funnel"),
-        "rows_per_selection": rows,
-        "budget_rows": budget,
-        "arms": {
-            name: {"label": arm["label"], "strict_overall": arm["strict_overall"]}
-            for name, arm in arms.items()
-        },
-        "comparisons": comparisons,
-    }
+    result["complete"] = True
+    save()
+    return result
 
 
 def _fmt(est: dict[str, float] | None) -> str:
@@ -212,11 +253,20 @@ def _fmt(est: dict[str, float] | None) -> str:
 
 def markdown(result: dict[str, Any]) -> str:
     n = result["config"]["eval"]["samples"]
+    ev = result["config"]["eval"]
+    status = (
+        "complete"
+        if result.get("complete")
+        else "INCOMPLETE: stopped, the arms below are those that finished"
+    )
     lines = [
-        f"Measured {result['date']} on {result['machine']} ({result['mode']}, {result['seconds']} s):",
-        f"`{result['command']}`. Held-out partition: {result['heldout']['problems']} problems"
-        f" (eval limit {result['config']['eval']['limit']}); strict profile; decoding: greedy episode + {n}"
-        f" samples at T={result['config']['eval']['temperature']}; 95 % intervals.",
+        f"Measured {result['date']} on {result['machine']} ({result['mode']}, {status};"
+        f" {result.get('seconds')} s; nice {result.get('nice')}, torch threads {result.get('torch_threads')},"
+        f" load average {result.get('load_start')} at start, {result.get('load_now')} at the end):",
+        f"`{result['command']}`. Held-out partition: {result.get('heldout', {}).get('problems')} problems"
+        f" (eval limit {ev['limit']}); strict profile; decoding: greedy episode + {n}"
+        f" samples at T={ev['temperature']}, max {ev['max_tokens']} new tokens per turn,"
+        f" max {ev['max_steps']} steps; 95 % intervals.",
         "",
         f"| arm | label | greedy ASR % | pass@1 % | pass@{n} % |",
         "|---|---|---|---|---|",
@@ -227,16 +277,26 @@ def markdown(result: dict[str, Any]) -> str:
             f"| {name} | {arm['label']} | {_fmt(o.get('greedy_asr'))} | {_fmt(o.get('pass@1'))}"
             f" | {_fmt(_estimate(o, f'pass@{n}'))} |"
         )
-    lines += ["", "| paired difference (strict pass@1, b − a) | diff % | 95 % CI |", "|---|---|---|"]
+    lines += [
+        "",
+        "| paired difference (strict, b − a) | pass@1 diff % [95 % CI] | greedy ASR diff % [95 % CI]"
+        " | McNemar (greedy) a-only/b-only, p | problems |",
+        "|---|---|---|---|---|",
+    ]
     for name, comp in result["comparisons"].items():
-        d = comp["pass_at_1"]
+        d, g, m = comp["pass_at_1"], comp.get("greedy_asr"), comp.get("greedy")
+        greedy = f"{100 * g['diff']:.1f} [{100 * g['ci_low']:.1f}, {100 * g['ci_high']:.1f}]" if g else "-"
+        test = f"{m['a_only']}/{m['b_only']}, p={m['p_value']:.3g}" if m else "-"
         lines.append(
-            f"| {name} | {100 * d['diff']:.1f} | [{100 * d['ci_low']:.1f}, {100 * d['ci_high']:.1f}] |"
+            f"| {name} | {100 * d['diff']:.1f} [{100 * d['ci_low']:.1f}, {100 * d['ci_high']:.1f}]"
+            f" | {greedy} | {test} | {comp['problems']} |"
         )
     lines += [
         "",
-        f"SFT rows per selection: {result['rows_per_selection']}; each SFT arm trained on "
-        f"{result['budget_rows']} rows (equal budget).",
+        f"SFT rows per selection: {result.get('rows_per_selection')}; each SFT arm trained on "
+        f"{result.get('budget_rows')} rows (equal budget). Corpus funnel: {result.get('corpus_funnel')}.",
+        f"Seconds: shared stages {result.get('seconds_shared')}; per arm (training + evaluation)"
+        f" {result.get('seconds_per_arm')}.",
     ]
     return "\n".join(lines)
 
@@ -256,11 +316,23 @@ def main() -> None:
         "--out", type=Path, default=None, help="Work directory (default runs/fidelity[-quick])."
     )
     parser.add_argument("--no-write", action="store_true", help="Do not update docs/fidelity.md.")
+    parser.add_argument("--threads", type=int, default=1, help="torch intra-op threads (default 1).")
+    parser.add_argument(
+        "--limit", type=int, default=None, help="Plumbing check: evaluate only N problems (not a result)."
+    )
+    parser.add_argument(
+        "--report-only", action="store_true", help="Render OUT/fidelity.json (e.g. of a stopped run)."
+    )
     args = parser.parse_args()
     out = args.out or ROOT / "runs" / ("fidelity-quick" if args.quick else "fidelity")
     out.mkdir(parents=True, exist_ok=True)
-    result = run(args.quick, out, Console())
-    (out / "fidelity.json").write_text(json.dumps(result, indent=1), encoding="utf-8")
+    if args.report_only:
+        result = json.loads((out / "fidelity.json").read_text(encoding="utf-8"))
+    else:
+        import torch
+
+        torch.set_num_threads(args.threads)
+        result = run(args.quick, out, Console(), args.threads, args.limit)
     text = markdown(result)
     print(text)
     if not args.no_write:

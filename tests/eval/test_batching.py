@@ -36,3 +36,23 @@ def test_batched_greedy_matches_generate_and_reuses_the_prefix(tmp_path) -> None
     stats = generator.stats
     assert stats.max_batch_seen >= 2 and stats.prefix_hits >= 3
     assert stats.prefilled_tokens < 0.75 * stats.prompt_tokens  # shared prefixes were prefilled once
+
+
+def test_backend_runs_with_its_intra_op_threads_and_restores_them_on_close(tmp_path) -> None:
+    # One intra-op thread is what keeps decoding fast on a shared CPU (see shoparena.eval.batching).
+    from shoparena.eval.batching import BatchedTransformersBackend
+    from shoparena.llm.types import ChatRequest
+    from shoparena.models.tiny import build_tiny_qwen3
+
+    before = torch.get_num_threads()
+    wanted = 1 if before != 1 else 2
+    backend = BatchedTransformersBackend(build_tiny_qwen3(tmp_path / "tiny"), threads=wanted)
+    try:
+        assert torch.get_num_threads() == wanted
+        reply = backend.complete(ChatRequest(messages=[{"role": "user", "content": "hi"}], max_tokens=4))
+        assert reply.usage.completion_tokens >= 1
+    finally:
+        backend.close()
+    assert torch.get_num_threads() == before
+    with pytest.raises(ValueError, match="threads"):
+        BatchedTransformersBackend(tmp_path / "tiny", threads=0)

@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from shoparena.eval.run import EvalConfigError, run_eval
+from shoparena.eval.config import EvalConfigError
+from shoparena.eval.run import run_eval
 
 ray = pytest.importorskip("ray", reason="Ray not installed (pip install 'shoparena[scale]')")
 

@@ -59,12 +59,14 @@ def test_openai_path_against_a_loopback_server_with_the_tiny_model(make_config, 
 
 def test_hf_path_in_process(make_config, tiny_model) -> None:
     config = make_config(
-        f"hf:{tiny_model}", limit=2, max_steps=2, max_tokens=8, concurrency=2, format="tagged"
+        f"hf:{tiny_model}", limit=2, max_steps=2, max_tokens=8, concurrency=2, format="tagged", threads=1
     )
     summary = run_eval(config).dump()
     rows = [json.loads(x) for x in (config.out / "episodes.jsonl").read_text().split("\n") if x.strip()]
     assert len(rows) == 2 and all(r["calls"] >= 1 and r["completion_tokens"] >= 1 for r in rows)
     assert summary["policy"]["kind"] == "hf" and summary["decoding"]["format"] == "tagged"
+    # The config's intra-op threads reach the backend.
+    assert summary["policy"]["threads"] == config.threads == 1
 
 
 def test_planner_outcomes_are_identical_in_process_over_http_and_as_a_miner(make_config) -> None:

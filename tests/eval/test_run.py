@@ -6,8 +6,9 @@ import json
 
 import pytest
 
+from shoparena.eval.config import EvalConfigError
 from shoparena.eval.leak import LeakError
-from shoparena.eval.run import EvalConfigError, run_eval
+from shoparena.eval.run import run_eval
 
 
 class Killed(Exception):
@@ -85,6 +86,7 @@ def test_a_different_run_in_the_directory_is_refused(make_config) -> None:
     with pytest.raises(EvalConfigError, match="samples"):
         run_eval(make_config(limit=2, samples=3))
     run_eval(make_config(limit=2, concurrency=3))  # concurrency does not change outcomes: resumable
+    run_eval(make_config(limit=2, threads=2))  # nor do intra-op threads
 
 
 def _corpus(tmp_path, records) -> object:

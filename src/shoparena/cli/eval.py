@@ -83,8 +83,9 @@ def run(
     from pydantic import ValidationError
 
     from shoparena.arena.executor import ExecutorUnavailableError
+    from shoparena.eval.config import EvalConfigError
     from shoparena.eval.leak import LeakError
-    from shoparena.eval.run import EvalConfigError, run_eval
+    from shoparena.eval.run import run_eval
 
     try:
         config = EvalConfig(
@@ -198,7 +199,7 @@ def compare(
     Exit code 2 when the runs are on different suites or scored differently.
     """
     from shoparena.eval.compare import CompareError, compare_runs
-    from shoparena.eval.run import EvalConfigError
+    from shoparena.eval.config import EvalConfigError
 
     try:
         result = compare_runs(run_a, run_b)

@@ -15,6 +15,12 @@ repeats), reuses it for every later prompt that starts the same way, and prefill
 Decoding is a small explicit loop over the cache (greedy, or temperature with top-p), with per-row
 positions and a padding mask.
 
+Threads: a decoded token is thousands of small ops; with torch's default of one OpenMP thread per core,
+each op ends at a barrier that waits for the other thread, and on a shared machine that thread is often
+descheduled. On the 2-core project machine at load average ~10 the tiny model's episodes ran 10-23x slower
+with 2 intra-op threads than with 1 (docs/fidelity.md), so on a busy host pass ``threads=1``
+(``EvalConfig.threads``, ``--threads``); the backend restores the previous count on close.
+
 :class:`BatchedTransformersBackend` is a :class:`~shoparena.llm.types.ChatBackend` over it, and
 :mod:`shoparena.eval.server` serves the same backend over an OpenAI-compatible HTTP API.
 """
@@ -334,6 +340,8 @@ def load_model(
         raise BackendError(
             "hf: policies need torch and transformers (pip install 'shoparena[train]')"
         ) from exc
+    if threads is not None:
+        torch.set_num_threads(threads)
     tokenizer = AutoTokenizer.from_pretrained(path)
     model = AutoModelForCausalLM.from_pretrained(path, dtype="auto")
     model = model.to(device or ("cuda" if torch.cuda.is_available() else "cpu"))
@@ -352,7 +360,8 @@ class BatchedTransformersBackend:
         default_max_tokens: New-token cap when a request gives none.
         device: ``cpu``/``cuda``; None picks CUDA when available.
         seed: Sampling seed.
-        threads: torch CPU threads (None: torch's default).
+        threads: torch intra-op threads while the backend is open (process-wide; the previous count is
+            restored on close); None leaves torch's setting alone.
         model, tokenizer: Preloaded objects (skip loading).
     """
 
@@ -369,8 +378,16 @@ class BatchedTransformersBackend:
         tokenizer: Any = None,
     ) -> None:
         self.model_dir = Path(model_dir)
+        self._restore_threads: int | None = None
+        if threads is not None:
+            import torch
+
+            if threads < 1:
+                raise ValueError(f"BatchedTransformersBackend.threads must be >= 1, got {threads}")
+            self._restore_threads = torch.get_num_threads()
+            torch.set_num_threads(threads)
         if model is None or tokenizer is None:
-            model, tokenizer = load_model(self.model_dir, device=device, threads=threads)
+            model, tokenizer = load_model(self.model_dir, device=device)
         self.tokenizer = tokenizer
         self.default_max_tokens = default_max_tokens
         self.generator = BatchedGenerator(model, tokenizer, max_batch=max_batch, seed=seed)
@@ -381,6 +398,11 @@ class BatchedTransformersBackend:
 
     def close(self) -> None:
         self.generator.close()
+        if self._restore_threads is not None:
+            import torch
+
+            torch.set_num_threads(self._restore_threads)
+            self._restore_threads = None
 
     def render(self, request: ChatRequest) -> list[int]:
         """The prompt token ids for a request (chat template with its tools and template kwargs)."""

@@ -14,7 +14,8 @@ from pathlib import Path
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from shoparena.eval.run import PROFILES, EvalConfigError, problem_outcomes, read_run
+from shoparena.eval.config import EvalConfigError
+from shoparena.eval.run import PROFILES, problem_outcomes, read_run
 from shoparena.suites.loaders import load_suite
 
 

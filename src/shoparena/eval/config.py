@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from shoparena.records.problem import Problem
+
+logger = logging.getLogger(__name__)
 
 #: Fields that may differ when a run directory is resumed (they do not change any episode's outcome).
 RESUMABLE_CHANGES = frozenset(
@@ -100,4 +105,24 @@ class EvalConfig(BaseModel):
         }
 
 
-__all__ = ["RESUMABLE_CHANGES", "EvalConfig"]
+
+
+class EvalConfigError(ValueError):
+    """The run directory holds a different evaluation (or the config is unusable)."""
+
+
+def load_problems(config: EvalConfig) -> list[Problem]:
+    """The suite's problems (first ``limit``); the loader's quarantine is logged, an empty suite refused."""
+    from shoparena.suites.loaders import load_suite
+
+    problems, summary = load_suite(config.suite)
+    if getattr(summary, "quarantined", 0):
+        logger.warning("%s: %d problem(s) quarantined by the loader", config.suite, summary.quarantined)
+    if config.limit is not None:
+        problems = problems[: config.limit]
+    if not problems:
+        raise EvalConfigError(f"suite {config.suite}: no problems to evaluate")
+    return problems
+
+
+__all__ = ["RESUMABLE_CHANGES", "EvalConfig", "EvalConfigError", "load_problems"]

@@ -30,8 +30,8 @@ _WORKERS: dict[str, tuple[InProcessPolicy, ThreadPoolExecutor]] = {}
 def _worker_policy(config_json: str) -> tuple[InProcessPolicy, ThreadPoolExecutor]:
     if config_json not in _WORKERS:
         from shoparena.env.episodes import suite_knowledge
+        from shoparena.eval.config import load_problems
         from shoparena.eval.policies import build_policy
-        from shoparena.eval.run import load_problems
         from shoparena.search import SearchIndex
 
         for old_policy, old_pool in _WORKERS.values():  # one evaluation per worker at a time: free the last

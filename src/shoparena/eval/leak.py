@@ -8,7 +8,6 @@ record with ``split`` and ``cluster_id``) with :func:`shoparena.suites.audit.aud
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 from typing import Any, Literal
 
@@ -46,14 +45,6 @@ class LeakCheck(BaseModel):
     counts: dict[str, int] = Field(default_factory=dict)
     examples: list[dict[str, Any]] = Field(default_factory=list)
     note: str = ""
-
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def partition_of(suite: Path, sha256: str) -> str:
@@ -145,4 +136,4 @@ def check_leaks(
     return check
 
 
-__all__ = ["LeakCheck", "LeakError", "SuiteIdentity", "check_leaks", "file_sha256", "partition_of"]
+__all__ = ["LeakCheck", "LeakError", "SuiteIdentity", "check_leaks", "partition_of"]

@@ -337,6 +337,7 @@ def build_policy(
                 "model_dir": str(folder),
                 "engine": "batched transformers generate (in process)",
                 "max_batch": config.max_batch,
+                "threads": config.threads,
             },
             closer=closer,
         )

@@ -28,12 +28,12 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
 from shoparena.env.episodes import suite_hash, suite_knowledge
-from shoparena.eval.config import RESUMABLE_CHANGES, EvalConfig
-from shoparena.eval.leak import LeakCheck, SuiteIdentity, check_leaks, file_sha256, partition_of
+from shoparena.eval.config import RESUMABLE_CHANGES, EvalConfig, EvalConfigError, load_problems
+from shoparena.eval.leak import LeakCheck, SuiteIdentity, check_leaks, partition_of
 from shoparena.eval.metrics import Estimate, GroupMetrics, ProblemOutcome, metrics_by_category, proportion
 from shoparena.eval.policies import EpisodeResult, EpisodeSpec, build_policy
 from shoparena.formats.oro import to_oro_envelope
-from shoparena.jsonl import append_line, repair_torn_tail
+from shoparena.jsonl import append_line, repair_torn_tail, sha256_file
 from shoparena.records.problem import Problem
 from shoparena.runs.envelopes import dumps_envelope
 from shoparena.runs.manifest import FileRef, RunManifest, load_or_new, write_manifest
@@ -41,10 +41,6 @@ from shoparena.runs.manifest import FileRef, RunManifest, load_or_new, write_man
 logger = logging.getLogger(__name__)
 
 PROFILES = ("strict", "shoppingbench")
-
-
-class EvalConfigError(ValueError):
-    """The run directory holds a different evaluation (or the config is unusable)."""
 
 
 class EpisodeRecord(BaseModel):
@@ -158,19 +154,6 @@ def _check_resumable(root: Path, config: EvalConfig) -> None:
             f"{root} holds an evaluation with a different configuration ({', '.join(changed)}); "
             "use a new --out directory"
         )
-
-
-def load_problems(config: EvalConfig) -> list[Problem]:
-    from shoparena.suites.loaders import load_suite
-
-    problems, summary = load_suite(config.suite)
-    if getattr(summary, "quarantined", 0):
-        logger.warning("%s: %d problem(s) quarantined by the loader", config.suite, summary.quarantined)
-    if config.limit is not None:
-        problems = problems[: config.limit]
-    if not problems:
-        raise EvalConfigError(f"suite {config.suite}: no problems to evaluate")
-    return problems
 
 
 class _Scorer:
@@ -313,7 +296,7 @@ def run_eval(
     root.mkdir(parents=True, exist_ok=True)
     _check_resumable(root, config)
     problems = load_problems(config)
-    sha = file_sha256(config.suite)
+    sha = sha256_file(config.suite)
     identity = SuiteIdentity(
         path=str(config.suite),
         sha256=sha,
@@ -485,7 +468,6 @@ __all__ = [
     "PROFILES",
     "EpisodeRecord",
     "EpisodeStore",
-    "EvalConfigError",
     "EvalManifest",
     "EvalSummary",
     "problem_outcomes",

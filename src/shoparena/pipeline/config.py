@@ -107,7 +107,11 @@ class EvalSection(_Section):
         default=None,
         description="OpenAI-compatible server (vLLM) of the policy: openai:URL#<model> instead of hf:DIR.",
     )
-    options: dict[str, Any] = Field(default_factory=dict, description="Further EvalConfig fields as is.")
+    # One torch thread: decoding a small model is thousands of tiny ops per token, and a second intra-op
+    # thread that is off the CPU stalls every one of them (docs/fidelity.md: 5.8 s vs 60 s for 6 episodes).
+    options: dict[str, Any] = Field(
+        default_factory=lambda: {"threads": 1}, description="Further EvalConfig fields as is."
+    )
 
 
 class ReportSection(_Section):

@@ -22,8 +22,19 @@ def prepare(cfg: TrainConfig, args: Any, rows: Any, tokenizer: Any, report: Data
     if cfg.method == "grpo":
         if args.grpo_mode == "online":
             return prepare_grpo_online(rows, report)
-        return prepare_grpo_offline(rows, tokenizer, report)
+        limit = grpo_prompt_limit(args, tokenizer)
+        return prepare_grpo_offline(rows, tokenizer, report, max_prompt_tokens=limit)
     return prepare_kto(rows, report, granularity=args.kto_granularity)
+
+
+def grpo_prompt_limit(args: Any, tokenizer: Any) -> int | None:
+    """``grpo.max_prompt_tokens``, else the tokenizer's context length minus the completion budget."""
+    if args.max_prompt_tokens is not None:
+        return args.max_prompt_tokens
+    context = getattr(tokenizer, "model_max_length", None)
+    if not isinstance(context, int) or context > 1_000_000:  # transformers' "no limit" sentinel
+        return None
+    return max(1, context - (args.max_completion_length or 0))
 
 
 def _online_parts(cfg: TrainConfig, args: Any) -> tuple[Any, list[Any], list[float]]:

@@ -47,6 +47,12 @@ class ShopGRPOConfig(GRPOConfig):
     activation_checkpointing: bool | None = field(
         default=False, metadata={"help": "Off: faster for small models."}
     )
+    max_prompt_tokens: int | None = field(
+        default=None,
+        metadata={
+            "help": "Offline: drop longer step prompts (None: the tokenizer's context minus the completion)."
+        },
+    )
     grpo_mode: str = field(
         default="offline",
         metadata={
