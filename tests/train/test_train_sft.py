@@ -177,8 +177,8 @@ def test_bad_record_error_names_the_record(tiny_path) -> None:
 
 
 def test_plain_loss_equals_trls_fused_lm_head_loss(corpus, tmp_path) -> None:
-    """``sft.fused_lm_head: false`` (the model's own cross-entropy) trains on the same loss as TRL's tiled head:
-    same first-step loss, same tokens counted, and the same weights after two steps."""
+    """``sft.fused_lm_head: false`` (the model's own cross-entropy) trains on the same loss as TRL's tiled
+    head: same first-step loss, same tokens counted, and the same weights after two steps."""
     import torch
     from safetensors.torch import load_file
 
