@@ -48,3 +48,11 @@ def corpus(tmp_path_factory: pytest.TempPathFactory, hand) -> Path:
         for i, q in enumerate(["running shoes from nike", "nike shoes with free shipping"])
     ]
     return write_fixture_corpus(tmp_path_factory.mktemp("corpus"), hand.index, problems)
+
+
+@pytest.fixture(scope="session")
+def primed_tiny_path(tmp_path_factory: pytest.TempPathFactory, tiny_path, corpus) -> str:
+    """The tiny model after a short SFT on the corpus's steps (see ``priming.py``), built once per session."""
+    from priming import prime_tiny
+
+    return str(prime_tiny(tiny_path, corpus, tmp_path_factory.mktemp("primed-tiny")))

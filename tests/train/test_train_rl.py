@@ -22,62 +22,76 @@ def _logs(run):
     return [json.loads(line) for line in (run / "logs.jsonl").read_text().splitlines()]
 
 
+GROUP = 4
 FAST = [
     "grpo.max_steps=1",
-    "grpo.max_completion_length=16",
-    "grpo.num_generations=2",
-    "grpo.per_device_train_batch_size=2",
+    "grpo.max_completion_length=64",
+    f"grpo.num_generations={GROUP}",
+    f"grpo.per_device_train_batch_size={2 * GROUP}",
 ]
 
 
-def _jittered(real):
-    """The real reward plus a tiny length-dependent term: a random model's real reward is the same for every
-    completion of a group (no call: −3), which gives Dr. GRPO zero advantages and so no update to observe."""
+def _recorded(real, calls: list):
+    """``real`` unchanged, each call's rewards appended to ``calls`` (to compare with what was logged)."""
 
-    def reward(prompts, completions, **kwargs):
-        base = real(prompts, completions, **kwargs)
-        return [b + 0.01 * (len(str(c)) % 7) for b, c in zip(base, completions, strict=True)]
+    def reward(*args, **kwargs):
+        values = real(*args, **kwargs)
+        calls.append(list(values))
+        return values
 
     reward.__name__ = real.__name__
     return reward
 
 
-def test_grpo_offline_is_dr_grpo_and_changes_weights(tiny_path, corpus, tmp_path, monkeypatch) -> None:
+def _varies_within_a_group(values: list[float]) -> bool:
+    groups = [values[i : i + GROUP] for i in range(0, len(values), GROUP)]
+    return any(max(g) > min(g) for g in groups)
+
+
+def test_grpo_offline_is_dr_grpo_and_changes_weights(primed_tiny_path, corpus, tmp_path, monkeypatch) -> None:
     import shoparena.train.reward as reward_module
     from shoparena.train.runner import train
     from shoparena.train.trl_configs import build_trl_config
 
-    monkeypatch.setattr(reward_module, "toolrl_reward", _jittered(reward_module.toolrl_reward))
-    cfg = load_config("tiny", "grpo", [f"data.corpus={corpus}", *FAST])
+    calls: list[list[float]] = []
+    monkeypatch.setattr(reward_module, "toolrl_reward", _recorded(reward_module.toolrl_reward, calls))
+    cfg = load_config("tiny", "grpo", [f"model={primed_tiny_path}", f"data.corpus={corpus}", *FAST])
     args = build_trl_config(cfg, str(tmp_path / "x"))
     assert (args.loss_type, args.scale_rewards, args.beta) == ("dr_grpo", "none", 0.0)
     run = tmp_path / "run"
     train(cfg, run, progress=False)
+    (rewards,) = calls  # one generation batch: 2 prompts x GROUP completions, real ToolRL totals
+    assert len(rewards) == 2 * GROUP and all(-3.0 <= r <= 4.0 for r in rewards)
+    assert _varies_within_a_group(rewards)  # the primed policy sometimes matches the teacher, sometimes not
     logged = [e for e in _logs(run) if "reward" in e]
-    assert logged and "rewards/toolrl_reward/mean" in logged[0]
-    assert -3.0 <= logged[0]["reward"] <= 4.1 and logged[0]["reward_std"] > 0
-    assert _weights_changed(tiny_path, run / "final")
+    assert logged[0]["rewards/toolrl_reward/mean"] == pytest.approx(sum(rewards) / len(rewards), abs=1e-4)
+    assert _weights_changed(primed_tiny_path, run / "final")
 
 
 def test_grpo_online_plays_shopenv_and_changes_weights(
-    tiny_path, corpus, hand, tmp_path, monkeypatch
+    primed_tiny_path, corpus, hand, tmp_path, monkeypatch
 ) -> None:
     import shoparena.train.online as online
     from shoparena.train.runner import train
 
-    monkeypatch.setattr(online, "teacher_agreement", _jittered(online.teacher_agreement))
+    calls: list[list[float]] = []
+    monkeypatch.setattr(online, "teacher_agreement", _recorded(online.teacher_agreement, calls))
     index = hand.catalog.parent / "index"
-    cfg = load_config(
-        "tiny",
-        "grpo",
-        [f"data.corpus={corpus}", *FAST, "grpo.grpo_mode=online", f"env.index={index}", "env.max_steps=2"],
-    )
+    overrides = [f"model={primed_tiny_path}", f"data.corpus={corpus}", *FAST]
+    overrides += ["grpo.grpo_mode=online", f"env.index={index}", "env.max_steps=2"]
+    cfg = load_config("tiny", "grpo", overrides)
     run = tmp_path / "run"
     summary = train(cfg, run, progress=False)
     assert summary["data"]["used"] == 4  # one opening state per kept agentic trajectory
+    (agreement,) = calls
+    assert len(agreement) == 2 * GROUP and all(-1.0 <= a <= 1.0 for a in agreement)
+    assert _varies_within_a_group(agreement)  # some rollouts call the teacher's tool in ShopEnv, some do not
     logged = [e for e in _logs(run) if "reward" in e]
-    assert "rewards/strict_outcome/mean" in logged[0] and "rewards/teacher_agreement/mean" in logged[0]
-    assert _weights_changed(tiny_path, run / "final")
+    assert "rewards/strict_outcome/mean" in logged[0]
+    assert logged[0]["rewards/teacher_agreement/mean"] == pytest.approx(
+        sum(agreement) / len(agreement), abs=1e-4
+    )
+    assert _weights_changed(primed_tiny_path, run / "final")
 
 
 def test_online_tools_match_the_env_schemas(hand) -> None:
@@ -174,7 +188,7 @@ def test_grpo_offline_drops_step_prompts_longer_than_the_limit(tiny_path, corpus
         prepare_grpo_offline(rows, tokenizer, DataReport("steps", "train", "kept"), max_prompt_tokens=1)
     # The default limit is the model's context minus the completion budget; an explicit one wins.
     args = build_trl_config(cfg, str(tmp_path / "x"))
-    assert grpo_prompt_limit(args, tokenizer) == tokenizer.model_max_length - 16
+    assert grpo_prompt_limit(args, tokenizer) == tokenizer.model_max_length - 64  # FAST budget
     explicit = build_trl_config(
         load_config("tiny", "grpo", ["grpo.max_prompt_tokens=99"]), str(tmp_path / "y")
     )

@@ -174,3 +174,29 @@ def test_bad_record_error_names_the_record(tiny_path) -> None:
     )
     with pytest.raises(ConfigError, match=r"record 'run1:p9:0'"):
         prepare_sft(rows, tok, DataReport(view="sft", split="train", select="kept"), max_length=None)
+
+
+def test_plain_loss_equals_trls_fused_lm_head_loss(corpus, tmp_path) -> None:
+    """``sft.fused_lm_head: false`` (the model's own cross-entropy) trains on the same loss as TRL's tiled
+    head: same first-step loss, same tokens counted, and the same weights after two steps."""
+    import torch
+    from safetensors.torch import load_file
+
+    from shoparena.train.runner import train
+
+    runs = {}
+    for fused in (False, True):
+        run = tmp_path / f"fused-{fused}"
+        cfg = load_config(
+            "tiny",
+            "sft",
+            [f"data.corpus={corpus}", "sft.max_steps=2", "sft.save_steps=100", f"sft.fused_lm_head={fused}"],
+        )
+        train(cfg, run, progress=False)
+        logs = [json.loads(line) for line in (run / "logs.jsonl").read_text().splitlines()]
+        runs[fused] = ([e for e in logs if "loss" in e], load_file(str(run / "final" / "model.safetensors")))
+    (plain_logs, plain_w), (fused_logs, fused_w) = runs[False], runs[True]
+    assert plain_logs[0]["loss"] == pytest.approx(fused_logs[0]["loss"], rel=1e-4)
+    assert [e["num_tokens"] for e in plain_logs] == [e["num_tokens"] for e in fused_logs]
+    assert "mean_token_accuracy" in fused_logs[0] and "mean_token_accuracy" not in plain_logs[0]
+    assert all(torch.allclose(plain_w[k], fused_w[k], atol=1e-4) for k in plain_w)

@@ -121,6 +121,26 @@ def _ratio(part: int, whole: int) -> float:
     return round(part / whole, 4) if whole else 0.0
 
 
+def _richness_fields(
+    tools: Counter[str], statuses: Counter[str], proofs: Counter[str], total: int, replies: int, emitted: int
+) -> dict[str, Any]:
+    """The richness numbers of a set of dispatches (one trajectory, or pooled), from their counts."""
+    credited = sum(proofs[kind.value] for kind in CREDITED_PROOFS)
+    return {
+        "total_dispatch_count": total,
+        "model_replies": replies,
+        "agentic_richness": _ratio(credited, total) if replies else None,
+        "proof_kinds": dict(sorted(proofs.items())),
+        "pending_target": _ratio(emitted, total),
+        "llm_emitted_count": emitted,
+        "nonce_stamped": _ratio(statuses["valid"], total) if statuses else None,
+        "valid_count": statuses["valid"],
+        "has_nonce_stamps": bool(statuses),
+        "tool_breakdown": dict(sorted(tools.items())),
+        "nonce_statuses": dict(sorted(statuses.items())),
+    }
+
+
 class ProblemRichness(BaseModel):
     """Richness of one trajectory, from its trusted proxy log."""
 
@@ -171,21 +191,8 @@ def trajectory_richness(problem_id: str, entries: Iterable[Mapping[str, Any]]) -
         status = entry.get("nonce_status")
         if status is not None:
             statuses[str(status)] += 1
-    credited = sum(proofs[kind.value] for kind in CREDITED_PROOFS)
-    return ProblemRichness(
-        problem_id=problem_id,
-        total_dispatch_count=total,
-        model_replies=replies,
-        agentic_richness=_ratio(credited, total) if replies else None,
-        proof_kinds=dict(sorted(proofs.items())),
-        pending_target=_ratio(emitted, total),
-        llm_emitted_count=emitted,
-        nonce_stamped=_ratio(statuses["valid"], total) if statuses else None,
-        valid_count=statuses["valid"],
-        has_nonce_stamps=bool(statuses),
-        tool_breakdown=dict(sorted(tools.items())),
-        nonce_statuses=dict(sorted(statuses.items())),
-    )
+    fields = _richness_fields(tools, statuses, proofs, total, replies, emitted)
+    return ProblemRichness(problem_id=problem_id, **fields)
 
 
 class RichnessSummary(BaseModel):
@@ -221,20 +228,7 @@ def pooled_richness(items: Iterable[ProblemRichness]) -> RichnessSummary:
     total = sum(i.total_dispatch_count for i in items)
     replies = sum(i.model_replies for i in items)
     emitted = sum(i.llm_emitted_count for i in items)
-    credited = sum(proofs[kind.value] for kind in CREDITED_PROOFS)
-    return RichnessSummary(
-        agentic_richness=_ratio(credited, total) if replies else None,
-        total_dispatch_count=total,
-        model_replies=replies,
-        proof_kinds=dict(sorted(proofs.items())),
-        pending_target=_ratio(emitted, total),
-        llm_emitted_count=emitted,
-        nonce_stamped=_ratio(statuses["valid"], total) if statuses else None,
-        valid_count=statuses["valid"],
-        has_nonce_stamps=bool(statuses),
-        tool_breakdown=dict(sorted(tools.items())),
-        nonce_statuses=dict(sorted(statuses.items())),
-    )
+    return RichnessSummary(**_richness_fields(tools, statuses, proofs, total, replies, emitted))
 
 
 __all__ = [

@@ -55,15 +55,39 @@ def _online_parts(cfg: TrainConfig, args: Any) -> tuple[Any, list[Any], list[flo
     return factory, rewards, [args.outcome_weight, args.step_weight]
 
 
+def sft_trainer_class() -> type:
+    """``trl.SFTTrainer`` whose training loss is the model's own cross-entropy unless ``args.fused_lm_head``.
+
+    TRL's SFT loss runs a tiled LM head that also yields entropy and token accuracy; on CPU it recomputes the
+    head in backward, which doubled the step of the tiny model. The loss is the same token mean (labels
+    −100 ignored, ``num_items_in_batch`` honoured), and ``num_tokens`` is still logged.
+    """
+    from transformers import Trainer
+    from trl import SFTTrainer
+
+    class ShopSFTTrainer(SFTTrainer):
+        def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
+            if getattr(self.args, "fused_lm_head", True) or not model.training:
+                return super().compute_loss(model, inputs, return_outputs, num_items_in_batch)
+            inputs["use_cache"] = False
+            if "attention_mask" in inputs:
+                tokens = inputs["attention_mask"].sum()
+            else:  # padding-free batches carry position_ids only
+                tokens = inputs["position_ids"].new_tensor(inputs["position_ids"].size(1))
+            self._total_train_tokens += self.accelerator.gather_for_metrics(tokens).sum().item()
+            self._metrics["train"]["num_tokens"] = [self._total_train_tokens]
+            return Trainer.compute_loss(self, model, inputs, return_outputs, num_items_in_batch)
+
+    return ShopSFTTrainer
+
+
 def build_trainer(cfg: TrainConfig, args: Any, model: Any, tokenizer: Any, dataset: Any, peft: Any) -> Any:
     """The TRL trainer for ``cfg.method``."""
     if cfg.method == "sft":
-        from trl import SFTTrainer
-
         # The dataset is pre-tokenised with its own loss mask (trainable assistant turns only); TRL's
         # assistant_only_loss would re-render conversations and cannot see `trainable`.
         args.assistant_only_loss = False
-        return SFTTrainer(
+        return sft_trainer_class()(
             model=model, args=args, train_dataset=dataset, processing_class=tokenizer, peft_config=peft
         )
     if cfg.method == "grpo":

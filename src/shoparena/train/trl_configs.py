@@ -1,7 +1,8 @@
 """TRL's config classes, extended with the few shoparena fields (imported lazily: needs the train extra).
 
 Defaults changed on purpose: activation (gradient) checkpointing is off (TRL turns it on;
-12-33 % slower on small models); GRPO defaults to Dr. GRPO (``loss_type="dr_grpo"``,
+12-33 % slower on small models); SFT uses the model's own cross-entropy instead of TRL's tiled LM head
+(``fused_lm_head``); GRPO defaults to Dr. GRPO (``loss_type="dr_grpo"``,
 ``scale_rewards="none"``, ``beta=0``) with the per-step budget of ShoppingBench (1024 tokens) as
 ``max_completion_length``.
 """
@@ -23,6 +24,15 @@ class ShopSFTConfig(SFTConfig):
 
     activation_checkpointing: bool | None = field(
         default=False, metadata={"help": "Off: faster for small models."}
+    )
+    fused_lm_head: bool = field(
+        default=False,
+        metadata={
+            "help": "TRL's tiled LM head (log-probs, entropy and token accuracy without materialising the "
+            "logits): saves memory on large vocabularies, but recomputes the head in backward. Off: the "
+            "model's own cross-entropy (same loss; no entropy/accuracy metrics), ~2x faster SFT steps for "
+            "the tiny model on CPU (benchmarks/train_bench.py). The GPU preset turns it on."
+        },
     )
 
 
