@@ -341,17 +341,14 @@ def ingest_file(path: Path, scoring: ScoringContext, emit: Emit) -> None:
         try:
             obj = orjson.loads(raw)
         except orjson.JSONDecodeError as exc:
-            emit(
-                Quarantined(
-                    source=str(path),
-                    line=line_no,
-                    record=f"line {line_no}",
-                    field="",
-                    reason=f"invalid JSON: {exc}",
-                )
-            )
+            emit(_line_quarantine(path, line_no, "", f"invalid JSON: {exc}"))
             continue
         emit(_ingest_value(obj, path, line_no, run_id, counts, scoring))
+
+
+def _line_quarantine(source: Path, line_no: int, field: str, reason: str) -> Quarantined:
+    """A quarantine entry for an input line that is not a usable record at all."""
+    return Quarantined(source=str(source), line=line_no, record=f"line {line_no}", field=field, reason=reason)
 
 
 def _ingest_value(
@@ -491,27 +488,11 @@ def ingest_run_dir(run_dir: Path, emit: Emit, cache: dict[str, Any]) -> list[str
         source = agent_dir / "output.jsonl"
         for line_no, obj in _read_jsonl(source):
             if obj is None:
-                emit(
-                    Quarantined(
-                        source=str(source),
-                        line=line_no,
-                        record=f"line {line_no}",
-                        field="",
-                        reason="invalid JSON",
-                    )
-                )
+                emit(_line_quarantine(source, line_no, "", "invalid JSON"))
                 continue
             pid = obj.get("problem_id") if isinstance(obj, dict) else None
             if not isinstance(pid, str) or not pid:
-                emit(
-                    Quarantined(
-                        source=str(source),
-                        line=line_no,
-                        record=f"line {line_no}",
-                        field="problem_id",
-                        reason="missing or not a string",
-                    )
-                )
+                emit(_line_quarantine(source, line_no, "problem_id", "missing or not a string"))
                 continue
             try:
                 traj = parse_trajectory_value(obj, line_no=line_no)
