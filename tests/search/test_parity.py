@@ -108,12 +108,16 @@ def test_vocab_and_terms_blob_agree(random_catalog) -> None:
     assert len(retriever.vocab_dict) == len(index._terms)
 
 
+@pytest.mark.parametrize("block", [8, 1024])
 @pytest.mark.parametrize("strategy", ["auto", "lookup", "dense"])
 @pytest.mark.parametrize("retrieve_k", [10_000, 60, 7])
-def test_pruned_retrieval_equals_exhaustive(random_catalog, retrieve_k: int, strategy: str) -> None:
+def test_pruned_retrieval_equals_exhaustive(
+    random_catalog, retrieve_k: int, strategy: str, block: int
+) -> None:
     index_dir, _, _ = random_catalog
     fast = SearchIndex.open(index_dir, retrieve_k=retrieve_k)
     fast._strategy = strategy  # score candidates by posting-list lookups, the dense buffer, or either
+    fast._dense_block = block  # small blocks: the dense window's block maxima select few documents
     exact = SearchIndex.open(index_dir, retrieve_k=retrieve_k, exact=True)
     rng = random.Random(retrieve_k)
     services = ["", "official", "COD", "official,COD"]
@@ -202,12 +206,14 @@ def test_ties_rank_by_product_id_bytes(tied_catalog) -> None:
     assert ties > 100 and not_index_order > 0  # ties exist, and id order is not index order there
 
 
+@pytest.mark.parametrize("block", [8, 1024])
 @pytest.mark.parametrize("strategy", ["auto", "lookup", "dense"])
 @pytest.mark.parametrize("retrieve_k", [10_000, 40])
-def test_pruned_equals_exhaustive_with_ties(tied_catalog, retrieve_k: int, strategy: str) -> None:
+def test_pruned_equals_exhaustive_with_ties(tied_catalog, retrieve_k: int, strategy: str, block: int) -> None:
     index_dir, _ = tied_catalog
     fast = SearchIndex.open(index_dir, retrieve_k=retrieve_k)
     fast._strategy = strategy
+    fast._dense_block = block
     exact = SearchIndex.open(index_dir, retrieve_k=retrieve_k, exact=True)
     rng = random.Random(retrieve_k)
     for _ in range(80):

@@ -127,6 +127,32 @@ def _merge_scored(
     return docs[order], np.concatenate([a_scores, b_scores])[order]
 
 
+def _at_least(
+    values: np.ndarray, floor: np.float32, starts: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Documents whose float32 score (the rounded double in ``values``) is ``floor`` or more.
+
+    ``values`` is the whole buffer (document = position) or selected rows of its block view whose
+    first documents are ``starts``.
+    """
+    # A double that rounds to floor or more exceeds the float32 just below floor.
+    hit = np.flatnonzero(values > float(np.nextafter(floor, np.float32(-np.inf))))
+    flat = values.ravel()
+    scores = flat[hit].astype(np.float32)
+    if starts is not None:
+        size = values.shape[1]
+        hit = starts[hit // size] + hit % size
+    ok = scores >= floor
+    return hit[ok], scores[ok]
+
+
+#: Documents per block of the dense window's block maxima (:meth:`SearchIndex._window_dense`).
+DENSE_BLOCK = 1024
+
+#: The pruned search switches to the dense window once one term leaves more than 1/this of the
+#: catalog to score (below that, merging candidates costs less than a pass over the buffer).
+DENSE_WINDOW_MIN = 200
+
 #: One binary-search lookup of a document in a posting list costs about this many postings of
 #: scatter-add work (measured on 2.5 M products); :class:`_Scorer` picks the cheaper way with it.
 LOOKUP_COST = 10.0
@@ -143,22 +169,36 @@ class _Scorer:
 
     def __init__(self, index: SearchIndex, spans: list[tuple[int, int, int, int]]) -> None:
         self._index = index
-        self._spans = spans
-        self._total = sum(e - s for _, s, e, _ in spans)
+        self.spans = spans
+        self.total = sum(e - s for _, s, e, _ in spans)
         self._acc: np.ndarray | None = None
         self.mode = index._strategy
 
-    def scores(self, docs: np.ndarray) -> np.ndarray:
-        if self._acc is None and (
+    def prefers_dense(self, n_docs: int) -> bool:
+        """Whether scoring ``n_docs`` documents is cheaper from the dense buffer than by lookups."""
+        return self._acc is not None or (
             self.mode == "dense"
-            or (self.mode == "auto" and len(docs) * len(self._spans) * LOOKUP_COST > self._total)
-        ):
-            self._acc = self._index._accumulate(self._spans)
+            or (self.mode == "auto" and n_docs * len(self.spans) * LOOKUP_COST > self.total)
+        )
+
+    @property
+    def has_dense(self) -> bool:
+        return self._acc is not None
+
+    def dense(self) -> np.ndarray:
+        """The thread's float64 buffer holding every matching document's summed score (built once)."""
+        if self._acc is None:
+            self._acc = self._index._accumulate(self.spans)
+        return self._acc
+
+    def scores(self, docs: np.ndarray) -> np.ndarray:
+        if self.prefers_dense(len(docs)):
+            self.dense()
         if self._acc is not None:
             return self._acc[docs].astype(np.float32)
         index = self._index
         out = np.zeros(len(docs), dtype=np.float64)
-        for span in self._spans:
+        for span in self.spans:
             _, s, e, _ = span
             postings = index._indices[s:e]
             pos = np.searchsorted(postings, docs)
@@ -169,7 +209,7 @@ class _Scorer:
 
     def close(self) -> None:
         if self._acc is not None:
-            self._index._reset(self._acc, self._spans)
+            self._index._reset(self._acc, self.spans)
             self._acc = None
 
 
@@ -238,6 +278,8 @@ class SearchIndex:
         self._exact = exact
         #: How :class:`_Scorer` scores candidates: "auto", or "lookup"/"dense" (tests force each path).
         self._strategy = "auto"
+        #: Documents per block of the dense buffer's block maxima (tests use small blocks).
+        self._dense_block = DENSE_BLOCK
         term_max = d / "term_max.npy"
         if term_max.exists():
             self._term_max = load("term_max.npy")
@@ -372,7 +414,9 @@ class SearchIndex:
     def _accumulator(self) -> np.ndarray:
         acc = getattr(self._local, "acc", None)
         if acc is None:
-            acc = np.zeros(self._n, dtype=np.float64)
+            # Padded to whole blocks so the dense window can view it as (blocks, BLOCK).
+            size = self._dense_block
+            acc = np.zeros(-(-self._n // size) * size, dtype=np.float64)
             self._local.acc = acc
         return acc
 
@@ -415,7 +459,8 @@ class SearchIndex:
 
     def _reset(self, acc: np.ndarray, spans: list[tuple[int, int, int, int]]) -> None:
         total = sum(e - s for _, s, e, _ in spans)
-        if total * 4 > self._n:
+        # Zeroing by index costs ~20x more per element than a sequential fill of the whole buffer.
+        if total * 20 > self._n:
             acc.fill(0.0)
         else:
             for _, s, e, _ in spans:
@@ -559,6 +604,14 @@ class SearchIndex:
                 if theta > -math.inf:
                     # A small margin absorbs float32 summation rounding.
                     postings = postings[bound * (1 + 1e-5) + 1e-6 >= theta]
+                if (
+                    len(postings) * DENSE_WINDOW_MIN > self._n
+                    and scorer.prefers_dense(len(postings))
+                    and scorer.mode != "lookup"
+                ):
+                    # Scoring this many documents costs a pass over every posting anyway: take the top
+                    # from the dense buffer's block maxima instead of continuing term by term.
+                    return self._window_dense(scorer, keep, k)
                 if len(postings):
                     cand, cand_scores = _merge_scored(cand, cand_scores, postings, scorer.scores(postings))
                     theta = _kth(cand_scores, k)
@@ -573,19 +626,113 @@ class SearchIndex:
                 return docs
             # Filters apply only to the first retrieve_k hits: check the worst survivor's global rank.
             last, s_last = int(docs[-1]), float(scores[-1])
-            rivals = self._rivals(order, s_last)
-            if len(rivals) <= self.retrieve_k:
+            K = self.retrieve_k
+            bound = self._rival_bound(order, s_last, 8 * K)
+            if bound <= K:
                 return docs  # the survivor is a rival itself, so at most retrieve_k - 1 rank above it
-            rival_scores = scorer.scores(rivals)
-            rank = int(np.count_nonzero(rival_scores > s_last))
-            tied = rival_scores == s_last
-            rank += int(np.count_nonzero(self._id_rank[rivals[tied]] < self._id_rank[last]))
-            if rank < self.retrieve_k:
+            if scorer.mode == "dense" or (scorer.mode == "auto" and (bound > 8 * K or scorer.has_dense)):
+                rank = self._rank_dense(scorer, last, s_last)
+            else:
+                rivals = self._rivals(order, s_last)
+                if len(rivals) <= K:
+                    return docs
+                rival_scores = scorer.scores(rivals)
+                rank = int(np.count_nonzero(rival_scores > s_last))
+                tied = rival_scores == s_last
+                rank += int(np.count_nonzero(self._id_rank[rivals[tied]] < self._id_rank[last]))
+            if rank < K:
                 return docs
-            everything = self._union(spans)
-            return self._window_exact(everything, scorer.scores(everything), keep, k)
+            return self._window_dense(scorer, keep, k)
         finally:
             scorer.close()
+
+    def _rival_bound(self, order: list[tuple[int, int, int, int]], floor: float, limit: int) -> int:
+        """An upper bound on how many documents (unfiltered) may score ``floor`` or more.
+
+        Counts, term by term, the postings whose bound (as in :meth:`_rivals`) reaches ``floor``,
+        without removing documents counted at an earlier term: one comparison per posting. Stops
+        once the count exceeds ``limit``.
+        """
+        maxes = [float(self._term_max[t]) * w for t, _, _, w in order]
+        rest = [sum(maxes[j:]) for j in range(len(maxes) + 1)]
+        count = 0
+        for j, (_, s, e, w) in enumerate(order):
+            if rest[j] * (1 + 1e-5) + 1e-6 < floor:
+                break
+            need = (floor - 1e-6) / (1 + 1e-5) - rest[j + 1]
+            if need > 0:
+                count += int(np.count_nonzero(self._data[s:e] >= np.float32(need / w)))
+            else:
+                count += e - s
+            if count > limit:
+                break  # enough to decide
+        return count
+
+    def _rank_dense(self, scorer: _Scorer, last: int, floor: float) -> int:
+        """How many documents (unfiltered) rank above document ``last`` scoring ``floor``.
+
+        Only blocks whose maximum reaches ``floor`` are read from the dense buffer.
+        """
+        blocks, block_max = self._blocks(scorer)
+        sel = np.flatnonzero(block_max >= floor)
+        docs, scores = _at_least(blocks[sel], np.float32(floor), sel * self._dense_block)
+        rank = int(np.count_nonzero(scores > floor))
+        tied = docs[scores == floor]
+        return rank + int(np.count_nonzero(self._id_rank[tied] < self._id_rank[last]))
+
+    def _blocks(self, scorer: _Scorer) -> tuple[np.ndarray, np.ndarray]:
+        """The dense buffer as (blocks, :data:`DENSE_BLOCK`) and each block's float32 maximum."""
+        blocks = scorer.dense().reshape(-1, self._dense_block)
+        return blocks, blocks.max(axis=1).astype(np.float32)  # float32 rounding is monotone
+
+    def _window_dense(
+        self, scorer: _Scorer, keep: Callable[[np.ndarray], np.ndarray] | None, k: int
+    ) -> np.ndarray:
+        """Exact window from the dense buffer of every matching document's score.
+
+        The answer is always the filtered top ``k`` within the unfiltered top ``retrieve_k``, so
+        :meth:`_window_exact` over any candidate set C of *all* documents scoring t or more gives it,
+        provided that C holds the unfiltered top ``retrieve_k`` (at least that many documents score t or
+        more) or the filtered top ``k`` all score t or more (at least ``k`` documents of C pass the
+        filter: then each window document has fewer than ``|C|`` documents ranked above it, all in C).
+
+        First try: t = the k-th largest maximum of blocks of :data:`DENSE_BLOCK` documents (at least k
+        documents reach it), enough without a filter and with a filter most of the top passes. Else t
+        is drawn from a strided sample of the buffer so that about 2 ``retrieve_k`` documents reach it
+        (counted, and lowered until at least ``retrieve_k`` do).
+        """
+        acc = scorer.dense()
+        if scorer.total * 16 < len(acc):
+            # Few postings: reading the matches' scores costs less than a pass over the buffer.
+            docs = self._union(scorer.spans)
+            return self._window_exact(docs, acc[docs].astype(np.float32), keep, k)
+        blocks, block_max = self._blocks(scorer)
+        n_blocks = len(block_max)
+        if k < n_blocks:
+            floor = np.partition(block_max, n_blocks - k)[n_blocks - k]
+            if floor > 0:
+                sel = np.flatnonzero(block_max >= floor)
+                docs, scores = _at_least(blocks[sel], floor, sel * self._dense_block)
+                if keep is None or int(np.count_nonzero(keep(docs))) >= k:
+                    return self._window_exact(docs, scores, keep, k)
+        docs, scores = self._cap_candidates(acc)
+        return self._window_exact(docs, scores, keep, k)
+
+    def _cap_candidates(self, acc: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """All documents scoring at least some t that at least ``retrieve_k`` documents reach (or all
+        matches), with their float32 scores."""
+        step = 64
+        sample = acc[::step]  # every 8th cache line: a fair sample wherever the matches lie
+        sample = sample[sample > 0]  # numpy's partition is slow on many equal values
+        rank = 2 * self.retrieve_k // step + 1
+        while rank < len(sample):
+            floor = np.float32(np.partition(sample, len(sample) - rank)[len(sample) - rank])
+            docs, scores = _at_least(acc, floor)
+            if len(docs) >= self.retrieve_k:
+                return docs, scores
+            rank *= 4
+        docs = np.flatnonzero(acc > 0)
+        return docs, acc[docs].astype(np.float32)
 
     def _rivals(self, order: list[tuple[int, int, int, int]], floor: float) -> np.ndarray:
         """Sorted documents (unfiltered) that may score ``floor`` or more: a superset of them.
