@@ -580,38 +580,43 @@ class SearchIndex:
             theta = -math.inf  # k-th best candidate score so far
             for j, (_, s, e, w) in enumerate(order):
                 postings, own = self._indices[s:e], self._data[s:e]
+                if theta == -math.inf and len(postings) > _SEED * k:
+                    # Score the most promising documents first, to learn a threshold for the rest: the
+                    # best own scores (the bound ranks like them) that pass the filter and are new.
+                    pick = _SEED * k * 4
+                    seed, seed_own = postings, own
+                    if len(own) > pick:
+                        best = np.sort(np.argpartition(own, len(own) - pick)[len(own) - pick :])
+                        seed, seed_own = postings[best], own[best]
+                    if keep is not None:
+                        ok = keep(seed)
+                        seed, seed_own = seed[ok], seed_own[ok]
+                    if len(cand):
+                        fresh = _absent_mask(cand, seed)
+                        seed, seed_own = seed[fresh], seed_own[fresh]
+                    if len(seed) > _SEED * k:
+                        seed = np.sort(seed[np.argpartition(seed_own, len(seed) - _SEED * k)[-_SEED * k :]])
+                    if len(seed):
+                        cand, cand_scores = _merge_scored(cand, cand_scores, seed, scorer.scores(seed))
+                        theta = _kth(cand_scores, k)
                 if theta > -math.inf:
                     # Drop hopeless postings first: the masks commute, and this one is the cheapest.
-                    hopeful = (own.astype(np.float64) * w + rest[j + 1]) * (1 + 1e-5) + 1e-6 >= theta
-                    postings, own = postings[hopeful], own[hopeful]
-                # Candidates are kept filtered: each term's postings pass the filter once.
-                if keep is not None:
-                    ok = keep(postings)
-                    postings, own = postings[ok], own[ok]
-                if len(cand):
-                    fresh = _absent_mask(cand, postings)
-                    postings, own = postings[fresh], own[fresh]
-                bound = own.astype(np.float64) * w + rest[j + 1]
-                if theta == -math.inf and len(postings) > _SEED * k:
-                    # Score the most promising documents first, to learn a threshold for the rest.
-                    seed = np.zeros(len(postings), dtype=bool)
-                    seed[np.argpartition(-bound, _SEED * k)[: _SEED * k]] = True
-                    cand, cand_scores = _merge_scored(
-                        cand, cand_scores, postings[seed], scorer.scores(postings[seed])
-                    )
-                    theta = _kth(cand_scores, k)
-                    postings, bound = postings[~seed], bound[~seed]
-                if theta > -math.inf:
                     # A small margin absorbs float32 summation rounding.
-                    postings = postings[bound * (1 + 1e-5) + 1e-6 >= theta]
+                    hopeful = (own.astype(np.float64) * w + rest[j + 1]) * (1 + 1e-5) + 1e-6 >= theta
+                    postings = postings[hopeful]
                 if (
                     len(postings) * DENSE_WINDOW_MIN > self._n
-                    and scorer.prefers_dense(len(postings))
                     and scorer.mode != "lookup"
+                    and scorer.prefers_dense(len(postings))
                 ):
                     # Scoring this many documents costs a pass over every posting anyway: take the top
                     # from the dense buffer's block maxima instead of continuing term by term.
                     return self._window_dense(scorer, keep, k)
+                # Candidates are kept filtered: each term's postings pass the filter once.
+                if keep is not None and len(postings):
+                    postings = postings[keep(postings)]
+                if len(cand) and len(postings):
+                    postings = postings[_absent_mask(cand, postings)]
                 if len(postings):
                     cand, cand_scores = _merge_scored(cand, cand_scores, postings, scorer.scores(postings))
                     theta = _kth(cand_scores, k)
