@@ -23,7 +23,7 @@ import orjson
 from shoparena.records.catalog import SERVICES, Product, ProductHit, ProductView
 from shoparena.search.analysis import LuceneEnglishAnalyzer, sanitize_query
 from shoparena.search.bm25 import lucene_avgdl, lucene_idf, norm_inverse_table, term_scores
-from shoparena.search.docstore import inflate
+from shoparena.search.docstore import read_doc
 from shoparena.search.index import FORMAT_VERSION, SERVICE_BITS, read_index_manifest
 
 #: Survivors kept after filtering (5 pages of 10).
@@ -326,8 +326,7 @@ class SearchIndex:
         return self._n
 
     def _raw_doc(self, i: int) -> dict[str, Any]:
-        packed = self._docs[int(self._offsets[i]) : int(self._offsets[i + 1])].tobytes()
-        return orjson.loads(inflate(packed, self._zdict))
+        return orjson.loads(read_doc(self._docs, self._offsets, self._zdict, i))
 
     def doc_index(self, product_id: str) -> int | None:
         """Document index of ``product_id`` (exact string match), or ``None``."""

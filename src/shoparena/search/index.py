@@ -8,11 +8,12 @@ The directory holds:
   Term ids are the ranks of the terms in sorted (code point) order.
 * ``terms.bin`` + ``terms_off.npy``: the sorted terms as one UTF-8 blob, for lookups without a dict;
   ``term_max.npy``: each term's highest posting score (lets queries skip hopeless documents).
-* the docstore: each product's JSON (upstream key order) raw-deflated on its own against the shared
-  dictionary ``products.zdict`` (about 3.5x smaller than plain JSON, still one read per document), in
+* the docstore (:mod:`shoparena.search.docstore`): each product's JSON (upstream key order) raw-deflated
+  in blocks of 8 against the shared dictionary ``products.zdict`` (about 5x smaller than plain JSON), in
   ``products.deflate``, with ``offsets.npy`` (start of each document, plus the end).
 * column arrays ``price.npy`` (float64), ``shop.npy`` (int32 codes into ``shops.json``), ``service.npy``
-  (uint8 bitmask, bit i = ``SERVICES[i]``), ``sold_count.npy`` (int64).
+  (uint8 bitmask, bit i = ``SERVICES[i]``), ``sold_count.npy``. Integer files (``sold_count``, ``offsets``,
+  ``ids_perm``, ``terms_off``) are int32 when their values fit, else int64.
 * ``tf.csc.index.npy`` (term frequency per posting, uint8 unless a frequency needs more) and ``norms.npy``
   (Lucene's one-byte length norm per document): with them the engine scores repeated query terms
   (boost > 1) with Lucene's arithmetic.
@@ -45,7 +46,7 @@ from shoparena.search.analysis import LUCENE_ENGLISH_STOP_WORDS, LuceneEnglishAn
 from shoparena.search.bm25 import encode_norm, lucene_avgdl, lucene_idf, norm_inverse_table, term_scores
 from shoparena.search.docstore import DocstoreWriter
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 CHUNK_DOCS = 50_000
 SERVICE_BITS: dict[str, int] = {name: 1 << i for i, name in enumerate(SERVICES)}
 _STOP = -1  # term id of stop words while streaming
@@ -113,6 +114,13 @@ class _Columns:
         self.shop = array("i")
         self.shop_codes: dict[str, int] = {}
         self.ids: list[bytes] = []
+
+
+def _narrow(values: np.ndarray) -> np.ndarray:
+    """The same integers as int32 when they fit (half the bytes on disk), else unchanged."""
+    if not len(values) or (int(values.min()) > -(2**31) and int(values.max()) < 2**31):
+        return values.astype(np.int32)
+    return values
 
 
 def _dir_bytes(path: Path) -> int:
@@ -456,7 +464,7 @@ def _build_into(
     term_off = np.zeros(vocab_size + 1, dtype=np.int64)
     np.cumsum(np.fromiter((len(e) for e in encoded), dtype=np.int64, count=vocab_size), out=term_off[1:])
     (out / "terms.bin").write_bytes(b"".join(encoded))
-    np.save(out / "terms_off.npy", term_off)
+    np.save(out / "terms_off.npy", _narrow(term_off))
     del encoded, terms_sorted, stem_ids
     params = {
         "k1": k1,
@@ -471,9 +479,9 @@ def _build_into(
         "backend": "numpy",
     }
     (out / "params.index.json").write_text(json.dumps(params, indent=4))
-    np.save(out / "offsets.npy", np.frombuffer(docstore.offsets, dtype=np.int64))
+    np.save(out / "offsets.npy", _narrow(np.frombuffer(docstore.offsets, dtype=np.int64)))
     np.save(out / "price.npy", np.frombuffer(cols.price, dtype=np.float64))
-    np.save(out / "sold_count.npy", np.frombuffer(cols.sold, dtype=np.int64))
+    np.save(out / "sold_count.npy", _narrow(np.frombuffer(cols.sold, dtype=np.int64)))
     np.save(out / "service.npy", np.frombuffer(cols.service, dtype=np.uint8))
     np.save(out / "shop.npy", np.frombuffer(cols.shop, dtype=np.int32))
     np.save(out / "norms.npy", norms)
@@ -481,7 +489,7 @@ def _build_into(
     ids = np.array(cols.ids, dtype=f"S{max((len(i) for i in cols.ids), default=1)}")
     perm = np.argsort(ids, kind="stable").astype(np.int64)
     np.save(out / "ids_sorted.npy", ids[perm])
-    np.save(out / "ids_perm.npy", perm)
+    np.save(out / "ids_perm.npy", _narrow(perm))
     # Rank of each document's product_id in byte order: the tie order of Pyserini's search, which sorts
     # equal scores by the "id" field ascending.
     id_rank = np.empty(n_docs, dtype=np.int32)
