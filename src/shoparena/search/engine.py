@@ -567,7 +567,12 @@ class SearchIndex:
         Once the k-th best score beats the remaining terms' maxima outright, no unseen document can
         enter. Only the surviving candidates are scored (:class:`_Scorer`). With a filter, the
         retrieve_k cap is then checked by ranking the worst survivor among the documents whose bound
-        reaches its score (no work proportional to the catalog size).
+        reaches its score: first by counting such postings (one comparison each), then, if needed, by
+        scoring the deduplicated rivals or reading the dense buffer (:meth:`_rank_dense`).
+
+        When a term leaves so many candidates that scoring them needs a pass over every posting anyway
+        (all query terms common), the search stops and takes the window from the dense buffer instead
+        (:meth:`_window_dense`), which costs one scatter of the postings plus one pass over the buffer.
         """
         scorer = _Scorer(self, spans)
         try:
