@@ -151,7 +151,7 @@ DENSE_BLOCK = 1024
 
 #: The pruned search switches to the dense window once one term leaves more than 1/this of the
 #: catalog to score (below that, merging candidates costs less than a pass over the buffer).
-DENSE_WINDOW_MIN = 200
+DENSE_WINDOW_MIN = 50
 
 #: One binary-search lookup of a document in a posting list costs about this many postings of
 #: scatter-add work (measured on 2.5 M products); :class:`_Scorer` picks the cheaper way with it.
