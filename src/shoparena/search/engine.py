@@ -449,11 +449,15 @@ class SearchIndex:
     def _accumulate(self, spans: list[tuple[int, int, int, int]]) -> np.ndarray:
         """Sum the query terms' posting scores into this thread's float64 accumulator (query-term order)."""
         acc = self._accumulator()
-        for span in spans:
+        for n, span in enumerate(spans):
             _, s, e, _ = span
+            values = self._span_scores(span).astype(np.float64)
+            if n == 0:
+                acc[self._indices[s:e]] = values  # the buffer is clean and 0.0 + v == v: a plain store
+                continue
             # Postings of one term hold each document once; np.add.at is the fastest exact scatter-add,
             # but only with matching dtypes (float32 values into the float64 buffer take a ~40x slower path).
-            np.add.at(acc, self._indices[s:e], self._span_scores(span).astype(np.float64))
+            np.add.at(acc, self._indices[s:e], values)
         return acc
 
     def _reset(self, acc: np.ndarray, spans: list[tuple[int, int, int, int]]) -> None:
@@ -670,7 +674,9 @@ class SearchIndex:
                 break
             need = (floor - 1e-6) / (1 + 1e-5) - rest[j + 1]
             if need > 0:
-                count += int(np.count_nonzero(self._data[s:e] >= np.float32(need / w)))
+                # Rounded down to float32, so no posting reaching the bound is left out of the count.
+                least = np.nextafter(np.float32(need / w), np.float32(-np.inf))
+                count += int(np.count_nonzero(self._data[s:e] >= least))
             else:
                 count += e - s
             if count > limit:
@@ -700,15 +706,16 @@ class SearchIndex:
         """Exact window from the dense buffer of every matching document's score.
 
         The answer is always the filtered top ``k`` within the unfiltered top ``retrieve_k``, so
-        :meth:`_window_exact` over any candidate set C of *all* documents scoring t or more gives it,
-        provided that C holds the unfiltered top ``retrieve_k`` (at least that many documents score t or
-        more) or the filtered top ``k`` all score t or more (at least ``k`` documents of C pass the
-        filter: then each window document has fewer than ``|C|`` documents ranked above it, all in C).
+        :meth:`_window_exact` over the set C of *all* documents scoring t or more gives it when C holds
+        the unfiltered top ``retrieve_k`` (at least that many documents score t or more), or when at
+        least ``k`` documents of C pass the filter (then the k-th survivor scores t or more, and each
+        window document has fewer than ``|C|`` documents ranked above it, all in C); without a filter,
+        at least ``k`` documents in C suffice.
 
-        First try: t = the k-th largest maximum of blocks of :data:`DENSE_BLOCK` documents (at least k
-        documents reach it), enough without a filter and with a filter most of the top passes. Else t
-        is drawn from a strided sample of the buffer so that about 2 ``retrieve_k`` documents reach it
-        (counted, and lowered until at least ``retrieve_k`` do).
+        t starts as the k-th largest maximum of blocks of :data:`DENSE_BLOCK` documents (at least k
+        documents reach it). With a selective filter it is lowered so that about twice the documents
+        needed at the pass rate seen so far reach it: by block maxima while that count is small, then
+        from a strided sample of the buffer (counted, not assumed).
         """
         acc = scorer.dense()
         if scorer.total * 16 < len(acc):
@@ -717,31 +724,35 @@ class SearchIndex:
             return self._window_exact(docs, acc[docs].astype(np.float32), keep, k)
         blocks, block_max = self._blocks(scorer)
         n_blocks = len(block_max)
-        if k < n_blocks:
-            floor = np.partition(block_max, n_blocks - k)[n_blocks - k]
-            if floor > 0:
-                sel = np.flatnonzero(block_max >= floor)
-                docs, scores = _at_least(blocks[sel], floor, sel * self._dense_block)
-                if keep is None or int(np.count_nonzero(keep(docs))) >= k:
-                    return self._window_exact(docs, scores, keep, k)
-        docs, scores = self._cap_candidates(acc)
-        return self._window_exact(docs, scores, keep, k)
-
-    def _cap_candidates(self, acc: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """All documents scoring at least some t that at least ``retrieve_k`` documents reach (or all
-        matches), with their float32 scores."""
         step = 64
-        sample = acc[::step]  # every 8th cache line: a fair sample wherever the matches lie
-        sample = sample[sample > 0]  # numpy's partition is slow on many equal values
-        rank = 2 * self.retrieve_k // step + 1
-        while rank < len(sample):
-            floor = np.float32(np.partition(sample, len(sample) - rank)[len(sample) - rank])
-            docs, scores = _at_least(acc, floor)
-            if len(docs) >= self.retrieve_k:
-                return docs, scores
-            rank *= 4
-        docs = np.flatnonzero(acc > 0)
-        return docs, acc[docs].astype(np.float32)
+        sample: np.ndarray | None = None
+        want = k
+        while True:
+            floor = np.float32(0.0)
+            if want * 2 <= n_blocks:
+                floor = np.partition(block_max, n_blocks - want)[n_blocks - want]
+            else:
+                if sample is None:
+                    sample = acc[::step]  # every 8th cache line: a fair sample wherever matches lie
+                    sample = sample[sample > 0]  # numpy's partition is slow on many equal values
+                rank = want // step + 1
+                if rank < len(sample):
+                    floor = np.float32(np.partition(sample, len(sample) - rank)[len(sample) - rank])
+            if floor <= 0:
+                docs = np.flatnonzero(acc > 0)
+                return self._window_exact(docs, acc[docs].astype(np.float32), keep, k)
+            sel = np.flatnonzero(block_max >= floor)
+            if len(sel) * 2 < n_blocks:
+                docs, scores = _at_least(blocks[sel], floor, sel * self._dense_block)
+            else:
+                docs, scores = _at_least(acc, floor)
+            if len(docs) >= self.retrieve_k or (keep is None and len(docs) >= k):
+                return self._window_exact(docs, scores, keep, k)
+            passing = int(np.count_nonzero(keep(docs))) if keep is not None else len(docs)
+            if passing >= k:
+                return self._window_exact(docs, scores, keep, k)
+            rate = max(passing, 1) / max(len(docs), 1)
+            want = max(want * 4, int(2 * k / rate))
 
     def _rivals(self, order: list[tuple[int, int, int, int]], floor: float) -> np.ndarray:
         """Sorted documents (unfiltered) that may score ``floor`` or more: a superset of them.
