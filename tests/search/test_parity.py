@@ -174,6 +174,24 @@ def test_rivals_hold_every_document_scoring_the_floor(random_catalog) -> None:
         assert np.all(np.diff(rivals) > 0)
 
 
+def test_rival_count_bounds_the_documents_scoring_the_floor(random_catalog) -> None:
+    _, _, index = random_catalog
+    rng = random.Random(6)
+    checked = 0
+    for _ in range(40):
+        query = " ".join(rng.choice(WORDS) for _ in range(rng.randint(2, 6)))
+        spans = index._spans(query)
+        if not spans:
+            continue
+        docs, scores = index.search(query, k=len(index))
+        floor = float(scores[min(len(scores) - 1, rng.randrange(1, 60))])
+        order = sorted(spans, key=lambda sp: sp[2] - sp[1])
+        reaching = int(np.count_nonzero(scores >= floor))
+        assert index._rival_bound(order, floor, 10**9) >= len(index._rivals(order, floor)) >= reaching
+        checked += 1
+    assert checked > 20
+
+
 @pytest.fixture(scope="module")
 def tied_catalog(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list]:
     """Many identical titles (exact score ties) under product ids whose byte order is not index order."""
