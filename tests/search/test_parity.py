@@ -183,7 +183,7 @@ def test_rival_count_bounds_the_documents_scoring_the_floor(random_catalog) -> N
         spans = index._spans(query)
         if not spans:
             continue
-        docs, scores = index.search(query, k=len(index))
+        _, scores = index.search(query, k=len(index))
         floor = float(scores[min(len(scores) - 1, rng.randrange(1, 60))])
         order = sorted(spans, key=lambda sp: sp[2] - sp[1])
         reaching = int(np.count_nonzero(scores >= floor))
