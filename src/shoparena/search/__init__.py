@@ -10,7 +10,7 @@ from typing import Protocol, runtime_checkable
 
 from shoparena.records.catalog import Product, ProductHit, ProductView
 from shoparena.search.engine import SearchIndex
-from shoparena.search.index import IndexStats, build_index
+from shoparena.search.index import IndexFormatError, IndexStats, build_index
 
 
 @runtime_checkable
@@ -38,4 +38,4 @@ class SearchEngine(Protocol):
     def iter_products(self) -> Iterator[Product]: ...
 
 
-__all__ = ["IndexStats", "SearchEngine", "SearchIndex", "build_index"]
+__all__ = ["IndexFormatError", "IndexStats", "SearchEngine", "SearchIndex", "build_index"]

@@ -24,7 +24,7 @@ from shoparena.records.catalog import SERVICES, Product, ProductHit, ProductView
 from shoparena.search.analysis import LuceneEnglishAnalyzer, sanitize_query
 from shoparena.search.bm25 import lucene_avgdl, lucene_idf, norm_inverse_table, term_scores
 from shoparena.search.docstore import read_doc
-from shoparena.search.index import FORMAT_VERSION, SERVICE_BITS, read_index_manifest
+from shoparena.search.index import FORMAT_VERSION, SERVICE_BITS, IndexFormatError, read_index_manifest
 
 #: Survivors kept after filtering (5 pages of 10).
 WINDOW = 50
@@ -246,7 +246,7 @@ class SearchIndex:
         self.retrieve_k = retrieve_k
         self.manifest = read_index_manifest(d)
         if self.manifest.format_version != FORMAT_VERSION or self.manifest.stats is None:
-            raise ValueError(
+            raise IndexFormatError(
                 f"{d / 'manifest.json'}: index format_version {self.manifest.format_version!r}, this "
                 f"shoparena reads {FORMAT_VERSION}; rebuild it with `shoparena catalog index`"
             )

@@ -40,7 +40,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from shoparena.catalog.io import LoadSummary, QuarantinedLine, dump_index_line, iter_products
 from shoparena.jsonl import sha256_file
 from shoparena.records.catalog import SERVICES
-from shoparena.runs.manifest import FileRef, RunManifest, read_manifest, write_manifest
+from shoparena.runs.manifest import FileRef, ManifestError, RunManifest, read_manifest, write_manifest
 from shoparena.runs.stale import pid_alive
 from shoparena.search.analysis import LUCENE_ENGLISH_STOP_WORDS, LuceneEnglishAnalyzer, raw_tokens
 from shoparena.search.bm25 import encode_norm, lucene_avgdl, lucene_idf, norm_inverse_table, term_scores
@@ -188,6 +188,10 @@ def _flush_chunk(
     docs = (uniq >> 32).astype(np.int32) + np.int32(first_doc)
     terms = (uniq & 0xFFFFFFFF).astype(np.int32)
     spool.add(docs, terms, tf.astype(np.int32))
+
+
+class IndexFormatError(ManifestError):
+    """An index written by another format version (or without build stats): it must be rebuilt."""
 
 
 class IndexBuildError(ValueError):
@@ -553,6 +557,7 @@ def read_index_manifest(index_dir: str | Path) -> IndexManifest:
 __all__ = [
     "SERVICE_BITS",
     "IndexBuildError",
+    "IndexFormatError",
     "IndexManifest",
     "IndexStats",
     "build_index",
