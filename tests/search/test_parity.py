@@ -136,7 +136,7 @@ def test_pruned_retrieval_equals_exhaustive(
 
 
 def test_lookup_scores_are_bit_identical_to_the_accumulator(random_catalog) -> None:
-    from shoparena.search.engine import _Scorer
+    from shoparena.search.retrieval import _Scorer
 
     _, products, index = random_catalog
     rng = random.Random(3)
