@@ -12,8 +12,8 @@ paired differences. Arms:
 
 - ``base``: the untrained student;
 - ``sft-filtered`` / ``sft-unfiltered`` / ``sft-recovered``: SFT on ``kept`` / ``unfiltered`` /
-  ``kept+recovered`` rows at an equal budget (the same number of rows, the smallest selection's, and the same
-  optimiser steps);
+  ``kept+recovered`` rows at an equal budget: the same optimiser steps of the same batch size and
+  ``max_length`` (so the same number of training sequences, each pool sampled by its own epochs);
 - ``grpo``: per-step teacher-grounded Dr. GRPO on the ``steps`` view, starting from ``sft-filtered``;
 - ``kto``: KTO on the ``kto`` view, starting from ``sft-filtered`` (the released checkpoint's recipe);
 - ``sft-filtered@leaked``: the SFT student on the corpus's own TRAIN problems (``allow_leak``), beside the
@@ -33,10 +33,12 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import multiprocessing
 import os
 import platform
 import sys
 import time
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from pathlib import Path
 from typing import Any
 
@@ -63,7 +65,14 @@ QUICK: dict[str, Any] = {
     "firehose": {"races": 2, "problems_per_race": 8},
     "model": {"base": "tiny"},
     "sft": {"preset": "tiny", "trainer": {"max_steps": 6}},
-    "eval": {"samples": 2, "max_tokens": 96, "max_steps": 4, "limit": 16, "options": {"threads": 1}},
+    "eval": {
+        "samples": 1,
+        "temperature": 0.0,
+        "max_tokens": 96,
+        "max_steps": 4,
+        "limit": 16,
+        "options": {"threads": 1, "concurrency": 8, "max_batch": 16},
+    },
 }
 FULL: dict[str, Any] = {
     "name": "fidelity",
@@ -76,12 +85,56 @@ FULL: dict[str, Any] = {
         "heldout": 220,
         "hidden": 20,
     },
-    "firehose": {"races": 12, "problems_per_race": 30},
+    "firehose": {"races": 8, "problems_per_race": 30},
     "model": {"base": "student-cpu"},
-    "sft": {"preset": "student-cpu", "trainer": {}},
-    "eval": {"samples": 8, "max_tokens": 256, "max_steps": 12, "options": {"threads": 1}},
+    # ~25 min of SFT per arm on one core: 160 steps x 4 rows x <= 4096 tokens, bf16 autocast (this CPU has
+    # avx512_bf16); lr for a from-scratch 4 M-parameter model.
+    "sft": {
+        "preset": "student-cpu",
+        "trainer": {
+            "max_steps": 160,
+            "num_train_epochs": 100,
+            "per_device_train_batch_size": 4,
+            "learning_rate": 1.0e-3,
+            "lr_scheduler_type": "cosine",
+            "warmup_steps": 0.05,
+            "bf16": True,
+            "weights_dtype": "float32",  # mixed precision: fp32 master weights
+            "save_steps": 40,
+        },
+    },
+    # Greedy, at most 4 turns of 128 tokens: a single-product episode takes 3 (search, view, recommend).
+    "eval": {
+        "samples": 1,
+        "temperature": 0.0,
+        "max_tokens": 128,
+        "max_steps": 4,
+        "options": {"threads": 1, "concurrency": 8, "max_batch": 16},
+    },
 }
-#: Paired comparisons (a, b): b − a, problem by problem (``shoparena.eval.compare``).
+#: pass@k: ``samples`` sampled episodes on the first ``limit`` held-out problems (the greedy runs above cover
+#: the whole suite; n = 8 on all 220 problems would cost more than the rest of the run together).
+PASS_AT_K: dict[str, dict[str, Any]] = {
+    "quick": {"samples": 2, "temperature": 0.7, "limit": 8},
+    "full": {"samples": 8, "temperature": 0.7, "limit": 32},
+}
+#: Arms that also get the pass@k evaluation (the RL question: pass@1 vs pass@n before and after GRPO).
+SAMPLED_ARMS = ("sft-filtered", "grpo")
+#: Trainer settings of the follow-on methods per mode (fixed here, never chosen on held-out numbers).
+FOLLOW_ON_TRAINER: dict[str, dict[str, dict[str, Any]]] = {
+    "quick": {"grpo": {}, "kto": {}},
+    "full": {
+        "grpo": {
+            "max_steps": 24,
+            "learning_rate": 5.0e-5,
+            "max_completion_length": 128,
+            "bf16": True,
+            "weights_dtype": "float32",
+        },
+        "kto": {"max_steps": 24, "bf16": True, "weights_dtype": "float32"},
+    },
+}
+#: Paired comparisons (a, b): b − a, problem by problem (``shoparena.eval.compare``), on the greedy runs.
 PAIRS = [
     ("base", "sft-filtered"),
     ("sft-unfiltered", "sft-filtered"),
@@ -91,22 +144,24 @@ PAIRS = [
 ]
 #: Follow-on methods from the filtered SFT student: (method, row selection). KTO needs its undesirable rows.
 FOLLOW_ON = {"grpo": ("grpo", "kept"), "kto": ("kto", "unfiltered")}
+ARM_ORDER = ("base", "sft-filtered", "sft-unfiltered", "sft-recovered", "grpo", "kto", "sft-filtered@leaked")
 
 
-def _leaked_suite(corpus: Path, out: Path) -> Path:
-    """The corpus's TRAIN problems as a suite file: what a leaky evaluation would measure."""
+def _leaked_suite(corpus: Path, out: Path, size: int) -> Path:
+    """The corpus's TRAIN problems (at most ``size``, as many as the held-out suite) as a suite file: what a
+    leaky evaluation would measure."""
     problems = json.loads((corpus / "problems.json").read_text(encoding="utf-8"))
     train = [
         {k: v for k, v in p.items() if k not in {"split", "cluster_id"}}
         for p in problems
         if p.get("split") == "train"
     ]
-    out.write_text(json.dumps(train, indent=1), encoding="utf-8")
+    out.write_text(json.dumps(train[:size], indent=1), encoding="utf-8")
     return out
 
 
 def _rows_per_selection(corpus: Path) -> dict[str, int]:
-    """Rows of the ``sft`` train view under each training selection (equal-budget arms use the minimum)."""
+    """Rows of the ``sft`` train view under each training selection."""
     counts = {"kept": 0, "kept+recovered": 0, "unfiltered": 0}
     with (corpus / "views" / "sft-train.jsonl").open(encoding="utf-8") as fh:
         for line in fh:
@@ -128,7 +183,9 @@ def _load() -> list[float]:
     return [round(x, 2) for x in os.getloadavg()]
 
 
-def run(quick: bool, out: Path, console: Console, threads: int, limit: int | None = None) -> dict[str, Any]:
+def run(
+    quick: bool, out: Path, console: Console, threads: int, limit: int | None = None, workers: int = 2
+) -> dict[str, Any]:
     from shoparena.eval.compare import compare_runs
 
     cfg = PipelineConfig.model_validate(QUICK if quick else FULL)
@@ -143,6 +200,7 @@ def run(quick: bool, out: Path, console: Console, threads: int, limit: int | Non
         "command": "python " + " ".join(sys.argv),
         "nice": os.nice(0),
         "torch_threads": threads,
+        "workers": workers,
         "load_start": _load(),
         "config": cfg.model_dump(mode="json"),
         "arms": {},
@@ -162,87 +220,140 @@ def run(quick: bool, out: Path, console: Console, threads: int, limit: int | Non
     heldout = outputs["partitions"]["pools"]["heldout"]["path"]
     index = outputs["index"]["path"]
     rows = _rows_per_selection(corpus)
-    budget = max(1, min(rows.values()))
-    console.print(f"sft rows per selection {rows}; equal budget {budget} rows")
+    console.print(f"sft rows per selection {rows}; equal budget: {cfg.sft.trainer.get('max_steps')} steps")
     result.update(
         heldout={"path": heldout, "problems": outputs["partitions"]["pools"]["heldout"]["problems"]},
         corpus_funnel=outputs["corpus"].get("funnel"),
         rows_per_selection=rows,
-        budget_rows=budget,
         seconds_shared={name: r.get("seconds") for name, r in summary["stages"].items()},
     )
     save()
 
-    def evaluate(name: str, model: str, *, suite: str = heldout, leak: bool = False) -> dict[str, Any]:
-        return evaluate_policy(
-            cfg.eval,
-            model=model,
-            suite=suite,
-            index=index,
-            out=out / "eval" / name,
-            train_corpus=corpus,
-            allow_leak=leak,
-            console=console,
-        )
-
+    mode = "quick" if quick else "full"
+    result["pass_at_k"] = {**PASS_AT_K[mode], "arms": list(SAMPLED_ARMS)}
+    common = {
+        "config": cfg.model_dump(mode="json"),
+        "passk": PASS_AT_K[mode],
+        "out": str(out),
+        "corpus": str(corpus),
+        "index": str(index),
+        "heldout": str(heldout),
+        "threads": threads,
+    }
     arms: dict[str, dict[str, Any]] = {}
 
-    def record(name: str, arm: dict[str, Any], since: float) -> None:
-        """Keep a finished arm, the paired comparisons it completes, and save (a stopped run keeps them)."""
+    def compare(key: str, a: str, b: str) -> None:
+        if key not in result["comparisons"]:
+            comparison = compare_runs(a, b)
+            result["comparisons"][key] = comparison.model_dump(mode="json")["profiles"]["strict"]
+
+    def record(arm: dict[str, Any]) -> None:
+        """Keep a finished arm and the paired comparisons it completes; save (a stopped run keeps them)."""
+        name = arm["name"]
         arms[name] = arm
-        result["arms"][name] = {"label": arm["label"], "strict_overall": arm["strict_overall"]}
-        result["seconds_per_arm"][name] = round(time.time() - since, 1)
-        for a, b in PAIRS:
-            key = f"{b} - {a}"
-            if a in arms and b in arms and key not in result["comparisons"]:
-                comparison = compare_runs(arms[a]["path"], arms[b]["path"])
-                result["comparisons"][key] = comparison.model_dump(mode="json")["profiles"]["strict"]
+        entry = {k: arm[k] for k in ("label", "strict_overall", "sampled", "train") if arm.get(k) is not None}
+        result["arms"][name] = entry
+        result["seconds_per_arm"][name] = arm["seconds"]
+        for x, y in PAIRS:
+            if x in arms and y in arms:
+                compare(f"{y} - {x}", arms[x]["path"], arms[y]["path"])
+        first, second = SAMPLED_ARMS
+        if first in arms and second in arms:
+            compare(
+                f"{second} - {first} (pass@k slice)",
+                arms[first]["sampled_path"],
+                arms[second]["sampled_path"],
+            )
+        result["arms"] = {k: result["arms"][k] for k in ARM_ORDER if k in result["arms"]}
         save()
 
-    since = time.time()
-    record("base", evaluate("base", base_model_path(cfg.model.base, served=False)), since)
-    finals: dict[str, str] = {}
-    for name, select in (
-        ("sft-filtered", "kept"),
-        ("sft-unfiltered", "unfiltered"),
-        ("sft-recovered", "kept+recovered"),
-    ):
-        since = time.time()
-        trained = train_policy(
-            method="sft",
-            preset=cfg.sft.preset,
-            model=cfg.model.base,
-            corpus=corpus,
-            select=select,
-            trainer=cfg.sft.trainer,
-            out=out / "train" / name,
-            max_rows=budget,
-        )
-        finals[name] = trained["final"]
-        record(name, {**evaluate(name, trained["final"]), "train": trained}, since)
-    for name, (method, select) in FOLLOW_ON.items():
-        since = time.time()
-        trained = train_policy(
-            method=method,
-            preset=cfg.sft.preset,
-            model=finals["sft-filtered"],
-            corpus=corpus,
-            select=select,
-            trainer={},
-            out=out / "train" / name,
-        )
-        record(name, {**evaluate(name, trained["final"]), "train": trained}, since)
-    since = time.time()
-    leaked = _leaked_suite(corpus, out / "leaked_suite.json")
-    record(
-        "sft-filtered@leaked",
-        evaluate("sft-filtered-leaked", finals["sft-filtered"], suite=str(leaked), leak=True),
-        since,
-    )
+    def job(name: str, **spec: Any) -> dict[str, Any]:
+        return {**common, "name": name, **spec}
+
+    sft_jobs = [
+        job("sft-filtered", train={"method": "sft", "select": "kept"}),
+        job("sft-unfiltered", train={"method": "sft", "select": "unfiltered"}),
+        job("sft-recovered", train={"method": "sft", "select": "kept+recovered"}),
+        job("base"),
+    ]
+    # Two arms at a time, one torch thread each: the 2 cores stay busy and no op waits on a second thread.
+    ctx = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+        pending = {pool.submit(run_arm, spec) for spec in sft_jobs}
+        while pending:
+            done, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for future in done:
+                arm = future.result()
+                record(arm)
+                console.print(f"arm {arm['name']} done in {arm['seconds']} s")
+                if arm["name"] == "sft-filtered":  # the follow-on arms start from this student
+                    final = arm["train"]["final"]
+                    follow = [
+                        job(name, train={"method": method, "select": select, "model": final})
+                        for name, (method, select) in FOLLOW_ON.items()
+                    ]
+                    leaked = _leaked_suite(
+                        corpus, out / "leaked_suite.json", size=result["heldout"]["problems"]
+                    )
+                    follow.append(job("sft-filtered@leaked", model=final, suite=str(leaked), leak=True))
+                    pending |= {pool.submit(run_arm, spec) for spec in follow}
 
     result["complete"] = True
     save()
     return result
+
+
+def run_arm(spec: dict[str, Any]) -> dict[str, Any]:
+    """One arm in a worker process: train (optional), evaluate greedy on the suite, and pass@k for the
+    sampled arms. Every step is resumable in its own directory under ``spec['out']``."""
+    import torch
+
+    torch.set_num_threads(spec["threads"])
+    since = time.time()
+    cfg = PipelineConfig.model_validate(spec["config"])
+    out, name = Path(spec["out"]), spec["name"]
+    model = spec.get("model") or base_model_path(cfg.model.base, served=False)
+    arm: dict[str, Any] = {"name": name}
+    if spec.get("train"):
+        t = spec["train"]
+        sft = t["method"] == "sft"
+        trained = train_policy(
+            method=t["method"],
+            preset=cfg.sft.preset,
+            model=t.get("model") or cfg.model.base,
+            corpus=spec["corpus"],
+            select=t["select"],
+            trainer=cfg.sft.trainer if sft else FOLLOW_ON_TRAINER[_mode(cfg)][name],
+            out=out / "train" / name,
+        )
+        model = trained["final"]
+        arm["train"] = {k: trained[k] for k in ("final", "train_loss", "global_step", "rows")}
+
+    def evaluate(run: str, section: Any, suite: str, leak: bool) -> dict[str, Any]:
+        return evaluate_policy(
+            section,
+            model=model,
+            suite=suite,
+            index=spec["index"],
+            out=out / "eval" / run,
+            train_corpus=spec["corpus"],
+            allow_leak=leak,
+        )
+
+    greedy = evaluate(
+        name.replace("@", "-"), cfg.eval, spec.get("suite") or spec["heldout"], spec.get("leak", False)
+    )
+    arm.update(path=greedy["path"], label=greedy["label"], strict_overall=greedy["strict_overall"])
+    if name in SAMPLED_ARMS:
+        section = cfg.eval.model_copy(update=spec["passk"])
+        sampled = evaluate(f"{name}@pass{section.samples}", section, spec["heldout"], False)
+        arm.update(sampled=sampled["strict_overall"], sampled_path=sampled["path"])
+    arm["seconds"] = round(time.time() - since, 1)
+    return arm
+
+
+def _mode(cfg: PipelineConfig) -> str:
+    return "quick" if cfg.name == QUICK["name"] else "full"
 
 
 def _fmt(est: dict[str, float] | None) -> str:
@@ -251,9 +362,14 @@ def _fmt(est: dict[str, float] | None) -> str:
     return f"{100 * est['value']:.1f} [{100 * est['ci_low']:.1f}, {100 * est['ci_high']:.1f}]"
 
 
+def _greedy(overall: dict[str, Any]) -> dict[str, float] | None:
+    return overall.get("greedy_asr") or overall.get("pass@1")
+
+
 def markdown(result: dict[str, Any]) -> str:
-    n = result["config"]["eval"]["samples"]
     ev = result["config"]["eval"]
+    pk = result.get("pass_at_k", {})
+    n = pk.get("samples", 1)
     status = (
         "complete"
         if result.get("complete")
@@ -263,19 +379,22 @@ def markdown(result: dict[str, Any]) -> str:
         f"Measured {result['date']} on {result['machine']} ({result['mode']}, {status};"
         f" {result.get('seconds')} s; nice {result.get('nice')}, torch threads {result.get('torch_threads')},"
         f" load average {result.get('load_start')} at start, {result.get('load_now')} at the end):",
-        f"`{result['command']}`. Held-out partition: {result.get('heldout', {}).get('problems')} problems"
-        f" (eval limit {ev['limit']}); strict profile; decoding: greedy episode + {n}"
-        f" samples at T={ev['temperature']}, max {ev['max_tokens']} new tokens per turn,"
-        f" max {ev['max_steps']} steps; 95 % intervals.",
+        f"`{result['command']}`. Suite: the held-out partition, {result.get('heldout', {}).get('problems')}"
+        f" problems (eval limit {ev['limit']}); strict profile; 95 % intervals (Wilson for greedy ASR,"
+        f" problem bootstrap otherwise). Decoding: greedy, max {ev['max_tokens']} new tokens per turn, max"
+        f" {ev['max_steps']} steps; pass@k columns: {n} samples at T={pk.get('temperature')} on the first"
+        f" {pk.get('limit')} held-out problems, for {', '.join(pk.get('arms', []))} only.",
         "",
-        f"| arm | label | greedy ASR % | pass@1 % | pass@{n} % |",
-        "|---|---|---|---|---|",
+        f"| arm | label | greedy ASR % | format score | mean steps | pass@1 % (slice) | pass@{n} % (slice) |",
+        "|---|---|---|---|---|---|---|",
     ]
     for name, arm in result["arms"].items():
-        o = arm["strict_overall"]
+        o, sampled = arm["strict_overall"], arm.get("sampled") or {}
+        fmt = o.get("format_score") or {}
         lines.append(
-            f"| {name} | {arm['label']} | {_fmt(o.get('greedy_asr'))} | {_fmt(o.get('pass@1'))}"
-            f" | {_fmt(_estimate(o, f'pass@{n}'))} |"
+            f"| {name} | {arm['label']} | {_fmt(_greedy(o))} | {fmt.get('value', 0):.3f}"
+            f" | {o.get('mean_steps', 0):.1f} | {_fmt(sampled.get('pass@1'))}"
+            f" | {_fmt(_estimate(sampled, f'pass@{n}') if sampled else None)} |"
         )
     lines += [
         "",
@@ -291,10 +410,18 @@ def markdown(result: dict[str, Any]) -> str:
             f"| {name} | {100 * d['diff']:.1f} [{100 * d['ci_low']:.1f}, {100 * d['ci_high']:.1f}]"
             f" | {greedy} | {test} | {comp['problems']} |"
         )
+    trained = {k: v["train"] for k, v in result["arms"].items() if "train" in v}
     lines += [
         "",
-        f"SFT rows per selection: {result.get('rows_per_selection')}; each SFT arm trained on "
-        f"{result.get('budget_rows')} rows (equal budget). Corpus funnel: {result.get('corpus_funnel')}.",
+        f"SFT rows per selection: {result.get('rows_per_selection')}; every SFT arm: the same optimiser steps"
+        f" (trainer {result['config']['sft']['trainer']}). Corpus funnel: {result.get('corpus_funnel')}.",
+        "Training (final loss / optimiser steps / rows used, dropped): "
+        + "; ".join(
+            f"{k} {v.get('train_loss'):.3g} / {v.get('global_step')} / {(v.get('rows') or {}).get('used')},"
+            f" {(v.get('rows') or {}).get('dropped')}"
+            for k, v in trained.items()
+        )
+        + ".",
         f"Seconds: shared stages {result.get('seconds_shared')}; per arm (training + evaluation)"
         f" {result.get('seconds_per_arm')}.",
     ]
@@ -316,7 +443,8 @@ def main() -> None:
         "--out", type=Path, default=None, help="Work directory (default runs/fidelity[-quick])."
     )
     parser.add_argument("--no-write", action="store_true", help="Do not update docs/fidelity.md.")
-    parser.add_argument("--threads", type=int, default=1, help="torch intra-op threads (default 1).")
+    parser.add_argument("--threads", type=int, default=1, help="torch intra-op threads per arm (default 1).")
+    parser.add_argument("--workers", type=int, default=2, help="Arms at once (processes).")
     parser.add_argument(
         "--limit", type=int, default=None, help="Plumbing check: evaluate only N problems (not a result)."
     )
@@ -332,7 +460,7 @@ def main() -> None:
         import torch
 
         torch.set_num_threads(args.threads)
-        result = run(args.quick, out, Console(), args.threads, args.limit)
+        result = run(args.quick, out, Console(), args.threads, args.limit, args.workers)
     text = markdown(result)
     print(text)
     if not args.no_write:

@@ -86,3 +86,32 @@ def test_cli_help_does_not_import_torch() -> None:
         "assert not bad, bad\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+@pytest.mark.parametrize(
+    "trainer,expected",
+    [
+        ({}, "float32"),
+        ({"bf16": True}, "bfloat16"),  # the GPU recipe: bf16 weights
+        ({"bf16": True, "weights_dtype": "float32"}, "float32"),  # mixed precision, fp32 master weights
+    ],
+)
+def test_weights_dtype_follows_bf16_unless_set(corpus, tmp_path, trainer, expected) -> None:
+    import json
+
+    from shoparena.train.runner import train
+
+    sets = [f"data.corpus={corpus}", "trainer.max_steps=1", "trainer.save_steps=1"]
+    sets += [f"trainer.{k}={json.dumps(v)}" for k, v in trainer.items()]
+    train(load_config("tiny", "sft", sets), tmp_path / "run", progress=False)
+    saved = json.loads((tmp_path / "run" / "final" / "config.json").read_text())
+    assert saved["dtype"] == expected
+
+
+def test_bad_weights_dtype_is_refused() -> None:
+    from types import SimpleNamespace
+
+    from shoparena.train.trl_configs import weights_dtype
+
+    with pytest.raises(ValueError, match="weights_dtype"):
+        weights_dtype(SimpleNamespace(weights_dtype="float16", bf16=False))

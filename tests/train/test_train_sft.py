@@ -107,6 +107,24 @@ def test_selection_counts(corpus, select, expected) -> None:
     assert report.selected + sum(report.not_selected.values()) == report.rows
 
 
+def test_max_rows_takes_the_head_or_a_seeded_uniform_sample(corpus) -> None:
+    from shoparena.train.data import select_rows
+
+    def ids(*sets):
+        rows, report = select_rows(_cfg(corpus, "sft", "data.select=unfiltered", "data.max_rows=3", *sets))
+        assert report.dropped["max_rows"] == 5 and len(rows) == 3
+        return list(rows["record_id"])
+
+    everything, _ = select_rows(_cfg(corpus, "sft", "data.select=unfiltered"))
+    order = list(everything["record_id"])
+    assert ids() == order[:3]
+    samples = {tuple(ids(f"data.sample_seed={seed}")) for seed in range(6)}
+    assert ids("data.sample_seed=1") == ids("data.sample_seed=1")  # reproducible
+    assert len(samples) > 1 and any(s != tuple(order[:3]) for s in samples)
+    for s in samples:  # a subset, kept in file order
+        assert list(s) == [i for i in order if i in s]
+
+
 def test_cli_runs_and_reports_bad_config(corpus, tmp_path) -> None:
     runner = CliRunner()
     out = tmp_path / "cli"

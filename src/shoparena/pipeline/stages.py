@@ -278,8 +278,10 @@ def train_policy(
     trainer: dict[str, Any],
     out: str | Path,
     max_rows: int | None = None,
+    sample_seed: int | None = None,
 ) -> dict[str, Any]:
-    """Train ``model`` on a corpus view with ``shoparena.train`` (SFT, GRPO or KTO); resumable in ``out``."""
+    """Train ``model`` on a corpus view with ``shoparena.train`` (SFT, GRPO or KTO); resumable in ``out``.
+    ``max_rows`` keeps N selected rows: the first N, or a seeded uniform sample with ``sample_seed``."""
     entry_point("shoparena.train.runner", "train", 12)
     from shoparena.train import load_config
     from shoparena.train.runner import train
@@ -287,6 +289,8 @@ def train_policy(
     overrides = [f"model={model}", f"data.corpus={corpus}", f"data.select={select}"]
     if max_rows is not None:
         overrides.append(f"data.max_rows={max_rows}")
+    if sample_seed is not None:
+        overrides.append(f"data.sample_seed={sample_seed}")
     overrides += [f"trainer.{key}={json.dumps(value)}" for key, value in trainer.items()]  # JSON is YAML
     summary = train(load_config(preset, method, overrides), out, progress=True)
     return {

@@ -34,7 +34,10 @@ class DataSection(BaseModel):
     view: str | None = Field(None, description="sft | steps | kto (default: the method's view).")
     split: str = "train"
     select: Selection = "kept"
-    max_rows: int | None = Field(None, ge=1, description="Keep only the first N selected rows (smoke runs).")
+    max_rows: int | None = Field(None, ge=1, description="Keep only N selected rows (smoke runs, budgets).")
+    sample_seed: int | None = Field(
+        None, description="With max_rows: a seeded uniform sample of the selected rows (None: the first N)."
+    )
 
 
 class LoraSection(BaseModel):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import random
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -69,7 +70,8 @@ def is_selected(row: dict[str, Any], select: str) -> bool:
 
 
 def select_rows(cfg: TrainConfig) -> tuple[Any, DataReport]:
-    """Load the configured view and keep the selected rows (``data.max_rows`` applied last)."""
+    """Load the configured view and keep the selected rows (``data.max_rows`` applied last: the first N, or
+    a seeded uniform sample of N with ``data.sample_seed``)."""
     dataset = load_view(cfg.data, cfg.view)
     report = DataReport(view=cfg.view, split=cfg.data.split, select=cfg.data.select, rows=len(dataset))
     for column in ("outcome", "origin", "record_id"):
@@ -85,7 +87,11 @@ def select_rows(cfg: TrainConfig) -> tuple[Any, DataReport]:
     selected = dataset.select([i for i, k in enumerate(keep) if k])
     if cfg.data.max_rows is not None and len(selected) > cfg.data.max_rows:
         report.dropped["max_rows"] = len(selected) - cfg.data.max_rows
-        selected = selected.select(range(cfg.data.max_rows))
+        picked = range(cfg.data.max_rows)
+        if cfg.data.sample_seed is not None:  # an equal-budget arm: a fair sample, not the file's head
+            rng = random.Random(cfg.data.sample_seed)
+            picked = sorted(rng.sample(range(len(selected)), cfg.data.max_rows))
+        selected = selected.select(picked)
     report.selected = sum(keep)
     report.data_hash = hashlib.sha256(
         json.dumps(

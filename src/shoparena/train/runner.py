@@ -159,7 +159,7 @@ def train(cfg: TrainConfig, out_dir: str | Path, *, progress: bool = True) -> di
     from shoparena.train import methods
     from shoparena.train.data import select_rows
     from shoparena.train.models import prepare_tokenizer, resolve_model
-    from shoparena.train.trl_configs import build_trl_config
+    from shoparena.train.trl_configs import build_trl_config, weights_dtype
 
     run = TrainRunDir(out_dir, kind=f"train-{cfg.method}", config=cfg)
     root = run.path
@@ -185,8 +185,7 @@ def train(cfg: TrainConfig, out_dir: str | Path, *, progress: bool = True) -> di
         report.as_dict(),
     )
 
-    dtype = "bfloat16" if getattr(args, "bf16", False) else "float32"
-    model = AutoModelForCausalLM.from_pretrained(model_path, dtype=dtype)
+    model = AutoModelForCausalLM.from_pretrained(model_path, dtype=weights_dtype(args))
     trainer = methods.build_trainer(cfg, args, model, tokenizer, dataset, _peft_config(cfg))
     for callback in _callbacks(root, progress):
         trainer.add_callback(callback)

@@ -18,10 +18,32 @@ from trl import GRPOConfig, KTOConfig, SFTConfig
 from shoparena.train.config import ConfigError, TrainConfig
 
 
+def _weights_dtype_field() -> Any:
+    return field(
+        default="auto",
+        metadata={
+            "help": "Dtype the weights are loaded and trained in: auto = bfloat16 with bf16 (the GPU "
+            "recipe), else float32; float32 with bf16 = mixed precision (bf16 autocast, fp32 master "
+            "weights), for students trained from scratch, whose small updates bf16 weights would round away."
+        },
+    )
+
+
+def weights_dtype(args: Any) -> str:
+    """The dtype to load the model in for training ``args`` (see ``weights_dtype``)."""
+    value = getattr(args, "weights_dtype", "auto")
+    if value == "auto":
+        return "bfloat16" if getattr(args, "bf16", False) else "float32"
+    if value not in ("float32", "bfloat16"):
+        raise ValueError(f"weights_dtype must be auto, float32 or bfloat16, got {value!r}")
+    return value
+
+
 @dataclass
 class ShopSFTConfig(SFTConfig):
     """``SFTConfig``; the loss mask is built by shoparena (trainable assistant turns only): ``data.py``."""
 
+    weights_dtype: str = _weights_dtype_field()
     activation_checkpointing: bool | None = field(
         default=False, metadata={"help": "Off: faster for small models."}
     )
@@ -44,6 +66,7 @@ class ShopGRPOConfig(GRPOConfig):
     scale_rewards: str = field(default="none", metadata={"help": "No std scaling (Dr. GRPO)."})
     beta: float = field(default=0.0, metadata={"help": "No KL term, no reference model."})
     max_completion_length: int | None = field(default=1024, metadata={"help": "The per-step budget."})
+    weights_dtype: str = _weights_dtype_field()
     activation_checkpointing: bool | None = field(
         default=False, metadata={"help": "Off: faster for small models."}
     )
@@ -78,6 +101,7 @@ class ShopKTOConfig(KTOConfig):
     """``KTOConfig`` with the label granularity switch (default ``trajectory``, see docs/training.md)."""
 
     kto_granularity: str = field(default="trajectory", metadata={"help": "trajectory | step"})
+    weights_dtype: str = _weights_dtype_field()
     activation_checkpointing: bool | None = field(
         default=False, metadata={"help": "Off: faster for small models."}
     )
