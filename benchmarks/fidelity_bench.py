@@ -223,6 +223,7 @@ def run(
     console.print(f"sft rows per selection {rows}; equal budget: {cfg.sft.trainer.get('max_steps')} steps")
     result.update(
         heldout={"path": heldout, "problems": outputs["partitions"]["pools"]["heldout"]["problems"]},
+        corpus_path=str(corpus),
         corpus_funnel=outputs["corpus"].get("funnel"),
         rows_per_selection=rows,
         seconds_shared={name: r.get("seconds") for name, r in summary["stages"].items()},
@@ -300,7 +301,70 @@ def run(
 
     result["complete"] = True
     save()
+    teacher_forced(result, out, console)
     return result
+
+
+#: Teacher-forced comparisons (a, b) on the corpus's eval rows (b − a, row by row).
+TF_PAIRS = [("base", "sft-filtered"), ("sft-unfiltered", "sft-filtered"), ("sft-filtered", "sft-recovered")]
+
+
+def _shared_output(out: Path, stage: str) -> str:
+    """A shared stage's output path, from the shared run's summary (results written before it was kept)."""
+    summary = json.loads((out / "shared" / "summary.json").read_text(encoding="utf-8"))
+    return summary["stages"][stage]["outputs"]["path"]
+
+
+def teacher_forced(result: dict[str, Any], out: Path, console: Console) -> None:
+    """How well each arm's model predicts the teacher's actions on the corpus's EVAL split (kept agentic
+    rows, never trained on; not the held-out suite): token-weighted NLL and next-token accuracy over the
+    trainable assistant tokens, and paired row-by-row differences. Each model's rows are cached in
+    ``OUT/teacher_forced/ARM.json``, so a re-run only scores what is missing."""
+    import numpy as np
+
+    from shoparena.eval.compare import paired_bootstrap
+    from shoparena.train.teacher_forcing import RowLoss, row_losses, summarize
+
+    since = time.time()
+    cfg = PipelineConfig.model_validate(result["config"])
+    corpus = Path(result.get("corpus_path") or _shared_output(out, "corpus"))
+    cache = out / "teacher_forced"
+    cache.mkdir(exist_ok=True)
+    rows: dict[str, list[RowLoss]] = {}
+    for name, arm in result["arms"].items():
+        if name.endswith("@leaked"):
+            continue  # the same model as sft-filtered
+        model = (arm.get("train") or {}).get("final") or base_model_path(cfg.model.base, served=False)
+        path = cache / f"{name}.json"
+        if path.is_file():
+            rows[name] = [RowLoss(**r) for r in json.loads(path.read_text(encoding="utf-8"))]
+        else:
+            console.print(f"teacher-forced loss of {name} on the corpus eval split")
+            rows[name] = row_losses(model, corpus, split="eval", select="kept")
+            path.write_text(json.dumps(summarize(rows[name])["per_row"]), encoding="utf-8")
+    summary = {name: {k: v for k, v in summarize(r).items() if k != "per_row"} for name, r in rows.items()}
+    pairs = {}
+    for a, b in TF_PAIRS:
+        if a in rows and b in rows:
+            assert [r.record_id for r in rows[a]] == [r.record_id for r in rows[b]]
+            nll_a, nll_b = (np.array([r.nll for r in rows[x]]) for x in (a, b))
+            acc_a, acc_b = (np.array([r.accuracy for r in rows[x]]) for x in (a, b))
+            pairs[f"{b} - {a}"] = {
+                "rows": len(nll_a),
+                "nll_diff": float((nll_b - nll_a).mean()),
+                "nll_ci": paired_bootstrap(nll_a, nll_b),
+                "accuracy_diff": float((acc_b - acc_a).mean()),
+                "accuracy_ci": paired_bootstrap(acc_a, acc_b),
+            }
+    result["teacher_forced"] = {
+        "split": "eval",
+        "select": "kept",
+        "max_length": 4096,
+        "arms": summary,
+        "pairs": pairs,
+        "seconds": round(time.time() - since, 1),
+    }
+    (out / "fidelity.json").write_text(json.dumps(result, indent=1), encoding="utf-8")
 
 
 def run_arm(spec: dict[str, Any]) -> dict[str, Any]:
@@ -410,6 +474,30 @@ def markdown(result: dict[str, Any]) -> str:
             f"| {name} | {100 * d['diff']:.1f} [{100 * d['ci_low']:.1f}, {100 * d['ci_high']:.1f}]"
             f" | {greedy} | {test} | {comp['problems']} |"
         )
+    tf = result.get("teacher_forced")
+    if tf:
+        lines += [
+            "",
+            f"Teacher-forced, on the corpus's `{tf['split']}` split ({tf['select']} rows, never trained on;"
+            " not the held-out suite): how well each model predicts the teacher's actions, over the"
+            " trainable assistant tokens (rows truncated like SFT's). Paired differences: row bootstrap,"
+            " 95 % intervals.",
+            "",
+            "| arm | rows | tokens | NLL nats/token | next-token accuracy |",
+            "|---|---|---|---|---|",
+        ]
+        for name, arm in tf["arms"].items():
+            lines.append(
+                f"| {name} | {arm['rows']} | {arm['tokens']} | {arm['nll']:.3f} | {arm['accuracy']:.3f} |"
+            )
+        lines += ["", "| b − a | NLL diff [95 % CI] | accuracy diff [95 % CI] | rows |", "|---|---|---|---|"]
+        for name, p in tf["pairs"].items():
+            lo, hi = p["nll_ci"]
+            alo, ahi = p["accuracy_ci"]
+            lines.append(
+                f"| {name} | {p['nll_diff']:.3f} [{lo:.3f}, {hi:.3f}]"
+                f" | {p['accuracy_diff']:.3f} [{alo:.3f}, {ahi:.3f}] | {p['rows']} |"
+            )
     trained = {k: v["train"] for k, v in result["arms"].items() if "train" in v}
     lines += [
         "",
@@ -451,11 +539,21 @@ def main() -> None:
     parser.add_argument(
         "--report-only", action="store_true", help="Render OUT/fidelity.json (e.g. of a stopped run)."
     )
+    parser.add_argument(
+        "--teacher-forced-only",
+        action="store_true",
+        help="Add the teacher-forced losses to a finished OUT/fidelity.json, then render it.",
+    )
     args = parser.parse_args()
     out = args.out or ROOT / "runs" / ("fidelity-quick" if args.quick else "fidelity")
     out.mkdir(parents=True, exist_ok=True)
-    if args.report_only:
+    if args.report_only or args.teacher_forced_only:
         result = json.loads((out / "fidelity.json").read_text(encoding="utf-8"))
+        if args.teacher_forced_only:
+            import torch
+
+            torch.set_num_threads(args.threads)
+            teacher_forced(result, out, Console())
     else:
         import torch
 

@@ -1,0 +1,50 @@
+"""Teacher-forced loss on corpus rows: the same tokens SFT trains, HF's own loss, lower after training."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+
+def test_row_loss_equals_hf_loss_on_the_trainable_tokens(tiny_path, corpus) -> None:
+    import datasets
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from shoparena.train.data import render_sft_record
+    from shoparena.train.models import prepare_tokenizer
+    from shoparena.train.teacher_forcing import row_losses, summarize
+
+    losses = row_losses(tiny_path, corpus, split="eval", select="unfiltered")
+    rows = list(datasets.load_from_disk(str(corpus / "views" / "sft"))["eval"])
+    assert [r.record_id for r in losses] == [r["record_id"] for r in rows]
+    tok = AutoTokenizer.from_pretrained(tiny_path)
+    prepare_tokenizer(tok)
+    model = AutoModelForCausalLM.from_pretrained(tiny_path)
+    for loss, row in zip(losses, rows, strict=True):
+        enc = render_sft_record(tok, row["messages"], row["tools"])
+        ids = torch.tensor([enc["input_ids"]])
+        labels = ids.clone()
+        labels[0, torch.tensor(enc["assistant_masks"]) == 0] = -100
+        with torch.no_grad():
+            expected = float(model(input_ids=ids, labels=labels).loss)
+        assert loss.tokens == sum(enc["assistant_masks"][1:]) > 0
+        assert loss.nll == pytest.approx(expected, rel=1e-4)
+        assert 0 <= loss.correct <= loss.tokens
+    summary = summarize(losses)
+    assert summary["rows"] == len(rows) and summary["tokens"] == sum(r.tokens for r in losses)
+    assert abs(summary["nll"] - math.log(4000)) < 1.0  # random init: near uniform over the vocabulary
+
+
+def test_training_lowers_the_loss_and_selection_filters_rows(tiny_path, primed_tiny_path, corpus) -> None:
+    from shoparena.train.teacher_forcing import row_losses, summarize
+
+    base = summarize(row_losses(tiny_path, corpus, select="unfiltered"))
+    primed = summarize(row_losses(primed_tiny_path, corpus, select="unfiltered"))
+    assert primed["nll"] < base["nll"] - 0.5
+    assert primed["accuracy"] > base["accuracy"]
+    limited = row_losses(tiny_path, corpus, select="unfiltered", limit=1)
+    assert len(limited) == 1
+    # Truncated like SFT: within 64 tokens (system turn and tools) no action is left, so no row is scored.
+    assert row_losses(tiny_path, corpus, select="unfiltered", max_length=64) == []
