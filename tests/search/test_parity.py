@@ -158,17 +158,22 @@ def test_lookup_scores_are_bit_identical_to_the_accumulator(random_catalog) -> N
         assert not index._accumulator().any()  # the thread's buffer is left clean
 
 
-def test_rivals_hold_every_document_scoring_the_floor(random_catalog) -> None:
-    _, _, index = random_catalog
-    rng = random.Random(4)
-    for _ in range(30):
+def _floors(index, seed: int, queries: int):
+    """(term spans rarest first, all hits, their scores, a floor among the top 60) of random queries."""
+    rng = random.Random(seed)
+    for _ in range(queries):
         query = " ".join(rng.choice(WORDS) for _ in range(rng.randint(2, 6)))
         spans = index._spans(query)
         if not spans:
             continue
         docs, scores = index.search(query, k=len(index))
         floor = float(scores[min(len(scores) - 1, rng.randrange(1, 60))])
-        order = sorted(spans, key=lambda sp: sp[2] - sp[1])
+        yield sorted(spans, key=lambda sp: sp[2] - sp[1]), docs, scores, floor
+
+
+def test_rivals_hold_every_document_scoring_the_floor(random_catalog) -> None:
+    _, _, index = random_catalog
+    for order, docs, scores, floor in _floors(index, seed=4, queries=30):
         rivals = index._rivals(order, floor)
         assert set(docs[scores >= floor].tolist()) <= set(rivals.tolist())
         assert np.all(np.diff(rivals) > 0)
@@ -176,16 +181,8 @@ def test_rivals_hold_every_document_scoring_the_floor(random_catalog) -> None:
 
 def test_rival_count_bounds_the_documents_scoring_the_floor(random_catalog) -> None:
     _, _, index = random_catalog
-    rng = random.Random(6)
     checked = 0
-    for _ in range(40):
-        query = " ".join(rng.choice(WORDS) for _ in range(rng.randint(2, 6)))
-        spans = index._spans(query)
-        if not spans:
-            continue
-        _, scores = index.search(query, k=len(index))
-        floor = float(scores[min(len(scores) - 1, rng.randrange(1, 60))])
-        order = sorted(spans, key=lambda sp: sp[2] - sp[1])
+    for order, _, scores, floor in _floors(index, seed=6, queries=40):
         reaching = int(np.count_nonzero(scores >= floor))
         assert index._rival_bound(order, floor, 10**9) >= len(index._rivals(order, floor)) >= reaching
         checked += 1
