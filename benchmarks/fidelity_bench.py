@@ -444,10 +444,10 @@ def markdown(result: dict[str, Any]) -> str:
         f" {result.get('seconds')} s; nice {result.get('nice')}, torch threads {result.get('torch_threads')},"
         f" load average {result.get('load_start')} at start, {result.get('load_now')} at the end):",
         f"`{result['command']}`. Suite: the held-out partition, {result.get('heldout', {}).get('problems')}"
-        f" problems (eval limit {ev['limit']}); strict profile; 95 % intervals (Wilson for greedy ASR,"
-        f" problem bootstrap otherwise). Decoding: greedy, max {ev['max_tokens']} new tokens per turn, max"
-        f" {ev['max_steps']} steps; pass@k columns: {n} samples at T={pk.get('temperature')} on the first"
-        f" {pk.get('limit')} held-out problems, for {', '.join(pk.get('arms', []))} only.",
+        f" problems (evaluated: {ev['limit'] or 'all'}); strict profile; 95 % intervals (Wilson for greedy"
+        f" ASR, problem bootstrap otherwise). Decoding: greedy, max {ev['max_tokens']} new tokens per"
+        f" turn, max {ev['max_steps']} steps; pass@k columns: {n} samples at T={pk.get('temperature')}"
+        f" on the first {pk.get('limit')} held-out problems, for {', '.join(pk.get('arms', []))} only.",
         "",
         f"| arm | label | greedy ASR % | format score | mean steps | pass@1 % (slice) | pass@{n} % (slice) |",
         "|---|---|---|---|---|---|---|",
