@@ -44,7 +44,9 @@ def _config(shop_world, out: Path, executor: str) -> FirehoseConfig:
         out=out,
         races=2,
         problems_per_race=2,
-        timeout_s=10,
+        # Generous: the two executors are compared outcome by outcome, and a sandbox limit hit only because
+        # a loaded 2-core host was slow (CI beside a training run) would differ between them.
+        timeout_s=120,
         workers=1,
         population=POPULATION,
         executor=executor,
