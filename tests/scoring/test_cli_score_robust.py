@@ -12,25 +12,12 @@ from scoring_helpers import recommending
 from typer.testing import CliRunner
 
 from shoparena.catalog.io import dump_index_line
-from shoparena.cli import score as score_cli
 from shoparena.formats.oro import to_oro_envelope
 from shoparena.records.catalog import IndexLine
 from shoparena.scoring import plant_products
 from shoparena.suites import load_suite
 
 SUITE = Path("/work/shared/data/oro/problem_suite_v1.json")
-
-
-@pytest.fixture
-def app() -> typer.Typer:
-    root = typer.Typer()
-
-    @root.callback()
-    def _root() -> None:
-        """Test root."""
-
-    score_cli.register(root)
-    return root
 
 
 @pytest.fixture
