@@ -5,15 +5,12 @@ from __future__ import annotations
 import json
 
 import pytest
+from kill_helpers import run_until_killed
 
 from shoparena.eval.config import EvalConfigError
 from shoparena.eval.run import run_eval
 
 ray = pytest.importorskip("ray", reason="Ray not installed (pip install 'shoparena[scale]')")
-
-
-class Killed(Exception):
-    pass
 
 
 @pytest.fixture(scope="module")
@@ -50,15 +47,7 @@ def test_ray_matches_the_in_process_run(make_config, in_process, local_ray) -> N
 def test_a_killed_ray_run_resumes_exactly_the_missing_episodes(make_config, in_process, local_ray) -> None:
     reference, _ = in_process
     config = make_config("planner", out="killed", samples=2, concurrency=2, executor="ray")
-    seen = []
-
-    def kill_after_three(record) -> None:
-        seen.append(record)
-        if len(seen) == 3:
-            raise Killed
-
-    with pytest.raises(Killed):
-        run_eval(config, on_episode=kill_after_three)
+    run_until_killed(config, after=3)
     before = outcomes(config.out)
     assert len(before) == 3  # the driver writes the run directory: nothing lands after the kill
     # Resume on the other executor: the run directory does not depend on which one played an episode.

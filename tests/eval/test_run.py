@@ -5,14 +5,11 @@ from __future__ import annotations
 import json
 
 import pytest
+from kill_helpers import run_until_killed
 
 from shoparena.eval.config import EvalConfigError
 from shoparena.eval.leak import LeakError
 from shoparena.eval.run import run_eval
-
-
-class Killed(Exception):
-    pass
 
 
 def _lines(path) -> list[dict]:
@@ -53,15 +50,7 @@ def test_run_directory_matches_the_contract(make_config, bank) -> None:
 
 def test_kill_and_resume_plays_exactly_the_missing_episodes(make_config) -> None:
     config = make_config(samples=2, concurrency=1)
-    seen = []
-
-    def kill_after_three(record) -> None:
-        seen.append(record)
-        if len(seen) == 3:
-            raise Killed
-
-    with pytest.raises(Killed):
-        run_eval(config, on_episode=kill_after_three)
+    run_until_killed(config, after=3)
     root = config.out
     before = len(_lines(root / "episodes.jsonl"))  # the episode in flight at the kill may still land
     assert 3 <= before <= 4
