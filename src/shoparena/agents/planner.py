@@ -181,6 +181,10 @@ class PlannerAgent:
         view_per_item: Candidates per item passed to ``view_product_information`` per round.
         basket_width: Candidates per item considered when enumerating voucher baskets.
         extra_rounds: Further search rounds for items whose best candidate is weak.
+        search_forms: Query forms searched per item in the first round (1: the parsed request text only;
+            up to 3: also the title and the bare name). A decisive teacher searches once.
+        top_k: Results per search page the planner considers (a decisive teacher only weighs the top few,
+            which is also all a compact rendering shows a student).
     """
 
     name = "planner"
@@ -188,8 +192,19 @@ class PlannerAgent:
     head_weight = 0.0
 
     def __init__(
-        self, *, max_shops: int = 6, view_per_item: int = 10, basket_width: int = 5, extra_rounds: int = 2
+        self,
+        *,
+        max_shops: int = 6,
+        view_per_item: int = 10,
+        basket_width: int = 5,
+        extra_rounds: int = 2,
+        search_forms: int = 3,
+        top_k: int = 10,
     ) -> None:
+        if search_forms < 1 or top_k < 1:
+            raise ValueError(f"planner: search_forms and top_k must be >= 1, got {search_forms}, {top_k}")
+        self.search_forms = search_forms
+        self.top_k = top_k
         self.max_shops = max_shops
         self.view_per_item = view_per_item
         self.basket_width = basket_width
@@ -264,7 +279,7 @@ class PlannerAgent:
             return 0
         results = yield from self._run(think, calls)
         for (i, page), result in zip(owners, results, strict=True):
-            states[i].add(result, (page - 1) * 10)
+            states[i].add(result[: self.top_k] if isinstance(result, list) else result, (page - 1) * 10)
         return len(calls)
 
     def _view(self, ids: Sequence[str], views: dict[str, dict[str, Any]]) -> Generator[str, Step, None]:
@@ -397,11 +412,11 @@ class PlannerAgent:
         wanted: list[tuple[int, str, int, str | None, bool]] = []
         for i, st in enumerate(states):
             spec = st.spec
-            if spec.title:
-                wanted.append((i, spec.title, 1, None, True))
-            wanted.append((i, spec.search_text or spec.name, 1, None, True))
-            if spec.name and spec.name != spec.search_text:
-                wanted.append((i, spec.name, 1, None, True))
+            text = (i, spec.search_text or spec.name, 1, None, True)
+            title = [(i, spec.title, 1, None, True)] if spec.title else []
+            name = [(i, spec.name, 1, None, True)] if spec.name and spec.name != spec.search_text else []
+            chosen = [text, *title, *name][: self.search_forms]  # the request text first when cut
+            wanted += [f for f in [*title, text, *name] if f in chosen]
         yield from self._searches(
             states, wanted, f"Searching {len(states)} item(s) with their price and service filters."
         )
@@ -583,7 +598,7 @@ class PlannerAgent:
         state = ItemState(spec=item, name_tokens=_tokens(name))
         views: dict[str, dict[str, Any]] = {}
         wanted: list[tuple[int, str, int, str | None, bool]] = [(0, f"{brand} {name}".strip(), 1, None, True)]
-        if brand:
+        if brand and self.search_forms > 1:
             wanted += [(0, f"{brand} {name}".strip(), 2, None, True), (0, name, 1, None, True)]
         yield from self._searches(
             [state], wanted, f"The brand is {brand or 'unknown'}; searching for its {name or 'product'}."

@@ -55,6 +55,18 @@ DEFAULT_TEACHERS: dict[str, Teacher] = {
     "sloppy": Teacher(
         error_rate=0.35, planner_options={"view_per_item": 2, "max_shops": 1, "extra_rounds": 0}
     ),
+    # One search per item, weighing only the top five results, no inspection round: short trajectories a
+    # small student can imitate (docs/training.md, "decisive teachers").
+    "decisive": Teacher(
+        error_rate=0.0,
+        planner_options={
+            "view_per_item": 0,
+            "max_shops": 1,
+            "extra_rounds": 0,
+            "search_forms": 1,
+            "top_k": 5,
+        },
+    ),
 }
 
 #: (miner name, kind, teacher) per version in a race; kind is the harness truth.

@@ -68,6 +68,16 @@ def run(
     max_batch: int = typer.Option(_default("max_batch"), "--max-batch", min=1, help="hf: batch size."),
     threads: int | None = typer.Option(_default("threads"), "--threads", min=1, help="hf: torch threads."),
     progress: bool = typer.Option(_default("progress"), "--progress/--no-progress", help="Progress bar."),
+    render_profile: str | None = typer.Option(
+        _default("render_profile"),
+        "--render-profile",
+        help="upstream | compact (default: the one the hf: policy was trained under, else upstream).",
+    ),
+    allow_profile_mismatch: bool = typer.Option(
+        _default("allow_profile_mismatch"),
+        "--allow-profile-mismatch",
+        help="Evaluate under --render-profile although the policy was trained under another.",
+    ),
     executor: str = typer.Option(
         _default("executor"), "--executor", help="process (episodes here) | ray (one Ray task per problem)."
     ),
@@ -113,6 +123,8 @@ def run(
             max_batch=max_batch,
             threads=threads,
             progress=progress,
+            render_profile=render_profile,
+            allow_profile_mismatch=allow_profile_mismatch,
             executor=executor,
             ray_address=ray_address,
         )

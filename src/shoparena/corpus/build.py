@@ -30,6 +30,7 @@ from shoparena.corpus.ingest import ScoringContext, ingest_file, ingest_run_dir
 from shoparena.corpus.recover import recover_record, recoverable
 from shoparena.corpus.report import ReportBuilder, write_card
 from shoparena.corpus.split import ProblemIndex, assign_split
+from shoparena.formats.profiles import profile_hash
 from shoparena.jsonl import iter_raw_lines
 from shoparena.records.corpus import CorpusRecord, Quarantined
 from shoparena.runs import RunDir
@@ -231,7 +232,7 @@ def _build(config: CorpusConfig, progress: Progress | None) -> dict[str, Any]:
     _atomic_write(out / "problems.json", json.dumps(_problems_doc(sides, cache), indent=1).encode())
     say("writing records and views")
     # Pass 2, one read of pass 1's output: records.jsonl, the report and every view (ingest order).
-    views = ViewWriter(out / "views")
+    views = ViewWriter(out / "views", config.render_profile)
     tmp = out / "records.jsonl.tmp"
     try:
         with open(tmp, "wb") as fh:
@@ -246,6 +247,7 @@ def _build(config: CorpusConfig, progress: Progress | None) -> dict[str, Any]:
     os.replace(tmp, out / "records.jsonl")
     view_counts = views.close()
     doc = report.build(n_quarantined, dict(quarantine_fields), view_counts, config, notes)
+    doc["render"] = {"profile": config.render_profile, "profile_hash": profile_hash(config.render_profile)}
     _atomic_write(out / "report.json", json.dumps(doc, indent=2, sort_keys=True).encode())
     write_card(out / "README.md", doc)
     rundir.complete("build", config.model_dump(mode="json"), started, {"records": doc["funnel"]["records"]})

@@ -17,6 +17,8 @@ from typing import Any
 
 import orjson
 
+from shoparena.formats.profiles import check_profile, render_chat
+
 VIEWS = ("sft", "steps", "kto")
 SPLITS = ("train", "eval")
 COMMON = (
@@ -289,10 +291,11 @@ class ViewWriter:
     Parquet/JSONL files and writes each view's ``DatasetDict`` folder. Rows never wait in memory beyond
     one batch per (view, split)."""
 
-    def __init__(self, views_dir: Path) -> None:
+    def __init__(self, views_dir: Path, profile: str = "upstream") -> None:
         from datasets.utils.logging import disable_progress_bar
 
         disable_progress_bar()
+        self.profile = check_profile(profile)
         self.views_dir = views_dir
         views_dir.mkdir(parents=True, exist_ok=True)
         self.cache = views_dir / ".cache"
@@ -304,6 +307,8 @@ class ViewWriter:
     def add(self, record: dict[str, Any]) -> None:
         if record["split"] not in SPLITS or not any(m["role"] == "assistant" for m in record["messages"]):
             return
+        if self.profile != "upstream":
+            record = rendered_record(record, self.profile)
         for view in VIEWS:
             sink = self.sinks[(view, record["split"])]
             for row in ROW_BUILDERS[view](record):
@@ -339,11 +344,26 @@ class ViewWriter:
         return counts
 
 
+def rendered_record(record: dict[str, Any], profile: str) -> dict[str, Any]:
+    """``record`` with its messages as a policy under ``profile`` sees them (loss flags kept)."""
+    tools = record.get("tools")
+    if isinstance(tools, str):
+        try:
+            tools = orjson.loads(tools)
+        except orjson.JSONDecodeError:
+            tools = None
+    listed = tools if isinstance(tools, list) else None
+    messages, template_tools = render_chat(record["messages"], listed, profile)
+    # The profile decides what the chat template is given: compact names the tools in its system turn.
+    shown = "" if template_tools is None else orjson.dumps(template_tools).decode()
+    return {**record, "messages": messages, "tools": shown}
+
+
 def export_views(
-    records: Callable[[], Iterable[dict[str, Any]]], views_dir: Path
+    records: Callable[[], Iterable[dict[str, Any]]], views_dir: Path, profile: str = "upstream"
 ) -> dict[str, dict[str, int]]:
     """Write every view in one pass over the record dicts; returns view → split → rows."""
-    writer = ViewWriter(views_dir)
+    writer = ViewWriter(views_dir, profile)
     try:
         for record in records():
             writer.add(record)
@@ -353,4 +373,13 @@ def export_views(
     return writer.close()
 
 
-__all__ = ["ROW_BUILDERS", "SPLITS", "VIEWS", "ViewWriter", "export_views", "features", "save_stream_to_disk"]
+__all__ = [
+    "ROW_BUILDERS",
+    "SPLITS",
+    "VIEWS",
+    "ViewWriter",
+    "export_views",
+    "features",
+    "rendered_record",
+    "save_stream_to_disk",
+]

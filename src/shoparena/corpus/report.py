@@ -155,7 +155,18 @@ def write_card(path: Path, report: dict[str, Any]) -> None:
     ]
     for view, splits in f["views"].items():
         lines.append(f"| view `{view}` rows | train {splits.get('train', 0)}, eval {splits.get('eval', 0)} |")
-    lines += ["", f"Counts add up: **{f['adds_up']}**.", "", "## Thresholds", "", "```json"]
+    render = report.get("render") or {"profile": "upstream"}
+    lines += [
+        "",
+        f"Counts add up: **{f['adds_up']}**.",
+        "",
+        f"Render profile of the views: `{render['profile']}` (hash `{render.get('profile_hash', '')}`); "
+        "a student trained on them is evaluated under the same profile.",
+        "",
+        "## Thresholds",
+        "",
+        "```json",
+    ]
     lines += [json.dumps(report["thresholds"], indent=2), "```", ""]
     if report.get("filter_quality"):
         lines += ["## Filter quality against the harness truth", "", "```json"]

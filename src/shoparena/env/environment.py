@@ -19,7 +19,8 @@ from shoparena.env.knowledge import KnowledgeBase
 from shoparena.env.session import ShopSession
 from shoparena.env.shop_tools import OroHelperTools, ShopTools
 from shoparena.env.toolkit import BoundTool, ToolKit
-from shoparena.formats.native import native_tool_call
+from shoparena.formats.native import native_tool_call, trajectory_to_chat
+from shoparena.formats.profiles import check_profile, handle_table, resolve_arguments
 from shoparena.formats.tagged import (
     ParsedStep,
     build_prompt_messages,
@@ -159,6 +160,9 @@ class ShopEnv:
         max_steps: Step cap (upstream 30).
         agent_id: Recorded on trajectories.
         run_id: Recorded on trajectories.
+        profile: Render profile of the policy (:mod:`shoparena.formats.profiles`): under ``compact`` the
+            product and shop handles of a call (``P3``, ``S1``) are mapped back to ids and left-out
+            defaults filled in before the call runs; the trajectory records real ids.
     """
 
     def __init__(
@@ -171,7 +175,9 @@ class ShopEnv:
         max_steps: int = DEFAULT_MAX_STEPS,
         agent_id: str = "",
         run_id: str = "",
+        profile: str = "upstream",
     ) -> None:
+        self.profile = check_profile(profile)
         if max_steps < 1:
             raise ValueError(f"ShopEnv.max_steps must be >= 1, got {max_steps}")
         self.engine = engine
@@ -275,6 +281,8 @@ class ShopEnv:
         if not step.content and step.content_format == "tagged":
             step.content = render_model_output(step)
         info: dict[str, Any] = {}
+        if self.profile == "compact":
+            self._resolve_handles(step.tool_calls, session)
         for call in step.tool_calls:
             self._run_call(call, session)
             if session.infra_error is not None:
@@ -296,6 +304,14 @@ class ShopEnv:
         if session.schema_violations:
             info["schema_violations"] = list(session.schema_violations)
         return StepResult(self._observation(), step, reason is not None, reason, info)
+
+    def _resolve_handles(self, calls: Sequence[ToolCall], session: ShopSession) -> None:
+        """Map a compact policy's handles to the ids it was shown (the same table the render built)."""
+        history = Trajectory(query=session.query, steps=list(session.steps))
+        table = handle_table(trajectory_to_chat(history))
+        for call in calls:
+            if call.invalid_reason is None and isinstance(call.parameters, dict):
+                call.parameters = resolve_arguments(call.name, call.parameters, table)
 
     def _run_call(self, call: ToolCall, session: ShopSession) -> None:
         if call.invalid_reason is not None:

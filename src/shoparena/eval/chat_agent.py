@@ -18,6 +18,8 @@ from typing import Any, Literal
 from shoparena.arena.miners.agentic import SYSTEM_PROMPT as AGENTIC_SYSTEM_PROMPT
 from shoparena.env.environment import Observation
 from shoparena.formats.native import trajectory_to_chat
+from shoparena.formats.profiles import check_profile, render_chat
+from shoparena.llm.transformers_backend import parse_generated_text
 from shoparena.llm.types import BackendError, ChatBackend, ChatRequest
 from shoparena.records.message import ToolSchema
 from shoparena.records.trajectory import Trajectory
@@ -70,6 +72,7 @@ class ChatAgent:
         model: Model name sent with each request (None: the backend's default).
         deadline: ``time.monotonic()`` after which the next step raises :class:`EpisodeTimeout`.
         request_timeout_s: Per-request timeout.
+        profile: Render profile (:mod:`shoparena.formats.profiles`) of the native messages and tools.
     """
 
     def __init__(
@@ -82,7 +85,9 @@ class ChatAgent:
         deadline: float | None = None,
         request_timeout_s: float | None = None,
         name: str = "chat",
+        profile: str = "upstream",
     ) -> None:
+        self.profile = check_profile(profile)
         if fmt not in ("native", "tagged"):
             raise ValueError(f"ChatAgent.fmt must be 'native' or 'tagged', got {fmt!r}")
         self.backend, self.fmt = backend, fmt
@@ -94,13 +99,21 @@ class ChatAgent:
 
     def messages(self, observation: Observation) -> list[dict[str, Any]]:
         """The prompt messages for the next step."""
+        return self.rendered(observation, observation.tools)[0]
+
+    def rendered(
+        self, observation: Observation, tools: Sequence[ToolSchema]
+    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]] | None]:
+        """The prompt messages and the template's tool list for the next step, under the render profile."""
         if self.fmt == "tagged":
-            return list(observation.messages())
+            return list(observation.messages()), None
         history = Trajectory(query=observation.query, steps=list(observation.steps))
-        tools = [t.to_openai() for t in observation.tools]
-        return trajectory_to_chat(history, tools, system_prompt=NATIVE_SYSTEM_PROMPT)
+        schemas = [t.to_openai() for t in tools]
+        chat = trajectory_to_chat(history, schemas, system_prompt=NATIVE_SYSTEM_PROMPT)
+        return render_chat(chat, schemas, self.profile)
 
     def request(self, observation: Observation, tools: Sequence[ToolSchema]) -> ChatRequest:
+        messages, template_tools = self.rendered(observation, tools)
         d = self.decoding
         extra: dict[str, Any] = {"chat_template_kwargs": {"enable_thinking": d.thinking}}
         if d.temperature > 0:
@@ -109,8 +122,8 @@ class ChatAgent:
                 extra["seed"] = d.seed
         return ChatRequest(
             model=self.model,
-            messages=self.messages(observation),
-            tools=[t.to_openai() for t in tools] if self.fmt == "native" else None,
+            messages=messages,
+            tools=template_tools,
             temperature=d.temperature,
             max_tokens=d.max_tokens,
             timeout_s=self.request_timeout_s,
@@ -141,11 +154,17 @@ class ChatAgent:
             if response.reasoning_content and "<think>" not in text:
                 text = f"<think>{response.reasoning_content}</think>\n{text}"
             return text
+        content, tool_calls = response.content, response.tool_calls
+        if not tool_calls and "<tool_call>" in (content or ""):
+            # A profile that names the tools in its system turn sends no tool list, so the server (or the
+            # in-process backend) leaves the Hermes blocks in the text: parse them here, the same way.
+            parsed = parse_generated_text(content, parse_tools=True, split_reasoning=False)
+            content, tool_calls = parsed.content, parsed.tool_calls
         return {
             "role": "assistant",
-            "content": response.content,
+            "content": content,
             "reasoning_content": response.reasoning_content,
-            "tool_calls": response.tool_calls,
+            "tool_calls": tool_calls,
         }
 
 

@@ -47,6 +47,15 @@ class EvalConfig(BaseModel):
     thinking: bool = Field(
         default=False, description="Chat-template thinking switch (Qwen3 enable_thinking)."
     )
+    render_profile: str | None = Field(
+        default=None,
+        description="Render profile (upstream | compact); None: the one the hf: policy was trained under "
+        "(its render stamp), else upstream.",
+    )
+    allow_profile_mismatch: bool = Field(
+        default=False,
+        description="Evaluate under render_profile although the policy was trained under another.",
+    )
     concurrency: int = Field(default=4, ge=1, description="Episodes in flight at once.")
     greedy_episode: bool = Field(
         default=True, description="With sampling, also play one greedy episode per problem (greedy ASR)."
@@ -102,6 +111,7 @@ class EvalConfig(BaseModel):
             "greedy_episode": self.temperature > 0 and self.greedy_episode,
             "format": self.format,
             "max_steps": self.max_steps,
+            "render_profile": self.render_profile or "upstream",
         }
 
 

@@ -24,6 +24,13 @@ from shoparena.env.episodes import run_episode
 from shoparena.env.knowledge import KnowledgeBase
 from shoparena.eval.chat_agent import ChatAgent, Decoding, EpisodeTimeout, EpisodeUsage
 from shoparena.eval.config import EvalConfig
+from shoparena.formats.profiles import (
+    RenderProfileError,
+    check_profile,
+    profile_hash,
+    read_render_stamp,
+    template_hash,
+)
 from shoparena.records.problem import Problem
 from shoparena.records.trajectory import EpisodeStatus, Trajectory, TrajectoryError
 
@@ -114,6 +121,7 @@ class InProcessPolicy:
                 max_steps=self.config.max_steps,
                 agent_id=self.name,
                 run_id=run_id,
+                profile=self.config.render_profile or "upstream",
             )
             self._local.env = env
         return env
@@ -192,9 +200,52 @@ def chat_policy(
             deadline=deadline,
             request_timeout_s=config.request_timeout_s,
             name=name,
+            profile=config.render_profile or "upstream",
         )
 
     return InProcessPolicy(name, kind, make, config, engine, knowledge, info, closer)
+
+
+def resolve_render_profile(config: EvalConfig) -> EvalConfig:
+    """``config`` with the render profile an ``hf:`` policy was trained under (its render stamp).
+
+    An explicit ``render_profile`` that differs from the stamp is refused unless ``allow_profile_mismatch``;
+    a chat template edited since training is logged as a warning (the prompt tokens differ from training's).
+
+    Raises:
+        RenderProfileError: an unknown profile, a damaged stamp, or a mismatch (the message names both).
+    """
+    from transformers import AutoTokenizer
+
+    if config.render_profile is not None:
+        check_profile(config.render_profile)
+    spec = config.policy.strip()
+    if not spec.startswith(("hf:", "transformers:")):
+        return config
+    folder = Path(spec.split(":", 1)[1].partition("#")[0])
+    stamp = read_render_stamp(folder) if folder.is_dir() else None
+    if stamp is None:
+        return config
+    wanted = config.render_profile or stamp.profile
+    if wanted != stamp.profile and not config.allow_profile_mismatch:
+        raise RenderProfileError(
+            f"{folder}: trained under render profile {stamp.profile!r}, asked to evaluate under {wanted!r} "
+            "(pass allow_profile_mismatch to do it anyway)"
+        )
+    if stamp.profile_hash != profile_hash(stamp.profile):
+        logger.warning("%s: render profile %r changed since training", folder, stamp.profile)
+    try:
+        current = template_hash(AutoTokenizer.from_pretrained(folder).chat_template)
+    except (OSError, ValueError):
+        current = stamp.template_hash
+    if stamp.template_hash and current != stamp.template_hash:
+        logger.warning(
+            "%s: chat template %s differs from the one trained with (%s)",
+            folder,
+            current,
+            stamp.template_hash,
+        )
+    return config.model_copy(update={"render_profile": wanted})
 
 
 class MinerPolicy:
@@ -369,4 +420,5 @@ __all__ = [
     "Policy",
     "build_policy",
     "chat_policy",
+    "resolve_render_profile",
 ]

@@ -31,8 +31,9 @@ from shoparena.env.episodes import suite_hash, suite_knowledge
 from shoparena.eval.config import RESUMABLE_CHANGES, EvalConfig, EvalConfigError, load_problems
 from shoparena.eval.leak import LeakCheck, SuiteIdentity, check_leaks, partition_of
 from shoparena.eval.metrics import Estimate, GroupMetrics, ProblemOutcome, metrics_by_category, proportion
-from shoparena.eval.policies import EpisodeResult, EpisodeSpec, build_policy
+from shoparena.eval.policies import EpisodeResult, EpisodeSpec, build_policy, resolve_render_profile
 from shoparena.formats.oro import to_oro_envelope
+from shoparena.formats.profiles import RenderProfileError
 from shoparena.jsonl import append_line, repair_torn_tail, sha256_file
 from shoparena.records.problem import Problem
 from shoparena.runs.envelopes import dumps_envelope
@@ -292,6 +293,10 @@ def run_eval(
         EvalConfigError: the run directory holds a different evaluation, or the suite is empty.
         LeakError: the suite leaks into ``--train-corpus`` and ``--allow-leak`` was not given.
     """
+    try:
+        config = resolve_render_profile(config)
+    except RenderProfileError as exc:
+        raise EvalConfigError(str(exc)) from None
     root = config.out
     root.mkdir(parents=True, exist_ok=True)
     _check_resumable(root, config)

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 
 class _Section(BaseModel):
@@ -72,6 +72,17 @@ class JudgeSection(_Section):
 
 class CorpusSection(_Section):
     recover: bool = Field(default=True, description="Rewrite sub-task trajectories as agentic ones.")
+    render_profile: str = Field(
+        default="compact",
+        description="Render profile of the views, and of base and student evaluation (upstream | compact).",
+    )
+
+    @field_validator("render_profile")
+    @classmethod
+    def _known_profile(cls, value: str) -> str:
+        from shoparena.formats.profiles import check_profile
+
+        return check_profile(value)
     options: dict[str, Any] = Field(
         default_factory=dict, description="Further CorpusConfig fields (filter, gates, split) as is."
     )
@@ -80,7 +91,14 @@ class CorpusSection(_Section):
 class ModelSection(_Section):
     """The student's starting point; base evaluation depends on it, not on the SFT knobs."""
 
-    base: str = Field(default="tiny", description="tiny | student-cpu | smollm2 | a model folder | a hub id.")
+    base: str = Field(
+        default="student-word",
+        description="student-word (built over this run's catalogue) | tiny | student-cpu | smollm2 | a model "
+        "folder | a hub id.",
+    )
+    seed: int = Field(default=0, description="student-word: seed of the random weights.")
+    layers: int = Field(default=4, ge=1, description="student-word: transformer layers.")
+    hidden: int = Field(default=256, ge=64, description="student-word: hidden size (heads of 64).")
 
 
 class SFTSection(_Section):

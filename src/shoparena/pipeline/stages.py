@@ -260,6 +260,7 @@ def corpus_stage(ctx: StageContext) -> dict[str, Any]:
             "recover": section.recover,
         }
     )
+    config = config.model_copy(update={"render_profile": section.render_profile})
     report = build_corpus(config, progress=lambda message: ctx.console.print(f"corpus: {message}"))
     funnel = report.get("funnel", {})
     ctx.console.print(
@@ -302,13 +303,40 @@ def train_policy(
     }
 
 
+def model_stage(ctx: StageContext) -> dict[str, Any]:
+    """The student's starting point as a local folder: ``student-word`` is built over this run's catalogue
+    and training-side suites (never the held-out or hidden pools); other names resolve as
+    :func:`base_model_path` does."""
+    section = ctx.config.model
+    served = bool(ctx.config.eval.server)
+    if section.base != "student-word" or served:
+        return {"path": base_model_path(section.base, served=served)}
+    entry_point("shoparena.train.models", "build_pipeline_student", 24)
+    from shoparena.train.models import build_pipeline_student
+
+    pools = ctx.inputs["partitions"]["pools"]
+    suites = [pool["path"] for name, pool in pools.items() if name not in ("heldout", "hidden")]
+    bank = Path(ctx.inputs["bank"]["path"])
+    path = build_pipeline_student(
+        ctx.dir / ctx.stage_hash,
+        catalog=ctx.inputs["catalog"]["path"],
+        suites=sorted(suites),
+        knowledge=[bank.with_name(bank.name + ".knowledge.jsonl")],
+        seed=section.seed,
+        layers=section.layers,
+        hidden=section.hidden,
+    )
+    ctx.console.print(f"student-word: {path}")
+    return {"path": str(path)}
+
+
 def sft_stage(ctx: StageContext) -> dict[str, Any]:
     """SFT of the student on the corpus's ``sft`` view with TRL (``shoparena.train``)."""
     section = ctx.config.sft
     return train_policy(
         method="sft",
         preset=section.preset,
-        model=ctx.config.model.base,
+        model=ctx.inputs["model"]["path"],
         corpus=ctx.inputs["corpus"]["path"],
         select=section.select,
         trainer=section.trainer,
@@ -328,6 +356,7 @@ def evaluate_policy(
     console: Any = None,
     executor: str = "process",
     ray_address: str | None = None,
+    render_profile: str | None = None,
 ) -> dict[str, Any]:
     """Evaluate ``model`` (a folder, or a name the ``eval.server`` serves) on ``suite`` with the
     :class:`EvalSection` settings (greedy + ``samples`` sampled episodes); resumable in ``out``.
@@ -357,6 +386,7 @@ def evaluate_policy(
             "seed": section.seed,
             "train_corpus": Path(train_corpus) if train_corpus else None,
             "allow_leak": allow_leak,
+            "render_profile": render_profile,
         }
     )
     summary = run_eval(config).dump()
@@ -385,13 +415,14 @@ def eval_base_stage(ctx: StageContext) -> dict[str, Any]:
     section = ctx.config.eval
     return evaluate_policy(
         section,
-        model=base_model_path(ctx.config.model.base, served=bool(section.server)),
+        model=ctx.inputs["model"]["path"],
         suite=_heldout(ctx),
         index=ctx.inputs["index"]["path"],
         out=ctx.dir / ctx.stage_hash,
         console=ctx.console,
         executor=ctx.config.executor,
         ray_address=ctx.config.ray_address,
+        render_profile=ctx.config.corpus.render_profile,
     )
 
 
@@ -407,6 +438,7 @@ def eval_student_stage(ctx: StageContext) -> dict[str, Any]:
         console=ctx.console,
         executor=ctx.config.executor,
         ray_address=ctx.config.ray_address,
+        render_profile=ctx.config.corpus.render_profile,
     )
 
 
@@ -430,19 +462,24 @@ def pipeline_stages() -> list[Stage]:
         Stage("judge", ("firehose",), lambda c: c.judge, judge_stage, "judge"),
         Stage("corpus", ("firehose", "judge", "partitions"), lambda c: c.corpus, corpus_stage, "corpus"),
         Stage(
-            "sft", ("corpus",), lambda c: {"model": c.model, "sft": c.sft}, sft_stage, "SFT of the student"
+            "model",
+            ("catalog", "bank", "partitions"),
+            lambda c: {"model": c.model, "served": bool(c.eval.server)},
+            model_stage,
+            "the student's base model",
         ),
+        Stage("sft", ("corpus", "model"), lambda c: c.sft, sft_stage, "SFT of the student"),
         Stage(
             "eval_base",
-            ("partitions", "index"),
-            lambda c: {"model": c.model, "eval": c.eval},
+            ("partitions", "index", "model"),
+            lambda c: {"eval": c.eval, "profile": c.corpus.render_profile},
             eval_base_stage,
             "evaluation: base model, held-out",
         ),
         Stage(
             "eval_student",
             ("sft", "corpus", "partitions", "index"),
-            lambda c: c.eval,
+            lambda c: {"eval": c.eval, "profile": c.corpus.render_profile},
             eval_student_stage,
             "evaluation: student, held-out",
         ),

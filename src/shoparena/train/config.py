@@ -38,6 +38,16 @@ class DataSection(BaseModel):
     sample_seed: int | None = Field(
         None, description="With max_rows: a seeded uniform sample of the selected rows (None: the first N)."
     )
+    overlong: Literal["truncate", "drop"] = Field(
+        "truncate",
+        description="SFT rows longer than max_length: cut (TRL's way) or left out whole, counted "
+        "(dropped['too_long']), so a student never trains on a conversation it is not evaluated on.",
+    )
+    render_profile: str | None = Field(
+        None,
+        description="Render profile the corpus must have been built with (None: whatever it was); a "
+        "different one is refused.",
+    )
 
 
 class LoraSection(BaseModel):

@@ -159,21 +159,92 @@ def render_sft_record(
     for (start, end), trainable in zip(spans, flags, strict=True):
         if not trainable:
             mask[start:end] = [0] * (end - start)
+    check_template_drift(tokenizer, messages, tools, ids, mask, chat_template=chat_template)
     return {"input_ids": ids, "assistant_masks": mask}
 
 
-def prepare_sft(dataset: Any, tokenizer: Any, report: DataReport, *, max_length: int | None, template=None):
-    """Pre-tokenised SFT rows (``input_ids``, ``assistant_masks``), truncated to ``max_length``; rows with no
-    trainable token left are dropped (``dropped['no_trainable_tokens']``)."""
+class TemplateDriftError(ValueError):
+    """A conversation whose rendering at some assistant turn is not what the policy would be prompted with."""
+
+
+def check_template_drift(
+    tokenizer: Any,
+    messages: list[dict[str, Any]],
+    tools: Any,
+    ids: list[int],
+    mask: list[int],
+    *,
+    chat_template: str | None = None,
+) -> None:
+    """The chat-template drift guard, for one rendered conversation (``ids``, loss ``mask``).
+
+    For every assistant turn, the token ids of the prompt the policy gets at that turn (the messages before
+    it, with the generation prompt) must be a prefix of the whole conversation's ids, and so must the ids of
+    the conversation through that turn; and the mask may only cover tokens between the two (the turn itself),
+    so it never covers a system, user or tool token. A template that re-renders earlier turns differently once
+    later turns exist (dropped reasoning, moved tool blocks) teaches the student a text it never sees.
+
+    Raises:
+        TemplateDriftError: naming the assistant turn and what broke.
+    """
+    clean = clean_messages(messages)
+    turns = [i for i, m in enumerate(clean) if m["role"] == "assistant"]
+    texts: list[str] = []
+    for i in turns:
+        for head, gen in ((clean[:i], True), (clean[: i + 1], False)):
+            texts.append(
+                tokenizer.apply_chat_template(
+                    head,
+                    tools=parse_tools(tools),
+                    chat_template=chat_template,
+                    tokenize=False,
+                    add_generation_prompt=gen,
+                )
+            )
+    encoded = tokenizer(texts, add_special_tokens=False)["input_ids"] if texts else []
+    allowed = [0] * len(ids)
+    for k, i in enumerate(turns):
+        prompt, through = encoded[2 * k], encoded[2 * k + 1]
+        for what, part in (("prompt", prompt), ("conversation through it", through)):
+            if list(part) != ids[: len(part)]:
+                raise TemplateDriftError(
+                    f"assistant turn {k + 1} (message {i}): the {what} does not render as a prefix of the "
+                    "whole conversation (chat template drift)"
+                )
+        allowed[len(prompt) : len(through)] = [1] * (len(through) - len(prompt))
+    stray = [j for j, (m, a) in enumerate(zip(mask, allowed, strict=True)) if m and not a]
+    if stray:
+        raise TemplateDriftError(
+            f"the loss mask covers {len(stray)} token(s) outside the assistant turns (first at token "
+            f"{stray[0]}): a system, user or tool token would be trained"
+        )
+
+
+def prepare_sft(
+    dataset: Any,
+    tokenizer: Any,
+    report: DataReport,
+    *,
+    max_length: int | None,
+    template=None,
+    overlong: str = "truncate",
+):
+    """Pre-tokenised SFT rows (``input_ids``, ``assistant_masks``), each through the drift guard
+    (:func:`check_template_drift`); rows over ``max_length`` are truncated, or with ``overlong="drop"`` left
+    out (``dropped['too_long']``); rows with no trainable token left are dropped
+    (``dropped['no_trainable_tokens']``)."""
     import datasets
 
     rows = []
     for row in dataset:
         try:
             enc = render_sft_record(tokenizer, row["messages"], row.get("tools"), chat_template=template)
-        except (ValueError, TypeError) as exc:  # bad tools JSON, a template error, mismatched spans
+        except (ValueError, TypeError) as exc:  # bad tools JSON, a template error, mismatched spans, drift
             where = f"{report.view} view, record {row.get('record_id')!r}"
             raise ConfigError(f"{where}: messages/tools: {exc}") from exc
+        if max_length is not None and len(enc["input_ids"]) > max_length and overlong == "drop":
+            report.dropped["too_long"] = report.dropped.get("too_long", 0) + 1
+            continue
         if max_length is not None:
             enc = {k: v[:max_length] for k, v in enc.items()}
         if not any(enc["assistant_masks"]):

@@ -18,7 +18,7 @@ from shoparena.train.data import (
 def prepare(cfg: TrainConfig, args: Any, rows: Any, tokenizer: Any, report: DataReport) -> Any:
     """The method's training dataset from the selected view rows."""
     if cfg.method == "sft":
-        return prepare_sft(rows, tokenizer, report, max_length=args.max_length)
+        return prepare_sft(rows, tokenizer, report, max_length=args.max_length, overlong=cfg.data.overlong)
     if cfg.method == "grpo":
         if args.grpo_mode == "online":
             return prepare_grpo_online(rows, report)
@@ -76,9 +76,33 @@ def sft_trainer_class() -> type:
                 tokens = inputs["position_ids"].new_tensor(inputs["position_ids"].size(1))
             self._total_train_tokens += self.accelerator.gather_for_metrics(tokens).sum().item()
             self._metrics["train"]["num_tokens"] = [self._total_train_tokens]
+            if getattr(self.args, "sparse_lm_head", False) and not return_outputs:
+                return sparse_head_loss(model, inputs, num_items_in_batch)
             return Trainer.compute_loss(self, model, inputs, return_outputs, num_items_in_batch)
 
     return ShopSFTTrainer
+
+
+def sparse_head_loss(model: Any, inputs: dict[str, Any], num_items_in_batch: Any = None) -> Any:
+    """Next-token cross-entropy with the LM head applied only where a label exists.
+
+    Equal to the causal LM loss (mean over labelled tokens, or sum / ``num_items_in_batch``), but the
+    vocabulary projection runs on the trainable tokens only: a small student's prompts and tool results are
+    ~90 % of its tokens and carry no loss.
+    """
+    import torch
+
+    labels = inputs["labels"]
+    body = model.get_decoder() if hasattr(model, "get_decoder") else model.model
+    kwargs = {k: inputs[k] for k in ("attention_mask", "position_ids") if inputs.get(k) is not None}
+    hidden = body(input_ids=inputs["input_ids"], use_cache=False, **kwargs).last_hidden_state[:, :-1]
+    targets = labels[:, 1:]
+    picked = targets != -100
+    logits = model.get_output_embeddings()(hidden[picked]).float()
+    total = torch.nn.functional.cross_entropy(logits, targets[picked], reduction="sum")
+    if num_items_in_batch is not None:
+        return total / num_items_in_batch
+    return total / picked.sum().clamp(min=1)
 
 
 def build_trainer(cfg: TrainConfig, args: Any, model: Any, tokenizer: Any, dataset: Any, peft: Any) -> Any:

@@ -10,6 +10,7 @@ is a fair probe; SmolLM2 remains the pretrained option.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -80,6 +81,11 @@ def resolve_model(name: str) -> str:
         return str(convert_smollm2())
     if name == "student-cpu":
         return str(build_student(models / "student-cpu"))
+    if name == WORD_STUDENT:
+        raise ValueError(
+            "model student-word is built over a run's catalogue by the pipeline's model stage: pass its "
+            "folder (RUN/model/<hash>) as the model"
+        )
     return name
 
 
@@ -106,3 +112,62 @@ def prepare_tokenizer(tokenizer: Any) -> None:
         tokenizer.chat_template = patched or chatml_tools_template(thinking=True)
     if getattr(tokenizer, "response_template", None) is None and "<tool_call>" in tokenizer.chat_template:
         tokenizer.response_template = qwen3_template
+
+
+WORD_STUDENT = "student-word"
+
+
+def word_student_texts(
+    catalog: str | Path, suites: list[str | Path], knowledge: list[str | Path]
+) -> Iterator[str]:
+    """The texts whose words make ``student-word``'s vocabulary: the catalogue (JSONL, gzip or plain), the
+    requests of the given suites (training and public pools only: never the held-out partition's), the
+    knowledge pages behind ``web_search``, and the compact render profile's fixed text."""
+    import gzip
+
+    from shoparena.formats.profiles import COMPACT_TOOLS, compact_system
+    from shoparena.suites.loaders import load_suite
+
+    path = Path(catalog)
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8") as fh:
+        yield from fh
+    for suite in suites:
+        problems, _ = load_suite(suite)
+        for problem in problems:
+            yield problem.query
+    for page_file in knowledge:
+        if Path(page_file).is_file():
+            yield Path(page_file).read_text(encoding="utf-8")
+    yield compact_system(COMPACT_TOOLS)
+
+
+def build_pipeline_student(
+    out_dir: str | Path,
+    *,
+    catalog: str | Path,
+    suites: list[str | Path],
+    knowledge: list[str | Path],
+    seed: int = 0,
+    layers: int = 4,
+    hidden: int = 256,
+) -> Path:
+    """Build (or reuse) ``student-word`` over a run's catalogue and training-side suites; the fingerprint is
+    the hash of the inputs' bytes, so a changed catalogue or suite rebuilds it."""
+    import hashlib
+
+    from shoparena.models.word_student import build_word_student
+
+    digest = hashlib.sha256()
+    for item in [catalog, *suites, *knowledge]:
+        p = Path(item)
+        digest.update(p.name.encode())
+        digest.update(p.read_bytes() if p.is_file() else b"-")
+    return build_word_student(
+        out_dir,
+        word_student_texts(catalog, suites, knowledge),
+        seed=seed,
+        layers=layers,
+        hidden=hidden,
+        fingerprint=digest.hexdigest()[:16],
+    )

@@ -18,9 +18,10 @@ from typing import Any
 import yaml
 from pydantic import Field
 
+from shoparena.formats.profiles import template_hash, write_render_stamp
 from shoparena.runs import RunDir, RunManifest
 from shoparena.runs.manifest import load_or_new
-from shoparena.train.config import TrainConfig
+from shoparena.train.config import ConfigError, TrainConfig
 
 
 class TrainManifest(RunManifest):
@@ -31,6 +32,8 @@ class TrainManifest(RunManifest):
     data_hash: str = Field(default="", description="sha256 prefix over the selected record ids and the view.")
     rows_used: int = 0
     final: str = ""
+    render_profile: str = Field(default="", description="Render profile of the corpus rows trained on.")
+    template_hash: str = Field(default="", description="sha256 prefix of the chat template trained with.")
 
 
 class TrainRunDir(RunDir):
@@ -114,8 +117,33 @@ def _peft_config(cfg: TrainConfig) -> Any:
     )
 
 
-def _save_final(trainer: Any, tokenizer: Any, final: Path) -> None:
-    """Merge any LoRA adapter and save a plain transformers folder (atomic: temp sibling, then rename)."""
+def corpus_render_profile(cfg: TrainConfig) -> str:
+    """The render profile the corpus views were built with (its report; ``upstream`` for older corpora).
+
+    Raises:
+        ConfigError: ``data.render_profile`` names another profile.
+    """
+    report = Path(cfg.data.corpus or "") / "report.json"
+    profile = "upstream"
+    if report.is_file():
+        try:
+            profile = (json.loads(report.read_text(encoding="utf-8")).get("render") or {}).get(
+                "profile", "upstream"
+            )
+        except (ValueError, AttributeError) as exc:
+            raise ConfigError(f"{report}: unreadable corpus report ({exc})") from None
+    wanted = cfg.data.render_profile
+    if wanted is not None and wanted != profile:
+        raise ConfigError(
+            f"data.render_profile: the corpus {cfg.data.corpus} was rendered under {profile!r}, "
+            f"not {wanted!r}"
+        )
+    return profile
+
+
+def _save_final(trainer: Any, tokenizer: Any, final: Path, profile: str) -> None:
+    """Merge any LoRA adapter and save a plain transformers folder (atomic: temp sibling, then rename) with
+    its render stamp (profile and chat-template hash, read back by ``eval run``)."""
     import shutil
 
     model = trainer.accelerator.unwrap_model(trainer.model)
@@ -125,6 +153,7 @@ def _save_final(trainer: Any, tokenizer: Any, final: Path) -> None:
     shutil.rmtree(tmp, ignore_errors=True)
     model.save_pretrained(tmp)
     tokenizer.save_pretrained(tmp)
+    write_render_stamp(tmp, profile, tokenizer.chat_template)
     shutil.rmtree(final, ignore_errors=True)
     tmp.rename(final)
 
@@ -176,8 +205,11 @@ def train(cfg: TrainConfig, out_dir: str | Path, *, progress: bool = True) -> di
     tokenizer = AutoTokenizer.from_pretrained(model_path)
     prepare_tokenizer(tokenizer)
     rows, report = select_rows(cfg)
+    profile = corpus_render_profile(cfg)
     dataset = methods.prepare(cfg, args, rows, tokenizer, report)
     run.manifest.data_hash, run.manifest.rows_used = report.data_hash, report.used
+    run.manifest.render_profile = profile
+    run.manifest.template_hash = template_hash(tokenizer.chat_template)
     run.complete(
         "data",
         {"data": config_payload["data"], "trainer": config_payload["trainer"]},
@@ -193,7 +225,7 @@ def train(cfg: TrainConfig, out_dir: str | Path, *, progress: bool = True) -> di
     t0 = time.time()
     output = trainer.train(resume_from_checkpoint=last)
     seconds = time.time() - t0
-    _save_final(trainer, tokenizer, final)
+    _save_final(trainer, tokenizer, final, profile)
     summary = {
         "peak_memory_gb": _peak_memory_gb(),
         "tokens_per_s": _tokens_per_s(root, seconds),

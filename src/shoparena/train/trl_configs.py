@@ -47,6 +47,14 @@ class ShopSFTConfig(SFTConfig):
     activation_checkpointing: bool | None = field(
         default=False, metadata={"help": "Off: faster for small models."}
     )
+    sparse_lm_head: bool = field(
+        default=False,
+        metadata={
+            "help": "Apply the LM head only at positions with a label (the trainable assistant tokens): the "
+            "same loss, without the vocabulary projection of prompt and tool tokens. For small students "
+            "whose output layer is a large share of the work."
+        },
+    )
     fused_lm_head: bool = field(
         default=False,
         metadata={

@@ -1,0 +1,343 @@
+"""Render profiles: the one home of the text a chat policy sees (system turn, tool schemas, tool results).
+
+A profile maps the canonical OpenAI chat of an episode (``trajectory_to_chat``: system, user query, assistant
+turns with ``tool_calls``, one ``tool`` turn per result, results as JSON text) to the messages and tool list
+given to a chat template. Every consumer renders through :func:`render_chat`: the corpus views, ``eval run``,
+online GRPO in ``ShopEnv`` and the arena's agentic miner, so a student sees at evaluation exactly the text of
+the rows it was trained on (same state, same text).
+
+- ``upstream``: the messages as they are (ShoppingBench's tools, full JSON results). The GPU presets and the
+  paper configuration use it.
+- ``compact``: for small students. A fixed terse system turn that names the tools (no JSON schemas); search
+  results as one line per product, top :data:`COMPACT_TOP` only; view results as options and attributes only;
+  short acknowledgements for actions. Products and shops are per-episode handles (``P1``, ``S1``, numbered by
+  first appearance) that the environment maps back to ids (:func:`resolve_arguments`), so a student copies a
+  two-token handle instead of a ten-digit id. Default arguments (``page`` 1, ``max_results`` 10) are left out
+  and filled back in.
+
+Trajectories always store real ids and full results; a profile is a view of them, never a change.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from shoparena.formats.native import text_to_result
+from shoparena.records.render import RENDER_STAMP_NAME, RenderStamp
+
+PROFILES = ("upstream", "compact")
+DEFAULT_PROFILE = "upstream"
+#: Search results a compact render shows per page (the decisive teacher weighs the same number).
+COMPACT_TOP = 5
+_COMPACT_ATTRS = 10
+_COMPACT_WEB_PAGES = 4
+_COMPACT_WEB_CHARS = 240
+_HANDLE_RE = re.compile(r"^([PS])(\d+)$")
+_ID_ARGS = {"product_ids": "P", "shop_id": "S"}
+_DEFAULT_ARGS = {"find_product": {"page": 1}, "web_search": {"max_results": 10}}
+
+COMPACT_TOOLS = {
+    "find_product": "find_product(q, price='lo-hi', service='official|freeShipping|COD|flashsale', "
+    "sort='priceasc|pricedesc|order', shop_id, page)",
+    "view_product_information": "view_product_information(product_ids)",
+    "recommend_product": "recommend_product(product_ids in the order asked)",
+    "terminate": "terminate(status='success|failure')",
+    "web_search": "web_search(q)",
+}
+COMPACT_SYSTEM = (
+    "You are a shopping assistant. Products are P1, P2, ... and shops S1, S2, ...; "
+    "call tools as <tool_call> JSON. Tools: "
+)
+
+
+class RenderProfileError(ValueError):
+    """An unknown profile, or a corpus/policy profile mismatch."""
+
+
+def check_profile(name: str) -> str:
+    """``name`` if it is a known profile; raises :class:`RenderProfileError` naming the known ones."""
+    if name not in PROFILES:
+        raise RenderProfileError(f"unknown render profile {name!r}; known: {', '.join(PROFILES)}")
+    return name
+
+
+def profile_hash(name: str) -> str:
+    """A short fingerprint of a profile's fixed text (recorded beside its name in cards and manifests)."""
+    fixed = json.dumps(
+        [name, COMPACT_SYSTEM, COMPACT_TOOLS, COMPACT_TOP, _COMPACT_ATTRS, _COMPACT_WEB_PAGES]
+        if name == "compact"
+        else [name],
+        sort_keys=True,
+    )
+    return hashlib.sha256(fixed.encode()).hexdigest()[:16]
+
+
+@dataclass(slots=True)
+class HandleTable:
+    """Per-episode handles: product and shop ids numbered by first appearance in what the policy was shown."""
+
+    ids: dict[str, str] = field(default_factory=dict)  # real id -> handle
+    handles: dict[str, str] = field(default_factory=dict)  # handle -> real id
+
+    def handle(self, kind: str, real: Any) -> str:
+        key = f"{kind}:{real}"
+        if key not in self.ids:
+            n = sum(1 for k in self.ids if k.startswith(f"{kind}:")) + 1
+            self.ids[key] = f"{kind}{n}"
+            self.handles[f"{kind}{n}"] = str(real)
+        return self.ids[key]
+
+    def resolve(self, token: str) -> str:
+        """The real id behind a handle; anything that is not a known handle is returned as given."""
+        return self.handles.get(token.strip(), token.strip())
+
+
+def _num(value: Any) -> str:
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def _search_lines(result: list[Any], table: HandleTable) -> str:
+    lines = []
+    for hit in result[:COMPACT_TOP]:
+        if not isinstance(hit, dict) or "product_id" not in hit:
+            continue
+        pid = table.handle("P", hit["product_id"])
+        shop = table.handle("S", hit["shop_id"]) if hit.get("shop_id") else "-"
+        services = ",".join(str(s) for s in hit.get("service") or []) or "-"
+        lines.append(f"{pid} {shop} | {hit.get('title', '')} | {_num(hit.get('price', ''))} | {services}")
+    return "\n".join(lines) if lines else "no results"
+
+
+def _values(value: Any) -> str:
+    if isinstance(value, list):
+        return ", ".join(str(v) for v in value)
+    return str(value)
+
+
+def _view_lines(result: list[Any], table: HandleTable) -> str:
+    lines = []
+    for view in result:
+        if not isinstance(view, dict) or "product_id" not in view:
+            continue
+        pid = table.handle("P", view["product_id"])
+        options: dict[str, list[str]] = {}
+        skus = view.get("sku_options")
+        for sku in skus.values() if isinstance(skus, dict) else []:
+            for key, value in sku.items() if isinstance(sku, dict) else []:
+                seen = options.setdefault(str(key), [])
+                if str(value) not in seen:
+                    seen.append(str(value))
+        attrs = view.get("attributes") if isinstance(view.get("attributes"), dict) else {}
+        parts = [f"{k} {', '.join(v)}" for k, v in options.items()]
+        opt = "; ".join(parts) or "-"
+        att = "; ".join(f"{k} {_values(v)}" for k, v in list(attrs.items())[:_COMPACT_ATTRS]) or "-"
+        lines.append(f"{pid} | options: {opt} | attributes: {att}")
+    return "\n".join(lines) if lines else "no products"
+
+
+def _web_lines(result: Any) -> str:
+    pages = result.get("observation") if isinstance(result, dict) else None
+    if not isinstance(pages, list):
+        return _json(result)
+    lines = [
+        str(p.get("content", ""))[:_COMPACT_WEB_CHARS]
+        for p in pages[:_COMPACT_WEB_PAGES]
+        if isinstance(p, dict)
+    ]
+    return "\n".join(lines) if lines else "no pages"
+
+
+def _json(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def compact_result(tool: str, content: Any, table: HandleTable) -> str:
+    """One tool result as the compact profile shows it (errors and unknown shapes pass through as text)."""
+    result = text_to_result(content)
+    if isinstance(result, str):
+        if tool == "recommend_product" and result.startswith("Having recommended"):
+            return "recommended"
+        if tool == "terminate" and result.startswith("The interaction has been completed"):
+            return "done"
+        return result
+    if tool == "find_product" and isinstance(result, list):
+        return _search_lines(result, table)
+    if tool == "view_product_information" and isinstance(result, list):
+        return _view_lines(result, table)
+    if tool == "web_search":
+        return _web_lines(result)
+    return _json(result)
+
+
+def _arguments(raw: Any) -> dict[str, Any] | None:
+    if isinstance(raw, dict):
+        return dict(raw)
+    if isinstance(raw, str):
+        try:
+            value = json.loads(raw)
+        except json.JSONDecodeError:
+            return None
+        return value if isinstance(value, dict) else None
+    return None
+
+
+def compact_arguments(name: str, arguments: Mapping[str, Any], table: HandleTable) -> dict[str, Any]:
+    """A call's arguments with ids as handles and default values left out (the student's target text)."""
+    out: dict[str, Any] = {}
+    defaults = _DEFAULT_ARGS.get(name, {})
+    for key, value in arguments.items():
+        if key in defaults and value == defaults[key]:
+            continue
+        kind = _ID_ARGS.get(key)
+        if kind and isinstance(value, str) and value.strip():
+            value = ",".join(table.handle(kind, v.strip()) for v in value.split(",") if v.strip())
+        out[key] = value
+    return out
+
+
+def resolve_arguments(name: str, arguments: Mapping[str, Any], table: HandleTable) -> dict[str, Any]:
+    """Inverse of :func:`compact_arguments`: handles back to ids, left-out defaults filled in."""
+    out = dict(arguments)
+    for key, kind in _ID_ARGS.items():
+        value = out.get(key)
+        if isinstance(value, str):
+            out[key] = ",".join(
+                table.resolve(v) if _HANDLE_RE.match(v.strip() or "-") and v.strip()[0] == kind else v.strip()
+                for v in value.split(",")
+                if v.strip()
+            )
+    for key, value in _DEFAULT_ARGS.get(name, {}).items():
+        out.setdefault(key, value)
+    return out
+
+
+def _call_name(call: Mapping[str, Any]) -> str:
+    fn = call.get("function") if isinstance(call.get("function"), dict) else call
+    return str(fn.get("name", ""))
+
+
+def _compact_call(call: Mapping[str, Any], table: HandleTable) -> dict[str, Any]:
+    fn = call.get("function") if isinstance(call.get("function"), dict) else call
+    name = str(fn.get("name", ""))
+    args = _arguments(fn.get("arguments"))
+    if args is None:  # unparseable arguments stay as the model wrote them
+        return {**call}
+    text = json.dumps(compact_arguments(name, args, table), ensure_ascii=False)
+    return {"id": call.get("id"), "type": "function", "function": {"name": name, "arguments": text}}
+
+
+def compact_system(tool_names: Iterable[str]) -> str:
+    names = [n for n in tool_names if n in COMPACT_TOOLS] or list(COMPACT_TOOLS)
+    return COMPACT_SYSTEM + "; ".join(COMPACT_TOOLS[n] for n in names) + "."
+
+
+def _tool_names(tools: Sequence[Any] | None) -> list[str]:
+    names = []
+    for tool in tools or []:
+        fn = tool.get("function", tool) if isinstance(tool, dict) else tool
+        name = fn.get("name") if isinstance(fn, dict) else getattr(fn, "name", None)
+        if name:
+            names.append(str(name))
+    return names
+
+
+def render_chat(
+    messages: Sequence[Mapping[str, Any]], tools: Sequence[Any] | None, profile: str
+) -> tuple[list[dict[str, Any]], list[Any] | None]:
+    """The messages and template tools a policy under ``profile`` sees for the canonical chat ``messages``.
+
+    Extra keys of a message (``trainable``) are kept, so corpus rows keep their loss flags.
+    """
+    check_profile(profile)
+    if profile == "upstream":
+        return [dict(m) for m in messages], list(tools) if tools is not None else None
+    table = HandleTable()
+    out: list[dict[str, Any]] = [{"role": "system", "content": compact_system(_tool_names(tools))}]
+    pending: dict[str, str] = {}
+    order: list[str] = []
+    for message in messages:
+        role = message.get("role")
+        if role == "system":
+            continue
+        m = dict(message)
+        if role == "assistant":
+            calls = m.get("tool_calls") or []
+            m["content"] = "" if calls else (m.get("content") or "")
+            m.pop("reasoning_content", None)
+            m["tool_calls"] = [_compact_call(c, table) for c in calls]
+            for c in calls:
+                pending[str(c.get("id"))] = _call_name(c)
+                order.append(_call_name(c))
+        elif role == "tool":
+            name = pending.get(str(m.get("tool_call_id")), "") or (order[0] if order else "")
+            if order:
+                order.pop(0)
+            m["content"] = compact_result(name, m.get("content"), table)
+        out.append(m)
+    return out, None
+
+
+def handle_table(messages: Sequence[Mapping[str, Any]], tools: Sequence[Any] | None = None) -> HandleTable:
+    """The handles a compact policy has been shown so far (what its next call's handles refer to)."""
+    table = HandleTable()
+    pending: dict[str, str] = {}
+    for message in messages:
+        if message.get("role") == "assistant":
+            for c in message.get("tool_calls") or []:
+                pending[str(c.get("id"))] = _call_name(c)
+                _compact_call(c, table)
+        elif message.get("role") == "tool":
+            compact_result(pending.get(str(message.get("tool_call_id")), ""), message.get("content"), table)
+    return table
+
+
+def template_hash(chat_template: str | None) -> str:
+    """sha256 prefix of a chat template's source ("" for none)."""
+    return hashlib.sha256(chat_template.encode()).hexdigest()[:16] if chat_template else ""
+
+
+def write_render_stamp(folder: str | Path, profile: str, chat_template: str | None) -> RenderStamp:
+    """Record ``profile`` and the template's hash in ``folder`` (a checkpoint or a corpus)."""
+    stamp = RenderStamp(
+        profile=profile, profile_hash=profile_hash(profile), template_hash=template_hash(chat_template)
+    )
+    (Path(folder) / RENDER_STAMP_NAME).write_text(stamp.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    return stamp
+
+
+def read_render_stamp(folder: str | Path) -> RenderStamp | None:
+    """The stamp of ``folder``; None when it has none; a damaged one is an error naming the file."""
+    path = Path(folder) / RENDER_STAMP_NAME
+    if not path.is_file():
+        return None
+    try:
+        return RenderStamp.model_validate_json(path.read_bytes())
+    except ValueError as exc:
+        raise RenderProfileError(f"{path}: not a render stamp ({str(exc).splitlines()[0]})") from None
+
+
+__all__ = [
+    "COMPACT_TOP",
+    "DEFAULT_PROFILE",
+    "PROFILES",
+    "HandleTable",
+    "RenderProfileError",
+    "check_profile",
+    "compact_arguments",
+    "compact_result",
+    "handle_table",
+    "profile_hash",
+    "read_render_stamp",
+    "render_chat",
+    "resolve_arguments",
+    "template_hash",
+    "write_render_stamp",
+]

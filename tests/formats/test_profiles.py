@@ -1,0 +1,126 @@
+"""Render profiles: the compact profile's text, its handles, and the round trip corpus view ↔ eval prompt."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from shoparena.agents.planner import PlannerAgent
+from shoparena.env.environment import ShopEnv
+from shoparena.env.episodes import run_episode
+from shoparena.eval.chat_agent import NATIVE_SYSTEM_PROMPT, ChatAgent
+from shoparena.formats.native import trajectory_to_chat
+from shoparena.formats.profiles import (
+    COMPACT_TOP,
+    HandleTable,
+    RenderProfileError,
+    check_profile,
+    compact_arguments,
+    handle_table,
+    read_render_stamp,
+    render_chat,
+    resolve_arguments,
+    write_render_stamp,
+)
+from shoparena.records.trajectory import Trajectory
+
+DECISIVE = {"view_per_item": 0, "max_shops": 1, "extra_rounds": 0, "search_forms": 1, "top_k": 5}
+
+
+def _episode(hand, problem, **options):
+    env = ShopEnv(hand.index)
+    traj = run_episode(PlannerAgent(**options), problem, hand.index, env=env)
+    tools = [s.to_openai() for s in env.tool_schemas()]
+    return traj, tools
+
+
+def test_upstream_profile_is_the_canonical_chat(hand, product_problem):
+    traj, tools = _episode(hand, product_problem)
+    chat = trajectory_to_chat(traj, tools, system_prompt=NATIVE_SYSTEM_PROMPT)
+    messages, shown = render_chat(chat, tools, "upstream")
+    assert messages == chat and shown == tools
+
+
+def test_compact_profile_shows_handles_lines_and_no_schemas(hand, product_problem):
+    traj, tools = _episode(hand, product_problem, **DECISIVE)
+    chat = trajectory_to_chat(traj, tools, system_prompt=NATIVE_SYSTEM_PROMPT)
+    messages, shown = render_chat(chat, tools, "compact")
+    assert shown is None  # the tools are named in the system turn instead
+    assert messages[0]["role"] == "system" and "find_product(q" in messages[0]["content"]
+    assert messages[1] == {"role": "user", "content": product_problem.query}
+    search = next(m for m in messages if m["role"] == "tool")
+    lines = search["content"].splitlines()
+    assert 1 <= len(lines) <= COMPACT_TOP
+    assert lines[0].startswith("P1 S1 | ")
+    text = json.dumps(messages)
+    for product in hand.index.find_product(q=product_problem.query, page=1)[:3]:
+        assert product.product_id not in text  # ids never reach the student
+    final = [m for m in messages if m["role"] == "assistant"][-1]
+    calls = {c["function"]["name"]: json.loads(c["function"]["arguments"]) for c in final["tool_calls"]}
+    assert calls["recommend_product"]["product_ids"].startswith("P")
+    first = next(m for m in messages if m["role"] == "assistant")
+    assert "page" not in json.loads(first["tool_calls"][0]["function"]["arguments"])  # default left out
+
+
+def test_handles_resolve_back_to_ids_and_defaults():
+    table = HandleTable()
+    assert table.handle("P", "101") == "P1" and table.handle("P", "205") == "P2"
+    assert table.handle("S", "9") == "S1" and table.handle("P", "101") == "P1"
+    compact = compact_arguments("recommend_product", {"product_ids": "205,101"}, table)
+    assert compact == {"product_ids": "P2,P1"}
+    assert resolve_arguments("recommend_product", compact, table) == {"product_ids": "205,101"}
+    assert resolve_arguments("find_product", {"q": "x", "shop_id": "S1"}, table) == {
+        "q": "x",
+        "shop_id": "9",
+        "page": 1,
+    }
+    # Unknown handles and raw ids pass through unchanged (the tool then answers as upstream does).
+    assert resolve_arguments("view_product_information", {"product_ids": "P9,777"}, table) == {
+        "product_ids": "P9,777"
+    }
+
+
+def test_round_trip_corpus_view_equals_eval_prompt_and_env_replays_handles(hand, product_problem):
+    """The same state renders to the same text for training (corpus view) and evaluation (ChatAgent), and a
+    compact policy that sends the rendered handles replays the teacher's episode exactly."""
+    traj, tools = _episode(hand, product_problem, **DECISIVE)
+    chat = trajectory_to_chat(traj, tools, system_prompt="any miner's own system prompt")
+    view, _ = render_chat(chat, tools, "compact")
+    assistant_at = [i for i, m in enumerate(view) if m["role"] == "assistant"]
+
+    env = ShopEnv(hand.index, profile="compact")
+    obs = env.reset(product_problem)
+    agent = ChatAgent(backend=None, profile="compact")  # no backend needed to render
+    for k, i in enumerate(assistant_at):
+        prompt = agent.messages(obs)
+        assert prompt == view[:i], f"turn {k + 1}: eval prompt differs from the corpus view"
+        obs = env.step({"role": "assistant", "content": "", "tool_calls": view[i]["tool_calls"]}).observation
+    replay = env.trajectory()
+    original = [(c.name, c.parameters, c.result) for s in traj.steps for c in s.tool_calls]
+    replayed = [(c.name, c.parameters, c.result) for s in replay.steps for c in s.tool_calls]
+    assert replayed == original  # real ids recorded, results identical
+
+
+def test_handle_table_from_history_matches_render(hand, product_problem):
+    traj, tools = _episode(hand, product_problem, **DECISIVE)
+    chat = trajectory_to_chat(traj, tools)
+    table = handle_table(chat)
+    messages, _ = render_chat(chat, tools, "compact")
+    first_line = next(m for m in messages if m["role"] == "tool")["content"].splitlines()[0]
+    assert table.resolve("P1") == traj.steps[0].tool_calls[0].result[0]["product_id"]
+    assert first_line.startswith("P1 ")
+    assert handle_table(trajectory_to_chat(Trajectory(query="q"))).handles == {}
+
+
+def test_unknown_profile_and_stamp(tmp_path):
+    with pytest.raises(RenderProfileError, match="known: upstream, compact"):
+        check_profile("tiny")
+    with pytest.raises(RenderProfileError):
+        render_chat([], None, "verbose")
+    assert read_render_stamp(tmp_path) is None
+    stamp = write_render_stamp(tmp_path, "compact", "{{ messages }}")
+    assert read_render_stamp(tmp_path) == stamp and stamp.template_hash
+    (tmp_path / "shoparena-render.json").write_text("[]", encoding="utf-8")
+    with pytest.raises(RenderProfileError, match=r"shoparena-render\.json"):
+        read_render_stamp(tmp_path)
