@@ -185,6 +185,9 @@ class PlannerAgent:
             up to 3: also the title and the bare name). A decisive teacher searches once.
         top_k: Results per search page the planner considers (a decisive teacher only weighs the top few,
             which is also all a compact rendering shows a student).
+        verbatim: Search each item with its words exactly as the request writes them (for a one-item request,
+            the whole request) and without price/service filters: a copy a small student can learn, at
+            about the same success (docs/training.md). Price and services still decide the final pick.
     """
 
     name = "planner"
@@ -200,10 +203,12 @@ class PlannerAgent:
         extra_rounds: int = 2,
         search_forms: int = 3,
         top_k: int = 10,
+        verbatim: bool = False,
     ) -> None:
         if search_forms < 1 or top_k < 1:
             raise ValueError(f"planner: search_forms and top_k must be >= 1, got {search_forms}, {top_k}")
         self.search_forms = search_forms
+        self.verbatim = verbatim
         self.top_k = top_k
         self.max_shops = max_shops
         self.view_per_item = view_per_item
@@ -246,6 +251,10 @@ class PlannerAgent:
         step = yield tagged_step(_clean_think(think), calls)
         results = [c.result if c.has_result else None for c in step.tool_calls]
         return results + [None] * (len(calls) - len(results))
+
+    def _item_query(self, spec: ItemSpec) -> str:
+        """The first-round search text of an item: its words as written (``verbatim``) or the parsed text."""
+        return spec.text.strip() if self.verbatim else (spec.search_text or spec.name)
 
     @staticmethod
     def _search_call(
@@ -412,7 +421,7 @@ class PlannerAgent:
         wanted: list[tuple[int, str, int, str | None, bool]] = []
         for i, st in enumerate(states):
             spec = st.spec
-            text = (i, spec.search_text or spec.name, 1, None, True)
+            text = (i, self._item_query(spec), 1, None, not self.verbatim)
             title = [(i, spec.title, 1, None, True)] if spec.title else []
             name = [(i, spec.name, 1, None, True)] if spec.name and spec.name != spec.search_text else []
             chosen = [text, *title, *name][: self.search_forms]  # the request text first when cut
@@ -484,7 +493,7 @@ class PlannerAgent:
                 break
             tried.update(order)
             wanted: list[tuple[int, str, int, str | None, bool]] = [
-                (i, st.spec.search_text or st.spec.name, 1, shop, True)
+                (i, self._item_query(st.spec), 1, shop, not self.verbatim)
                 for shop in order
                 for i, st in enumerate(states)
             ]

@@ -55,8 +55,8 @@ DEFAULT_TEACHERS: dict[str, Teacher] = {
     "sloppy": Teacher(
         error_rate=0.35, planner_options={"view_per_item": 2, "max_shops": 1, "extra_rounds": 0}
     ),
-    # One search per item, weighing only the top five results, no inspection round: short trajectories a
-    # small student can imitate (docs/training.md, "decisive teachers").
+    # One search per item with the item's own words, weighing only the top five results, no inspection
+    # round: short trajectories a small student can imitate (docs/training.md, "decisive teachers").
     "decisive": Teacher(
         error_rate=0.0,
         planner_options={
@@ -65,6 +65,7 @@ DEFAULT_TEACHERS: dict[str, Teacher] = {
             "extra_rounds": 0,
             "search_forms": 1,
             "top_k": 5,
+            "verbatim": True,
         },
     ),
 }

@@ -18,7 +18,7 @@ from typing import Any, Literal
 from shoparena.arena.miners.agentic import SYSTEM_PROMPT as AGENTIC_SYSTEM_PROMPT
 from shoparena.env.environment import Observation
 from shoparena.formats.native import trajectory_to_chat
-from shoparena.formats.profiles import check_profile, render_chat
+from shoparena.formats.profiles import check_profile, render_chat, template_kwargs
 from shoparena.llm.transformers_backend import parse_generated_text
 from shoparena.llm.types import BackendError, ChatBackend, ChatRequest
 from shoparena.records.message import ToolSchema
@@ -115,7 +115,7 @@ class ChatAgent:
     def request(self, observation: Observation, tools: Sequence[ToolSchema]) -> ChatRequest:
         messages, template_tools = self.rendered(observation, tools)
         d = self.decoding
-        extra: dict[str, Any] = {"chat_template_kwargs": {"enable_thinking": d.thinking}}
+        extra: dict[str, Any] = {"chat_template_kwargs": template_kwargs(self.profile, d.thinking)}
         if d.temperature > 0:
             extra["top_p"] = d.top_p
             if d.seed is not None:

@@ -234,6 +234,18 @@ def _compact_call(call: Mapping[str, Any], table: HandleTable) -> dict[str, Any]
     return {"id": call.get("id"), "type": "function", "function": {"name": name, "arguments": text}}
 
 
+def template_kwargs(profile: str, thinking: bool) -> dict[str, Any]:
+    """Chat-template switches of a generation request under ``profile``.
+
+    ``upstream`` passes Qwen3's ``enable_thinking``; ``compact`` has no reasoning channel and passes nothing,
+    so the generation prompt is token for token the prefix its training rows were rendered with (a template
+    that answers ``enable_thinking=False`` with an empty think block would otherwise prompt the student
+    with text it never saw).
+    """
+    check_profile(profile)
+    return {"enable_thinking": thinking} if profile == "upstream" else {}
+
+
 def compact_system(tool_names: Iterable[str]) -> str:
     names = [n for n in tool_names if n in COMPACT_TOOLS] or list(COMPACT_TOOLS)
     return COMPACT_SYSTEM + "; ".join(COMPACT_TOOLS[n] for n in names) + "."
@@ -339,5 +351,6 @@ __all__ = [
     "render_chat",
     "resolve_arguments",
     "template_hash",
+    "template_kwargs",
     "write_render_stamp",
 ]

@@ -30,15 +30,15 @@ class IndexSection(_Section):
 
 class BankSection(_Section):
     problems: int = Field(
-        default=300, ge=4, description="Synthesised problems (split over the four intents)."
+        default=1200, ge=4, description="Synthesised problems (split over the four intents)."
     )
     seed: int = 42
-    public_size: int = Field(default=30, ge=1, description="Problems per public race suite.")
+    public_size: int = Field(default=150, ge=1, description="Problems per public race suite.")
     public_versions: int = Field(
-        default=2, ge=1, description="Public suite versions (rotated between races)."
+        default=3, ge=1, description="Public suite versions (rotated between races)."
     )
     reserve: int = Field(default=30, ge=0, description="Problems kept back for rotating public suites.")
-    heldout: int = Field(default=24, ge=1, description="Held-out evaluation size (whole leak clusters).")
+    heldout: int = Field(default=48, ge=1, description="Held-out evaluation size (whole leak clusters).")
     hidden: int = Field(default=20, ge=0, description="Hidden race bank size.")
 
 
@@ -49,15 +49,26 @@ class ReferenceSection(_Section):
     similarity: str = Field(default="lexical", description="Title backend for scoring (exact | lexical).")
 
 
+#: The embedded default's miners (a lean day that fits the laptop budget): a decisive agentic teacher the
+#: filter keeps, a sub-task miner it rejects (and recovers), the no-LLM shortcut and a malformed miner.
+EMBEDDED_POPULATION: list[tuple[str, str, str]] = [
+    ("agentic-decisive", "agentic", "decisive"),
+    ("subtask-careful", "subtask", "careful"),
+    ("shortcut", "shortcut", ""),
+    ("malformed", "faulty", ""),
+]
+
+
 class FirehoseSection(_Section):
     """Arena races over the rotating public suites with the miner population (shoparena.arena.firehose)."""
 
-    races: int = Field(default=2, ge=1, description="Races (each on a rotated public suite).")
-    problems_per_race: int = Field(default=8, ge=1)
+    races: int = Field(default=3, ge=1, description="Races (each on a rotated public suite).")
+    problems_per_race: int = Field(default=150, ge=1)
     seed: int = 0
     timeout_s: float = Field(default=30.0, gt=0, description="Per-problem sandbox limit.")
     options: dict[str, Any] = Field(
-        default_factory=dict, description="Further FirehoseConfig fields (teachers, population) as is."
+        default_factory=lambda: {"population": [list(m) for m in EMBEDDED_POPULATION]},
+        description="Further FirehoseConfig fields (teachers, population) as is.",
     )
 
 
@@ -97,26 +108,28 @@ class ModelSection(_Section):
         "folder | a hub id.",
     )
     seed: int = Field(default=0, description="student-word: seed of the random weights.")
-    layers: int = Field(default=4, ge=1, description="student-word: transformer layers.")
-    hidden: int = Field(default=256, ge=64, description="student-word: hidden size (heads of 64).")
+    layers: int = Field(default=2, ge=1, description="student-word: transformer layers.")
+    hidden: int = Field(default=128, ge=64, description="student-word: hidden size (heads of 64).")
+    pretrain_steps: int = Field(
+        default=400, ge=0, description="student-word: self-supervised copy-pretraining steps (0: none)."
+    )
 
 
 class SFTSection(_Section):
-    preset: str = Field(default="tiny", description="A training preset name or a train YAML file.")
+    preset: str = Field(default="student-word", description="A training preset name or a train YAML file.")
     select: Literal["kept", "kept+recovered", "unfiltered"] = "kept"
     trainer: dict[str, Any] = Field(
-        default_factory=lambda: {"max_steps": 8},
-        description="TRL SFTConfig fields over the preset.",
+        default_factory=dict, description="TRL SFTConfig fields over the preset."
     )
 
 
 class EvalSection(_Section):
-    samples: int = Field(default=2, ge=1, description="Sampled episodes per problem (n of pass@k).")
+    samples: int = Field(default=1, ge=1, description="Sampled episodes per problem (n of pass@k).")
     temperature: float = Field(
-        default=0.7, ge=0, description="Sampling temperature (a greedy episode is added)."
+        default=0.0, ge=0, description="Sampling temperature (0: greedy only; >0 adds a greedy episode)."
     )
-    max_tokens: int = Field(default=96, ge=1, description="New-token cap per model turn.")
-    max_steps: int = Field(default=4, ge=1, description="Step cap per episode.")
+    max_tokens: int = Field(default=200, ge=1, description="New-token cap per model turn.")
+    max_steps: int = Field(default=6, ge=1, description="Step cap per episode.")
     limit: int | None = Field(
         default=None, ge=1, description="Only the first N held-out problems (None: all)."
     )
@@ -128,7 +141,8 @@ class EvalSection(_Section):
     # One torch thread: decoding a small model is thousands of tiny ops per token, and a second intra-op
     # thread that is off the CPU stalls every one of them (docs/fidelity.md: 5.8 s vs 60 s for 6 episodes).
     options: dict[str, Any] = Field(
-        default_factory=lambda: {"threads": 1}, description="Further EvalConfig fields as is."
+        default_factory=lambda: {"threads": 1, "concurrency": 16, "max_batch": 16},
+        description="Further EvalConfig fields as is.",
     )
 
 
@@ -173,7 +187,9 @@ PAPER_PRESET: dict[str, Any] = {
         "hidden": 400,
     },
     # 67 races x 30 problems x the 9-miner default population = 18,090 trajectories (the paper: 18,043).
-    "firehose": {"races": 67, "problems_per_race": 30, "timeout_s": 300.0},
+    "firehose": {"races": 67, "problems_per_race": 30, "timeout_s": 300.0, "options": {}},
+    # The paper's corpus and Qwen3-4B see upstream's text (ShoppingBench tools, full JSON results).
+    "corpus": {"render_profile": "upstream"},
     "judge": {"judge": "llm", "backend": "openai:http://localhost:8000/v1#Qwen/Qwen3-4B"},
     "model": {"base": "Qwen/Qwen3-4B"},
     "sft": {"preset": "qwen3-4b", "trainer": {"num_train_epochs": 2, "learning_rate": 1e-5}},

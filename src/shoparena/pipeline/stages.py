@@ -325,6 +325,7 @@ def model_stage(ctx: StageContext) -> dict[str, Any]:
         seed=section.seed,
         layers=section.layers,
         hidden=section.hidden,
+        pretrain_steps=section.pretrain_steps,
     )
     ctx.console.print(f"student-word: {path}")
     return {"path": str(path)}
@@ -427,8 +428,9 @@ def eval_base_stage(ctx: StageContext) -> dict[str, Any]:
 
 
 def eval_student_stage(ctx: StageContext) -> dict[str, Any]:
-    """The SFT student on the held-out partition, leak-audited against the corpus it was trained on."""
-    return evaluate_policy(
+    """The SFT student on the held-out partition, leak-audited against the corpus it was trained on, then
+    compared with the base problem by problem (paired difference and McNemar's exact test, greedy)."""
+    outputs = evaluate_policy(
         ctx.config.eval,
         model=ctx.inputs["sft"]["final"],
         suite=_heldout(ctx),
@@ -440,6 +442,18 @@ def eval_student_stage(ctx: StageContext) -> dict[str, Any]:
         ray_address=ctx.config.ray_address,
         render_profile=ctx.config.corpus.render_profile,
     )
+    from shoparena.eval.compare import compare_runs
+
+    block = compare_runs(ctx.inputs["eval_base"]["path"], outputs["path"]).profiles["strict"]
+    if block.greedy is not None and block.greedy_asr is not None:
+        g, d = block.greedy, block.greedy_asr
+        ctx.console.print(
+            f"student vs base (strict, greedy, {block.problems} held-out problems): "
+            f"{g.b_only + g.both} vs {g.a_only + g.both}, difference {d.diff:+.3f} "
+            f"[{d.ci_low:+.3f}, {d.ci_high:+.3f}], McNemar exact p = {g.p_value:.2g}"
+        )
+        outputs["vs_base"] = {"greedy": g.model_dump(), "greedy_asr": d.model_dump()}
+    return outputs
 
 
 def pipeline_stages() -> list[Stage]:
@@ -478,7 +492,7 @@ def pipeline_stages() -> list[Stage]:
         ),
         Stage(
             "eval_student",
-            ("sft", "corpus", "partitions", "index"),
+            ("sft", "corpus", "partitions", "index", "eval_base"),
             lambda c: {"eval": c.eval, "profile": c.corpus.render_profile},
             eval_student_stage,
             "evaluation: student, held-out",

@@ -28,6 +28,8 @@ class ReportData:
     evals: dict[str, dict[str, Any]] = field(default_factory=dict)
     examples: list[tuple[str, list[dict[str, Any]]]] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    comparison: dict[str, Any] | None = None  # base vs student, paired (eval.compare), when both ran
+    comparison_error: str = ""
 
     def outputs(self, stage: str) -> dict[str, Any] | None:
         record = self.stages.get(stage)
@@ -100,6 +102,15 @@ def load_report_data(run_dir: str | Path, examples: int = 3) -> ReportData:
         summary = _read_json(eval_dir / "summary.json") if eval_dir is not None else None
         if summary:
             data.evals[label] = summary
+    base_dir, student_dir = _dir_of(data.outputs("eval_base")), _dir_of(data.outputs("eval_student"))
+    if "base" in data.evals and "student" in data.evals and base_dir and student_dir:
+        from shoparena.eval.compare import CompareError, compare_runs
+        from shoparena.eval.config import EvalConfigError
+
+        try:
+            data.comparison = compare_runs(base_dir, student_dir).model_dump(mode="json")
+        except (CompareError, EvalConfigError, OSError, ValueError) as exc:
+            data.comparison_error = str(exc)
     data.examples = _examples(data, corpus_dir, examples)
     return data
 

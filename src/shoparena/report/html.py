@@ -172,8 +172,29 @@ def _asr_rows(
     }
 
 
+def headline(data: ReportData) -> str:
+    """Student vs base on the same held-out problems: greedy strict ASR of each, the paired difference with
+    its bootstrap interval, and McNemar's exact p on the discordant problems."""
+    if data.comparison is None:
+        return f'<p class="notrun">no paired comparison: {_esc(data.comparison_error)}</p>' if (
+            data.comparison_error
+        ) else ""
+    block = (data.comparison.get("profiles") or {}).get("strict") or {}
+    greedy, diff = block.get("greedy"), block.get("greedy_asr")
+    if not greedy or not diff:
+        return ""
+    n = block.get("problems", 0)
+    base, student = greedy["a_only"] + greedy["both"], greedy["b_only"] + greedy["both"]
+    return (
+        f'<p class="headline"><b>student {student}/{n} vs base {base}/{n}</b> (strict, greedy, held-out): '
+        f"difference {diff['diff']:+.3f} [{diff['ci_low']:+.3f}, {diff['ci_high']:+.3f}] (paired 95 % "
+        f"bootstrap), McNemar exact p = {greedy['p_value']:.2g} ({greedy['b_only']} problems only the "
+        f"student solves, {greedy['a_only']} only the base)</p>"
+    )
+
+
 def section_asr(data: ReportData, notes: Mapping[str, str]) -> str:
-    parts = []
+    parts = [headline(data)]
     for profile in ("strict", "shoppingbench"):
         categories, models = _asr_rows(data, profile)
         if not models:
@@ -188,7 +209,7 @@ def section_asr(data: ReportData, notes: Mapping[str, str]) -> str:
             for c, v in zip(categories, vals, strict=True)
         ]
         parts.append(_table(["model", "category", "ASR", "95 % CI"], rows))
-    if not parts:
+    if not any(parts):
         raise SectionNotRun("no evaluation and no reference run: " + "; ".join(notes.values()))
     if not data.evals:
         parts.insert(

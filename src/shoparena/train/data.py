@@ -101,6 +101,30 @@ def select_rows(cfg: TrainConfig) -> tuple[Any, DataReport]:
     return selected, report
 
 
+def corpus_render_profile(cfg: TrainConfig) -> str:
+    """The render profile the corpus views were built with (its report; ``upstream`` for older corpora).
+
+    Raises:
+        ConfigError: ``data.render_profile`` names another profile.
+    """
+    report = Path(cfg.data.corpus or "") / "report.json"
+    profile = "upstream"
+    if report.is_file():
+        try:
+            profile = (json.loads(report.read_text(encoding="utf-8")).get("render") or {}).get(
+                "profile", "upstream"
+            )
+        except (ValueError, AttributeError) as exc:
+            raise ConfigError(f"{report}: unreadable corpus report ({exc})") from None
+    wanted = cfg.data.render_profile
+    if wanted is not None and wanted != profile:
+        raise ConfigError(
+            f"data.render_profile: the corpus {cfg.data.corpus} was rendered under {profile!r}, "
+            f"not {wanted!r}"
+        )
+    return profile
+
+
 def clean_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Contract messages → chat-template messages (Arrow's null padding removed, ``trainable`` kept aside)."""
     out = []

@@ -41,6 +41,7 @@ def _online_parts(cfg: TrainConfig, args: Any) -> tuple[Any, list[Any], list[flo
     from shoparena.scoring.similarity import get_similarity
     from shoparena.search import SearchIndex
     from shoparena.suites.loaders import load_suite
+    from shoparena.train.data import corpus_render_profile
     from shoparena.train.online import environment_factory, outcome_reward_func, teacher_agreement
 
     if not cfg.env.index:
@@ -50,7 +51,7 @@ def _online_parts(cfg: TrainConfig, args: Any) -> tuple[Any, list[Any], list[flo
         raise ConfigError(f"env.suite: no suite file for online GRPO ({suite})")
     engine = SearchIndex.open(cfg.env.index)
     problems, _ = load_suite(suite)
-    factory = environment_factory(engine, problems, cfg.env.max_steps)
+    factory = environment_factory(engine, problems, cfg.env.max_steps, corpus_render_profile(cfg))
     rewards = [outcome_reward_func(engine, get_similarity(cfg.env.similarity)), teacher_agreement]
     return factory, rewards, [args.outcome_weight, args.step_weight]
 

@@ -117,6 +117,28 @@ def prepare_tokenizer(tokenizer: Any) -> None:
 WORD_STUDENT = "student-word"
 
 
+def catalogue_titles(catalog: str | Path) -> list[str]:
+    """The first line (the title) of every catalogue document (JSONL, gzip or plain)."""
+    import gzip
+    import json
+
+    path = Path(catalog)
+    opener = gzip.open if path.suffix == ".gz" else open
+    titles = []
+    with opener(path, "rt", encoding="utf-8") as fh:
+        for line in fh:
+            doc = json.loads(line)
+            titles.append(str(doc.get("contents", "")).split("\n", 1)[0])
+    return titles
+
+
+def suite_requests(suites: list[str | Path]) -> list[str]:
+    """The requests of the given suites (training-side pools only: the caller never passes held-out)."""
+    from shoparena.suites.loaders import load_suite
+
+    return [p.query for suite in suites for p in load_suite(suite)[0]]
+
+
 def word_student_texts(
     catalog: str | Path, suites: list[str | Path], knowledge: list[str | Path]
 ) -> Iterator[str]:
@@ -126,16 +148,12 @@ def word_student_texts(
     import gzip
 
     from shoparena.formats.profiles import COMPACT_TOOLS, compact_system
-    from shoparena.suites.loaders import load_suite
 
     path = Path(catalog)
     opener = gzip.open if path.suffix == ".gz" else open
     with opener(path, "rt", encoding="utf-8") as fh:
         yield from fh
-    for suite in suites:
-        problems, _ = load_suite(suite)
-        for problem in problems:
-            yield problem.query
+    yield from suite_requests(suites)
     for page_file in knowledge:
         if Path(page_file).is_file():
             yield Path(page_file).read_text(encoding="utf-8")
@@ -149,11 +167,15 @@ def build_pipeline_student(
     suites: list[str | Path],
     knowledge: list[str | Path],
     seed: int = 0,
-    layers: int = 4,
-    hidden: int = 256,
+    layers: int = 2,
+    hidden: int = 128,
+    pretrain_steps: int = 400,
+    pretrain_batch: int = 32,
 ) -> Path:
-    """Build (or reuse) ``student-word`` over a run's catalogue and training-side suites; the fingerprint is
-    the hash of the inputs' bytes, so a changed catalogue or suite rebuilds it."""
+    """Build (or reuse) ``student-word`` over a run's catalogue and training-side suites, then copy-pretrain
+    it (:mod:`shoparena.train.pretrain`) into ``OUT/pretrained`` (``pretrain_steps`` 0: no pretraining); the
+    fingerprint is the hash of the inputs' bytes, so a changed catalogue or suite rebuilds it. Returns the
+    folder to train and evaluate as the base."""
     import hashlib
 
     from shoparena.models.word_student import build_word_student
@@ -163,11 +185,23 @@ def build_pipeline_student(
         p = Path(item)
         digest.update(p.name.encode())
         digest.update(p.read_bytes() if p.is_file() else b"-")
-    return build_word_student(
-        out_dir,
+    out = Path(out_dir)
+    init = build_word_student(
+        out / "init",
         word_student_texts(catalog, suites, knowledge),
         seed=seed,
         layers=layers,
         hidden=hidden,
         fingerprint=digest.hexdigest()[:16],
     )
+    if pretrain_steps <= 0:
+        return init
+    pretrained = out / "pretrained"
+    if (pretrained / "model.safetensors").is_file():
+        # Written by a rename after training; the stage hash covers every knob, so it is this build's.
+        return pretrained
+    from shoparena.train.pretrain import copy_pretrain
+
+    texts = catalogue_titles(catalog) + suite_requests(suites)
+    copy_pretrain(init, texts, pretrained, steps=pretrain_steps, batch_size=pretrain_batch, seed=seed)
+    return pretrained

@@ -17,15 +17,21 @@ from typing import Any
 
 from shoparena.env.environment import ShopEnv
 from shoparena.env.shop_tools import ShopTools
+from shoparena.formats.native import result_to_text, trajectory_to_chat
+from shoparena.formats.profiles import compact_result, handle_table
 from shoparena.records.problem import Problem
+from shoparena.records.trajectory import Trajectory
 from shoparena.train.reward import correctness, normalise_call
 
 
 class ShopRolloutEnv:
     """One rollout's shop. ``reset(**row)`` starts the row's problem; the four core tools act on it."""
 
-    def __init__(self, engine: Any, problems: dict[str, Problem], max_steps: int) -> None:
-        self._env = ShopEnv(engine, max_steps=max_steps)
+    def __init__(
+        self, engine: Any, problems: dict[str, Problem], max_steps: int, profile: str = "upstream"
+    ) -> None:
+        self._env = ShopEnv(engine, max_steps=max_steps, profile=profile)
+        self.profile = profile
         self._problems = problems
         self.problem: Problem | None = None
 
@@ -41,9 +47,14 @@ class ShopRolloutEnv:
         if self._env.session.done:
             return json.dumps({"error": "the episode has ended"})
         params = {k: v for k, v in parameters.items() if v is not None}
-        result = self._env.step([{"name": name, "parameters": params}])
+        result = self._env.step([{"name": name, "parameters": params}])  # the env maps compact handles
         calls = result.step.tool_calls
         payload = calls[0].result if calls else None
+        if self.profile != "upstream":
+            # The tool message as the profile shows it, numbered with the same handles the env resolved.
+            history = Trajectory(query=self._env.session.query, steps=list(self._env.session.steps[:-1]))
+            table = handle_table(trajectory_to_chat(history))
+            return compact_result(name, result_to_text(payload), table)
         return payload if isinstance(payload, str) else json.dumps(payload, ensure_ascii=False, default=str)
 
     def find_product(
@@ -78,10 +89,10 @@ for _name in ("find_product", "view_product_information", "recommend_product", "
 
 
 def environment_factory(
-    engine: Any, problems: Sequence[Problem], max_steps: int
+    engine: Any, problems: Sequence[Problem], max_steps: int, profile: str = "upstream"
 ) -> Callable[[], ShopRolloutEnv]:
     by_id = {p.problem_id: p for p in problems}
-    return lambda: ShopRolloutEnv(engine, by_id, max_steps)
+    return lambda: ShopRolloutEnv(engine, by_id, max_steps, profile)
 
 
 def outcome_reward_func(lookup: Any, similarity: Any) -> Callable[..., list[float]]:

@@ -21,7 +21,8 @@ from pydantic import Field
 from shoparena.formats.profiles import template_hash, write_render_stamp
 from shoparena.runs import RunDir, RunManifest
 from shoparena.runs.manifest import load_or_new
-from shoparena.train.config import ConfigError, TrainConfig
+from shoparena.train.config import TrainConfig
+from shoparena.train.data import corpus_render_profile
 
 
 class TrainManifest(RunManifest):
@@ -115,30 +116,6 @@ def _peft_config(cfg: TrainConfig) -> Any:
         target_modules=cfg.lora.target_modules,
         task_type="CAUSAL_LM",
     )
-
-
-def corpus_render_profile(cfg: TrainConfig) -> str:
-    """The render profile the corpus views were built with (its report; ``upstream`` for older corpora).
-
-    Raises:
-        ConfigError: ``data.render_profile`` names another profile.
-    """
-    report = Path(cfg.data.corpus or "") / "report.json"
-    profile = "upstream"
-    if report.is_file():
-        try:
-            profile = (json.loads(report.read_text(encoding="utf-8")).get("render") or {}).get(
-                "profile", "upstream"
-            )
-        except (ValueError, AttributeError) as exc:
-            raise ConfigError(f"{report}: unreadable corpus report ({exc})") from None
-    wanted = cfg.data.render_profile
-    if wanted is not None and wanted != profile:
-        raise ConfigError(
-            f"data.render_profile: the corpus {cfg.data.corpus} was rendered under {profile!r}, "
-            f"not {wanted!r}"
-        )
-    return profile
 
 
 def _save_final(trainer: Any, tokenizer: Any, final: Path, profile: str) -> None:
