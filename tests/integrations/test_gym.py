@@ -50,7 +50,9 @@ def play_gym(env: ShopGymEnv, problem_id: str) -> dict:
     obs, info = env.reset(options={"problem_id": problem_id})
     system = info["system_prompt"]
     while True:
-        request = ChatRequest(messages=[{"role": "system", "content": system}, {"role": "user", "content": obs}])
+        request = ChatRequest(
+            messages=[{"role": "system", "content": system}, {"role": "user", "content": obs}]
+        )
         obs, reward, terminated, truncated, info = env.step(backend.complete(request).content)
         if terminated or truncated:
             assert reward == (1.0 if info["verdict"]["success"] else 0.0)

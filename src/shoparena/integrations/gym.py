@@ -90,7 +90,9 @@ class ShopGymEnv(gymnasium.Env[str, str]):
         super().reset(seed=seed)
         problem_id = (options or {}).get("problem_id")
         self._problem = (
-            self.tasks.problem(str(problem_id)) if problem_id is not None else self.tasks.pick(rng=self.np_random)
+            self.tasks.problem(str(problem_id))
+            if problem_id is not None
+            else self.tasks.pick(rng=self.np_random)
         )
         obs = self._env.reset(self._problem)
         self._text = observation_text(obs)
