@@ -5,7 +5,3 @@ so the same problem, policy and seed give the same verdict through each. The fra
 imported only by their own modules (``integrations.gym`` needs ``gymnasium``, ``integrations.verifiers_env``
 needs ``verifiers``, ``integrations.http`` needs FastAPI).
 """
-
-from shoparena.integrations.tasks import ShopTaskSet, TaskSetError, observation_text, verdict_summary
-
-__all__ = ["ShopTaskSet", "TaskSetError", "observation_text", "verdict_summary"]

@@ -32,14 +32,15 @@ import orjson
 from pydantic import BaseModel, ConfigDict, Field
 
 from shoparena.env.environment import ShopEnv, TerminationReason
+from shoparena.integrations.config import (
+    DEFAULT_IDLE_TIMEOUT_S,
+    DEFAULT_MAX_BODY_BYTES,
+    DEFAULT_MAX_SESSIONS,
+    DEFAULT_PORT,
+    DEFAULT_STEP_TIMEOUT_S,
+)
 from shoparena.integrations.tasks import ShopTaskSet, TaskSetError, observation_text, verdict_summary
 from shoparena.records.problem import Problem
-
-DEFAULT_PORT = 5640
-DEFAULT_MAX_SESSIONS = 256
-DEFAULT_IDLE_TIMEOUT_S = 600.0
-DEFAULT_STEP_TIMEOUT_S = 60.0
-DEFAULT_MAX_BODY_BYTES = 1024 * 1024
 
 
 class ResetRequest(BaseModel):
