@@ -70,13 +70,24 @@ def build(
 
 
 @corpus_app.command("report")
-def report(corpus_dir: Path = typer.Argument(..., exists=True, file_okay=False)) -> None:
-    """Print the funnel of a built corpus (from its ``report.json``)."""
+def report(
+    corpus_dir: Path = typer.Argument(..., exists=True, file_okay=False),
+    suite: Path | None = typer.Option(
+        None, "--suite", exists=True, dir_okay=False, help="The bank: adds a single teacher of equal size."
+    ),
+    index: Path | None = typer.Option(None, "--index", exists=True, file_okay=False, help="Its index."),
+    max_steps: int = typer.Option(30, "--max-steps", min=1, help="The teacher's step cap."),
+) -> None:
+    """Print the funnel and the diversity of a built corpus (with --suite/--index: against one teacher,
+    written to CORPUS_DIR/diversity.json)."""
+    from shoparena.corpus.diversity import corpus_diversity, diversity_table
     from shoparena.corpus.report import report_table
 
     path = corpus_dir / "report.json"
     if not path.exists():
         raise typer.BadParameter(f"{corpus_dir}: no report.json (run `shoparena corpus build` first)")
+    if (suite is None) != (index is None):
+        raise typer.BadParameter("give both --suite and --index (or neither)")
     data = json.loads(path.read_text(encoding="utf-8"))
     console.print(report_table(data))
     quality = data.get("filter_quality")
@@ -85,6 +96,16 @@ def report(corpus_dir: Path = typer.Argument(..., exists=True, file_okay=False))
             f"filter quality vs harness truth: precision {quality['precision']}, "
             f"recall {quality['recall']}, forger trajectories kept {quality['forger_trajectories_kept']}"
         )
+    try:
+        diversity = corpus_diversity(corpus_dir, suite=suite, index=index, max_steps=max_steps)
+    except (FileNotFoundError, ValueError, KeyError) as exc:
+        typer.echo(f"error: {exc}".replace("error: '", "error: ").rstrip("'"), err=True)
+        raise typer.Exit(code=2) from None
+    console.print(diversity_table(diversity["groups"]))
+    if diversity["comparison"] is not None:
+        title = f"arena vs one teacher, equal size, {diversity['teacher_problems']} problems of the bank"
+        console.print(diversity_table(diversity["comparison"], title=title))
+        (corpus_dir / "diversity.json").write_text(json.dumps(diversity, indent=2), encoding="utf-8")
 
 
 def register(app: typer.Typer) -> None:

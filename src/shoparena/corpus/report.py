@@ -171,6 +171,21 @@ def write_card(path: Path, report: dict[str, Any]) -> None:
     if report.get("filter_quality"):
         lines += ["## Filter quality against the harness truth", "", "```json"]
         lines += [json.dumps(report["filter_quality"], indent=2), "```", ""]
+    if report.get("diversity"):
+        from shoparena.corpus.diversity import diversity_markdown
+
+        lines += [
+            "## Diversity",
+            "",
+            "Per group (shoparena.corpus.diversity): distinct request bigrams (d-2), distinct bigrams",
+            "of the agent's own searches, distinct tool-call 3-grams (d-3), entropy of whole tool sequences,",
+            "coverage of categories, shops and price bands of the recommended products and attribute names",
+            "of the viewed ones, near-duplicate rate. Ratios depend on group size: compare groups of equal",
+            "size (`corpus report CORPUS --suite BANK --index INDEX` adds one teacher of equal size).",
+            "",
+            *diversity_markdown(report["diversity"]),
+            "",
+        ]
     path.write_text("\n".join(lines), encoding="utf-8")
 
 
