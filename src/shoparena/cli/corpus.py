@@ -108,5 +108,34 @@ def report(
         (corpus_dir / "diversity.json").write_text(json.dumps(diversity, indent=2), encoding="utf-8")
 
 
+@corpus_app.command("publish")
+def publish(
+    corpus_dir: Path = typer.Argument(..., exists=True, file_okay=False),
+    repo_id: str = typer.Option(..., "--repo-id", help="Hub dataset repository, ORG/NAME."),
+    out: Path | None = typer.Option(
+        None, "--out", file_okay=False, help="Staging folder (CORPUS_DIR/publish)."
+    ),
+    prepare_only: bool = typer.Option(False, "--prepare-only", help="Stage the folder, upload nothing."),
+    public: bool = typer.Option(False, "--public", help="Create the repository public (default private)."),
+    endpoint: str | None = typer.Option(
+        None, "--endpoint", help="Hub address (default the Hugging Face Hub)."
+    ),
+) -> None:
+    """Stage the corpus for the Hub (card with metadata, Parquet views, reports) and upload it."""
+    from shoparena.corpus.card import PublishError, prepare_publish
+    from shoparena.corpus.card import publish as upload
+
+    try:
+        folder = prepare_publish(corpus_dir, out or corpus_dir / "publish")
+        typer.echo(f"prepared {folder}")
+        if not prepare_only:
+            typer.echo(
+                f"published {repo_id}: {upload(folder, repo_id, private=not public, endpoint=endpoint)}"
+            )
+    except PublishError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(code=2) from None
+
+
 def register(app: typer.Typer) -> None:
     app.add_typer(corpus_app, name="corpus")

@@ -131,14 +131,21 @@ class ReportBuilder:
 
 
 def write_card(path: Path, report: dict[str, Any]) -> None:
-    """The dataset card (README.md) with the funnel."""
+    """The dataset card (README.md): the Hub's YAML metadata (:mod:`shoparena.corpus.card`), the funnel,
+    the thresholds and the diversity table."""
+    from shoparena.corpus.card import card_header
+
     f = report["funnel"]
     lines = [
+        card_header(path.parent, report),
         "# shoparena trajectory corpus",
         "",
         "Built by `shoparena corpus build` (see docs/corpus.md). Views: `sft`, `steps`, `kto` under `views/`",
         "(`datasets.load_from_disk`, Parquet, JSONL per split). Selection: `kept` = outcome kept and origin",
         "agentic; `kept+recovered` = outcome kept; `unfiltered` = every row.",
+        "",
+        "Load a view with `datasets.load_dataset(CORPUS_DIR, \"sft\")` (configs `sft`, `steps`, `kto`;",
+        "splits `train`, `eval`), offline; `shoparena corpus publish CORPUS_DIR --repo-id ORG/NAME` uploads.",
         "",
         "## Funnel",
         "",
