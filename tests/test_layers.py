@@ -25,7 +25,7 @@ LAYERS: list[set[str]] = [
     {"arena"},
     {"corpus"},
     {"train", "eval"},
-    {"report", "pipeline"},
+    {"report", "pipeline", "integrations", "viewer"},
     {"cli"},
 ]
 RANK = {name: i for i, names in enumerate(LAYERS) for name in names}

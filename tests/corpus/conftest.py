@@ -40,3 +40,15 @@ def firehose_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     )
     run_firehose(config, search=engine)
     return root / "fh"
+
+
+@pytest.fixture(scope="session")
+def corpus_dir(firehose_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from typer.testing import CliRunner
+
+    from shoparena.cli.main import app
+
+    out = tmp_path_factory.mktemp("corpus") / "c"
+    result = CliRunner().invoke(app, ["corpus", "build", str(firehose_dir / "race-000"), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    return out

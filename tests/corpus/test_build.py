@@ -15,14 +15,6 @@ from shoparena.cli.main import app
 from shoparena.corpus import CorpusConfig, build_corpus
 
 
-@pytest.fixture(scope="module")
-def corpus_dir(firehose_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("corpus") / "c"
-    result = CliRunner().invoke(app, ["corpus", "build", str(firehose_dir / "race-000"), "--out", str(out)])
-    assert result.exit_code == 0, result.output
-    return out
-
-
 @needs_bwrap
 def test_firehose_filter_quality_and_funnel(corpus_dir: Path):
     report = json.loads((corpus_dir / "report.json").read_text())

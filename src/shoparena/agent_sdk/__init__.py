@@ -23,6 +23,7 @@ from shoparena.agent_sdk.client import (
     ProxyClient,
     parse_nonces,
 )
+from shoparena.agent_sdk.env_client import EnvClient, EnvServerError, Episode
 from shoparena.agent_sdk.logs import InferenceStats, RequestLog
 from shoparena.agent_sdk.tools import (
     _TOOL_REGISTRY,
@@ -48,6 +49,9 @@ __all__ = [
     "DEFAULT_TIMEOUT",
     "_TOOL_REGISTRY",
     "AgentOutput",
+    "EnvClient",
+    "EnvServerError",
+    "Episode",
     "InferenceStats",
     "ProxyClient",
     "RequestLog",

@@ -70,13 +70,24 @@ def build(
 
 
 @corpus_app.command("report")
-def report(corpus_dir: Path = typer.Argument(..., exists=True, file_okay=False)) -> None:
-    """Print the funnel of a built corpus (from its ``report.json``)."""
+def report(
+    corpus_dir: Path = typer.Argument(..., exists=True, file_okay=False),
+    suite: Path | None = typer.Option(
+        None, "--suite", exists=True, dir_okay=False, help="The bank: adds a single teacher of equal size."
+    ),
+    index: Path | None = typer.Option(None, "--index", exists=True, file_okay=False, help="Its index."),
+    max_steps: int = typer.Option(30, "--max-steps", min=1, help="The teacher's step cap."),
+) -> None:
+    """Print the funnel and the diversity of a built corpus (with --suite/--index: against one teacher,
+    written to CORPUS_DIR/diversity.json)."""
+    from shoparena.corpus.diversity import corpus_diversity, diversity_table
     from shoparena.corpus.report import report_table
 
     path = corpus_dir / "report.json"
     if not path.exists():
         raise typer.BadParameter(f"{corpus_dir}: no report.json (run `shoparena corpus build` first)")
+    if (suite is None) != (index is None):
+        raise typer.BadParameter("give both --suite and --index (or neither)")
     data = json.loads(path.read_text(encoding="utf-8"))
     console.print(report_table(data))
     quality = data.get("filter_quality")
@@ -85,6 +96,45 @@ def report(corpus_dir: Path = typer.Argument(..., exists=True, file_okay=False))
             f"filter quality vs harness truth: precision {quality['precision']}, "
             f"recall {quality['recall']}, forger trajectories kept {quality['forger_trajectories_kept']}"
         )
+    try:
+        diversity = corpus_diversity(corpus_dir, suite=suite, index=index, max_steps=max_steps)
+    except (FileNotFoundError, ValueError, KeyError) as exc:
+        typer.echo(f"error: {exc}".replace("error: '", "error: ").rstrip("'"), err=True)
+        raise typer.Exit(code=2) from None
+    console.print(diversity_table(diversity["groups"]))
+    if diversity["comparison"] is not None:
+        title = f"arena vs one teacher, equal size, {diversity['teacher_problems']} problems of the bank"
+        console.print(diversity_table(diversity["comparison"], title=title))
+        (corpus_dir / "diversity.json").write_text(json.dumps(diversity, indent=2), encoding="utf-8")
+
+
+@corpus_app.command("publish")
+def publish(
+    corpus_dir: Path = typer.Argument(..., exists=True, file_okay=False),
+    repo_id: str = typer.Option(..., "--repo-id", help="Hub dataset repository, ORG/NAME."),
+    out: Path | None = typer.Option(
+        None, "--out", file_okay=False, help="Staging folder (CORPUS_DIR/publish)."
+    ),
+    prepare_only: bool = typer.Option(False, "--prepare-only", help="Stage the folder, upload nothing."),
+    public: bool = typer.Option(False, "--public", help="Create the repository public (default private)."),
+    endpoint: str | None = typer.Option(
+        None, "--endpoint", help="Hub address (default the Hugging Face Hub)."
+    ),
+) -> None:
+    """Stage the corpus for the Hub (card with metadata, Parquet views, reports) and upload it."""
+    from shoparena.corpus.card import PublishError, prepare_publish
+    from shoparena.corpus.card import publish as upload
+
+    try:
+        folder = prepare_publish(corpus_dir, out or corpus_dir / "publish")
+        typer.echo(f"prepared {folder}")
+        if not prepare_only:
+            typer.echo(
+                f"published {repo_id}: {upload(folder, repo_id, private=not public, endpoint=endpoint)}"
+            )
+    except PublishError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(code=2) from None
 
 
 def register(app: typer.Typer) -> None:

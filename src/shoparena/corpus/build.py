@@ -23,6 +23,7 @@ from typing import Any
 import orjson
 
 from shoparena.corpus.config import CorpusConfig
+from shoparena.corpus.diversity import DiversityBuilder
 from shoparena.corpus.export import SPLITS, VIEWS, ViewWriter
 from shoparena.corpus.filter import classify
 from shoparena.corpus.gates import OnlineGates, default_tokenizer
@@ -228,6 +229,7 @@ def _build(config: CorpusConfig, progress: Progress | None) -> dict[str, Any]:
             _file_context(config, cache)
     sides = assign_split(index, config.split, problems=_known_problems(cache), shop_of=_shop_lookup(cache))
     report = ReportBuilder()
+    diversity = DiversityBuilder()
     os.replace(work / "quarantine.jsonl", out / "quarantine.jsonl")
     _atomic_write(out / "problems.json", json.dumps(_problems_doc(sides, cache), indent=1).encode())
     say("writing records and views")
@@ -239,6 +241,7 @@ def _build(config: CorpusConfig, progress: Progress | None) -> dict[str, Any]:
             for record in _records(work / "classified.jsonl"):
                 record["cluster_id"], record["split"] = sides[record["problem_id"]]
                 report.add(record)
+                diversity.add(record)
                 fh.write(orjson.dumps(record) + b"\n")
                 views.add(record)
     except BaseException:
@@ -248,6 +251,7 @@ def _build(config: CorpusConfig, progress: Progress | None) -> dict[str, Any]:
     view_counts = views.close()
     doc = report.build(n_quarantined, dict(quarantine_fields), view_counts, config, notes)
     doc["render"] = {"profile": config.render_profile, "profile_hash": profile_hash(config.render_profile)}
+    doc["diversity"] = diversity.build()
     _atomic_write(out / "report.json", json.dumps(doc, indent=2, sort_keys=True).encode())
     write_card(out / "README.md", doc)
     rundir.complete("build", config.model_dump(mode="json"), started, {"records": doc["funnel"]["records"]})

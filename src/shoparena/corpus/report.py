@@ -131,14 +131,21 @@ class ReportBuilder:
 
 
 def write_card(path: Path, report: dict[str, Any]) -> None:
-    """The dataset card (README.md) with the funnel."""
+    """The dataset card (README.md): the Hub's YAML metadata (:mod:`shoparena.corpus.card`), the funnel,
+    the thresholds and the diversity table."""
+    from shoparena.corpus.card import card_header
+
     f = report["funnel"]
     lines = [
+        card_header(path.parent, report),
         "# shoparena trajectory corpus",
         "",
         "Built by `shoparena corpus build` (see docs/corpus.md). Views: `sft`, `steps`, `kto` under `views/`",
         "(`datasets.load_from_disk`, Parquet, JSONL per split). Selection: `kept` = outcome kept and origin",
         "agentic; `kept+recovered` = outcome kept; `unfiltered` = every row.",
+        "",
+        "Load a view with `datasets.load_dataset(CORPUS_DIR, \"sft\")` (configs `sft`, `steps`, `kto`;",
+        "splits `train`, `eval`), offline; `shoparena corpus publish CORPUS_DIR --repo-id ORG/NAME` uploads.",
         "",
         "## Funnel",
         "",
@@ -171,6 +178,21 @@ def write_card(path: Path, report: dict[str, Any]) -> None:
     if report.get("filter_quality"):
         lines += ["## Filter quality against the harness truth", "", "```json"]
         lines += [json.dumps(report["filter_quality"], indent=2), "```", ""]
+    if report.get("diversity"):
+        from shoparena.corpus.diversity import diversity_markdown
+
+        lines += [
+            "## Diversity",
+            "",
+            "Per group (shoparena.corpus.diversity): distinct request bigrams (d-2), distinct bigrams",
+            "of the agent's own searches, distinct tool-call 3-grams (d-3), entropy of whole tool sequences,",
+            "coverage of categories, shops and price bands of the recommended products and attribute names",
+            "of the viewed ones, near-duplicate rate. Ratios depend on group size: compare groups of equal",
+            "size (`corpus report CORPUS --suite BANK --index INDEX` adds one teacher of equal size).",
+            "",
+            *diversity_markdown(report["diversity"]),
+            "",
+        ]
     path.write_text("\n".join(lines), encoding="utf-8")
 
 

@@ -123,6 +123,26 @@ def section_richness(data: ReportData, notes: Mapping[str, str]) -> str:
     return charts.grouped_bars(bins, series, ylabel="trajectories")
 
 
+def section_diversity(data: ReportData, notes: Mapping[str, str]) -> str:
+    from shoparena.corpus.diversity import COLUMNS
+
+    _need(data, "corpus", notes)
+    rows = (data.corpus_report or {}).get("diversity")
+    if not isinstance(rows, dict) or not rows:
+        raise SectionNotRun("the corpus report.json has no diversity (built before it was measured)")
+    table = [
+        [group, *("-" if row.get(key) is None else row[key] for key, _ in COLUMNS)]
+        for group, row in rows.items()
+        if isinstance(row, dict)
+    ]
+    note = (
+        "<p>Distinct request / search bigrams (d-2) and tool-call 3-grams (d-3) per all n-grams, entropy "
+        "of whole tool sequences, coverage, near-duplicate rate (docs/corpus.md). Ratios fall with size: "
+        "compare groups of equal size.</p>"
+    )
+    return note + _table(["group", *(header for _, header in COLUMNS)], table)
+
+
 def section_judge(data: ReportData, notes: Mapping[str, str]) -> str:
     _need(data, "corpus", notes)
     bins = (data.corpus_report or {}).get("judge_bins")
@@ -328,6 +348,7 @@ SECTIONS: list[tuple[str, str, Callable[[ReportData, Mapping[str, str]], str]]] 
     ("funnel", "Funnel: firehose → corpus views", section_funnel),
     ("richness", "Agentic richness by miner kind", section_richness),
     ("judge", "Judge bins", section_judge),
+    ("diversity", "Corpus diversity", section_diversity),
     ("races", "Races and weights", section_races),
     ("asr", "Per-category ASR on the held-out partition", section_asr),
     ("passk", "pass@k", section_pass_at_k),

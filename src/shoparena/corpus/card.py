@@ -1,0 +1,138 @@
+"""The corpus folder as the Hugging Face ecosystem loads it: the card's YAML metadata, and publishing.
+
+:func:`card_metadata` writes the Hub's dataset-card header (license, one config per view with its splits
+and its features, read from the Parquet files themselves), so ``datasets.load_dataset(CORPUS_DIR, "sft")``
+works offline on a built corpus. :func:`prepare_publish` stages what goes to the Hub (the card, the Parquet
+views, ``report.json`` and ``diversity.json`` when present) and :func:`publish` uploads it with
+``huggingface_hub``; when the Hub cannot be reached it fails with one line that names the repository and
+the prepared folder.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from shoparena.corpus.export import SPLITS, VIEWS
+
+LICENSE = "apache-2.0"
+#: Files staged for the Hub besides the card and the Parquet views.
+EXTRA_FILES = ("report.json", "diversity.json")
+
+
+class PublishError(RuntimeError):
+    """Publishing failed (one line: the repository, the reason, the prepared folder)."""
+
+
+def _features(path: Path) -> list[dict[str, Any]] | None:
+    import pyarrow.parquet as pq
+    from datasets import Features
+
+    try:
+        return Features.from_arrow_schema(pq.read_schema(path))._to_yaml_list()
+    except Exception:  # an unreadable view: leave the features to the loader
+        return None
+
+
+def _split_size(path: Path) -> dict[str, int]:
+    import pyarrow.parquet as pq
+
+    meta = pq.read_metadata(path)
+    size = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
+    return {"num_bytes": int(size), "num_examples": int(meta.num_rows)}
+
+
+def card_metadata(corpus_dir: str | Path, report: dict[str, Any]) -> dict[str, Any]:
+    """The Hub's YAML header for the corpus card: license, configs per view and split, features, sizes."""
+    views_dir = Path(corpus_dir) / "views"
+    configs, infos = [], []
+    for view in VIEWS:
+        files = [(split, views_dir / f"{view}-{split}.parquet") for split in SPLITS]
+        present = [(split, path) for split, path in files if path.exists()]
+        if not present:
+            continue
+        config: dict[str, Any] = {
+            "config_name": view,
+            "data_files": [{"split": split, "path": f"views/{path.name}"} for split, path in present],
+        }
+        if view == VIEWS[0]:
+            config["default"] = True
+        configs.append(config)
+        info: dict[str, Any] = {"config_name": view}
+        features = _features(present[0][1])
+        if features is not None:
+            info["features"] = features
+        info["splits"] = [{"name": split, **_split_size(path)} for split, path in present]
+        infos.append(info)
+    return {
+        "license": LICENSE,
+        "pretty_name": "shoparena trajectory corpus",
+        "language": ["en"],
+        "task_categories": ["text-generation"],
+        "tags": ["agents", "tool-use", "shopping", "trajectories"],
+        "configs": configs,
+        "dataset_info": infos,
+    }
+
+
+def card_header(corpus_dir: str | Path, report: dict[str, Any]) -> str:
+    """The card's front matter block (``---`` YAML ``---``)."""
+    body = yaml.safe_dump(card_metadata(corpus_dir, report), sort_keys=False, allow_unicode=True)
+    return f"---\n{body}---\n"
+
+
+def prepare_publish(corpus_dir: str | Path, out: str | Path) -> Path:
+    """Stage the folder the Hub receives: ``README.md`` (the card), ``views/*.parquet`` and the reports."""
+    src, dst = Path(corpus_dir), Path(out)
+    card = src / "README.md"
+    if not card.is_file() or not card.read_text(encoding="utf-8").startswith("---\n"):
+        raise PublishError(f"{src}: no dataset card with Hub metadata (README.md); rebuild the corpus")
+    parquet = sorted((src / "views").glob("*.parquet"))
+    if not parquet:
+        raise PublishError(f"{src}: no Parquet views under views/")
+    if dst.exists():
+        shutil.rmtree(dst)
+    (dst / "views").mkdir(parents=True)
+    shutil.copy2(card, dst / "README.md")
+    for path in parquet:
+        shutil.copy2(path, dst / "views" / path.name)
+    for name in EXTRA_FILES:
+        if (src / name).is_file():
+            shutil.copy2(src / name, dst / name)
+    return dst
+
+
+def publish(
+    folder: str | Path,
+    repo_id: str,
+    *,
+    private: bool = True,
+    token: str | None = None,
+    endpoint: str | None = None,
+) -> str:
+    """Upload a prepared folder to the Hub dataset repository ``repo_id``; returns the commit URL.
+
+    Raises:
+        PublishError: the Hub cannot be reached (offline) or refused the upload.
+    """
+    try:
+        from huggingface_hub import HfApi
+    except ImportError:
+        raise PublishError("publishing needs huggingface_hub (pip install huggingface_hub)") from None
+    api = HfApi(endpoint=endpoint, token=token)
+    try:
+        api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
+        info = api.upload_folder(folder_path=str(folder), repo_id=repo_id, repo_type="dataset")
+    except Exception as exc:
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise PublishError(
+            f"cannot publish {repo_id} to {endpoint or 'the Hugging Face Hub'}: {reason}; "
+            f"the prepared folder is {folder}"
+        ) from None
+    return str(getattr(info, "commit_url", info))
+
+
+__all__ = ["LICENSE", "PublishError", "card_header", "card_metadata", "prepare_publish", "publish"]

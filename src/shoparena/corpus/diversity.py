@@ -1,0 +1,401 @@
+"""Corpus diversity, measured: is an arena's corpus more diverse than one teacher's?
+
+Each trajectory is reduced to :class:`Features` (its request, its tool calls, the products its tool results
+showed and the ones it recommended), from a corpus record's messages or from a ``records.Trajectory``
+(through the native chat rendering, so both read the same way). Per group (miner kind, source agent, a
+single teacher), :func:`measure` reports:
+
+* ``query_distinct_2``: distinct request word bigrams / all request bigrams (``query_bigrams``: distinct);
+* ``search_distinct_2``: the same over the agent's own ``find_product`` queries;
+* ``call_distinct_3``: distinct 3-grams of tool-call tokens (a token is the tool name and its argument
+  names, e.g. ``find_product(page,q,service)``) / all such 3-grams;
+* ``tool_seq_entropy``: Shannon entropy (bits) of the distribution of whole tool-name sequences;
+* coverage: distinct ``categories`` (problem category), ``shops`` and ``price_bands`` of the recommended
+  products, and distinct ``attributes`` (attribute names) of the products the agent viewed;
+* ``near_duplicate_rate``: share of trajectories with an earlier near-duplicate (MinHash, Jaccard ≥
+  :data:`NEAR_DUPLICATE_JACCARD` over word 3-shingles of the tool calls with their arguments).
+
+Ratios depend on size, so compare groups of equal size: :func:`equal_size` subsamples (seeded), and
+:func:`teacher_features` plays one teacher on the same problems as a corpus, one episode per record.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from datasketch import MinHash, MinHashLSH
+
+#: Price band edges (PHP): [0, 100), [100, 300), ... [10000, inf).
+PRICE_BANDS: tuple[float, ...] = (100, 300, 1000, 3000, 10000)
+NEAR_DUPLICATE_JACCARD = 0.8
+_PERMUTATIONS = 64
+
+#: Columns of the diversity table, in order, with their headers.
+COLUMNS: tuple[tuple[str, str], ...] = (
+    ("trajectories", "n"),
+    ("query_distinct_2", "query d-2"),
+    ("search_distinct_2", "search d-2"),
+    ("call_distinct_3", "call d-3"),
+    ("tool_seq_entropy", "seq H (bits)"),
+    ("categories", "categories"),
+    ("shops", "shops"),
+    ("attributes", "attributes"),
+    ("price_bands", "price bands"),
+    ("near_duplicate_rate", "near-dup"),
+)
+
+
+@dataclass(slots=True)
+class Features:
+    """What diversity reads of one trajectory."""
+
+    group: str
+    query: str
+    category: str
+    calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    products: dict[str, dict[str, Any]] = field(default_factory=dict)
+    viewed: set[str] = field(default_factory=set)
+    recommended: list[str] = field(default_factory=list)
+
+
+def _loads(text: Any) -> Any:
+    if not isinstance(text, str):
+        return text
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
+
+
+def features_from_messages(
+    messages: Sequence[dict[str, Any]], *, group: str, query: str, category: str
+) -> Features:
+    """Features of an OpenAI-style conversation (corpus record messages, or a rendered trajectory)."""
+    out = Features(group=group, query=query, category=category)
+    names: dict[str, str] = {}
+    for message in messages:
+        role = message.get("role")
+        if role == "assistant":
+            for call in message.get("tool_calls") or []:
+                function = call.get("function") or {}
+                name = str(function.get("name") or "")
+                params = _loads(function.get("arguments"))
+                params = params if isinstance(params, dict) else {}
+                out.calls.append((name, params))
+                names[str(call.get("id"))] = name
+                if name == "recommend_product":
+                    ids = params.get("product_ids")
+                    ids = ids if isinstance(ids, list) else str(ids or "").split(",")
+                    out.recommended = [str(i).strip() for i in ids if str(i).strip()]
+        elif role == "tool":
+            result = _loads(message.get("content"))
+            for item in result if isinstance(result, list) else []:
+                if isinstance(item, dict) and item.get("product_id") is not None:
+                    pid = str(item["product_id"])
+                    kept = out.products.setdefault(pid, {})
+                    for key in ("shop_id", "price"):
+                        if item.get(key) is not None:
+                            kept[key] = item[key]
+                    if isinstance(item.get("attributes"), dict):
+                        kept["attributes"] = sorted(str(k) for k in item["attributes"])
+                    if names.get(str(message.get("tool_call_id"))) == "view_product_information":
+                        out.viewed.add(pid)
+    return out
+
+
+def features_from_record(record: dict[str, Any], group: str) -> Features:
+    """Features of a corpus record (``CorpusRecord.model_dump(mode="json")``)."""
+    return features_from_messages(
+        record.get("messages") or [],
+        group=group,
+        query=record.get("query", ""),
+        category=record.get("category", ""),
+    )
+
+
+def features_from_trajectory(trajectory: Any, problem: Any, group: str) -> Features:
+    """Features of a ``records.Trajectory`` on its problem (rendered as native chat first)."""
+    from shoparena.formats.native import trajectory_to_chat
+
+    messages = trajectory_to_chat(trajectory, system_prompt=None)
+    return features_from_messages(messages, group=group, query=problem.query, category=problem.category_label)
+
+
+def _words(text: str) -> list[str]:
+    return "".join(c.lower() if c.isalnum() else " " for c in text).split()
+
+
+def _ngrams(tokens: Sequence[Any], n: int) -> list[tuple[Any, ...]]:
+    return [tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1)]
+
+
+def _distinct(grams: Iterable[tuple[Any, ...]]) -> tuple[int, float | None]:
+    seen = list(grams)
+    if not seen:
+        return 0, None
+    distinct = len(set(seen))
+    return distinct, round(distinct / len(seen), 4)
+
+
+def _entropy(counts: Counter[Any]) -> float:
+    total = sum(counts.values())
+    if not total:
+        return 0.0
+    return round(abs(-sum(c / total * math.log2(c / total) for c in counts.values())), 4)
+
+
+def price_band(price: Any) -> str | None:
+    """The band of a price (``"<100"``, ``"100-300"``, ..., ``">=10000"``), None when not a number."""
+    try:
+        value = float(price)
+    except (TypeError, ValueError):
+        return None
+    low = 0.0
+    for edge in PRICE_BANDS:
+        if value < edge:
+            return f"{low:g}-{edge:g}" if low else f"<{edge:g}"
+        low = edge
+    return f">={PRICE_BANDS[-1]:g}"
+
+
+def _call_token(name: str, params: dict[str, Any]) -> str:
+    return f"{name}({','.join(sorted(params))})"
+
+
+def _shingles(f: Features) -> set[str]:
+    text = " ".join(f"{name} {json.dumps(params, sort_keys=True, default=str)}" for name, params in f.calls)
+    words = _words(text)
+    return {" ".join(g) for g in _ngrams(words, 3)} or set(words)
+
+
+def near_duplicate_rate(items: Sequence[Features], threshold: float = NEAR_DUPLICATE_JACCARD) -> float | None:
+    """Share of trajectories that have an earlier near-duplicate (MinHash LSH over tool-call shingles)."""
+    if not items:
+        return None
+    lsh = MinHashLSH(threshold=threshold, num_perm=_PERMUTATIONS)
+    duplicates = 0
+    for i, item in enumerate(items):
+        mh = MinHash(num_perm=_PERMUTATIONS, seed=1)
+        for shingle in _shingles(item):
+            mh.update(shingle.encode("utf-8"))
+        if lsh.query(mh):
+            duplicates += 1
+        lsh.insert(str(i), mh)
+    return round(duplicates / len(items), 4)
+
+
+def measure(items: Sequence[Features]) -> dict[str, Any]:
+    """The diversity row of one group (see the module docstring)."""
+    query_bigrams = [g for f in items for g in _ngrams(_words(f.query), 2)]
+    searches = [str(p.get("q", "")) for f in items for name, p in f.calls if name == "find_product"]
+    search_bigrams = [g for q in searches for g in _ngrams(_words(q), 2)]
+    call_grams = [g for f in items for g in _ngrams([_call_token(n, p) for n, p in f.calls], 3)]
+    sequences = Counter(tuple(name for name, _ in f.calls) for f in items)
+    shops, bands, attributes = set(), set(), set()
+    for f in items:
+        for pid in f.recommended:
+            product = f.products.get(pid, {})
+            if product.get("shop_id") is not None:
+                shops.add(str(product["shop_id"]))
+            band = price_band(product.get("price"))
+            if band is not None:
+                bands.add(band)
+        for pid in f.viewed:
+            attributes.update(f.products.get(pid, {}).get("attributes", ()))
+    q_distinct, q_ratio = _distinct(query_bigrams)
+    s_distinct, s_ratio = _distinct(search_bigrams)
+    _, c_ratio = _distinct(call_grams)
+    return {
+        "trajectories": len(items),
+        "query_bigrams": q_distinct,
+        "query_distinct_2": q_ratio,
+        "search_bigrams": s_distinct,
+        "search_distinct_2": s_ratio,
+        "call_distinct_3": c_ratio,
+        "tool_seq_entropy": _entropy(sequences),
+        "categories": len({f.category for f in items if f.category}),
+        "shops": len(shops),
+        "attributes": len(attributes),
+        "price_bands": len(bands),
+        "near_duplicate_rate": near_duplicate_rate(items),
+    }
+
+
+def equal_size(items: Sequence[Features], n: int, seed: int = 0) -> list[Features]:
+    """``n`` items drawn without replacement (seeded; all of them, in order, when there are at most ``n``)."""
+    if len(items) <= n:
+        return list(items)
+    picked = sorted(random.Random(seed).sample(range(len(items)), n))
+    return [items[i] for i in picked]
+
+
+class DiversityBuilder:
+    """Diversity per group for ``report.json``, fed with record dicts as the corpus build writes them.
+
+    Groups over the input records (origin ``agentic``): ``kept`` (the funnel's kept), ``kept / miner_kind=K``,
+    ``kept / agent=A`` (the source miner) and ``all / miner_kind=K`` whatever the outcome; recovered
+    sub-task records that were kept form ``recovered (kept)``.
+    """
+
+    def __init__(self) -> None:
+        self.groups: dict[str, list[Features]] = defaultdict(list)
+
+    def add(self, record: dict[str, Any]) -> None:
+        kind = record.get("miner_kind") or record.get("teacher") or "-"
+        agent = (record.get("provenance") or {}).get("agent") or "-"
+        features = features_from_record(record, "")
+        kept = record.get("outcome") == "kept"
+        if record.get("origin") == "recovered":
+            keys = ["recovered (kept)"] if kept else []
+        else:
+            keys = [f"all / miner_kind={kind}"]
+            if kept:
+                keys += ["kept", f"kept / miner_kind={kind}", f"kept / agent={agent}"]
+        for key in keys:
+            self.groups[key].append(features)
+
+    def build(self) -> dict[str, dict[str, Any]]:
+        return {key: measure(items) for key, items in sorted(self.groups.items())}
+
+
+def teacher_features(
+    records: Sequence[dict[str, Any]],
+    problems: dict[str, Any],
+    engine: Any,
+    *,
+    agent: Any = None,
+    max_steps: int = 30,
+    knowledge: Any = None,
+    group: str = "single teacher",
+) -> list[Features]:
+    """One teacher's corpus of equal size from the same bank: the teacher (default the rule-based planner)
+    plays each record's problem once, in record order (a problem that recurs recurs here too)."""
+    from shoparena.agents import get_agent
+    from shoparena.env.episodes import run_episode
+
+    teacher = agent if agent is not None else get_agent("planner")
+    cache: dict[str, Any] = {}
+    out = []
+    for record in records:
+        pid = record["problem_id"]
+        if pid not in problems:
+            raise KeyError(
+                f"diversity: problem {pid!r} of record {record.get('record_id')!r} is not in the bank"
+            )
+        if pid not in cache:  # a deterministic teacher gives the same episode again
+            cache[pid] = run_episode(teacher, problems[pid], engine, max_steps=max_steps, knowledge=knowledge)
+        out.append(features_from_trajectory(cache[pid], problems[pid], group))
+    return out
+
+
+def read_records(corpus_dir: Path) -> list[dict[str, Any]]:
+    """The corpus's ``records.jsonl``, each line validated as a :class:`CorpusRecord` (a bad one is an error
+    naming the file and line)."""
+    from pydantic import ValidationError
+
+    from shoparena.jsonl import iter_raw_lines
+    from shoparena.records.corpus import CorpusRecord
+
+    path = Path(corpus_dir) / "records.jsonl"
+    if not path.is_file():
+        raise FileNotFoundError(f"{corpus_dir}: no records.jsonl (run `shoparena corpus build` first)")
+    out = []
+    for line_no, line in iter_raw_lines(path):
+        try:
+            out.append(CorpusRecord.model_validate_json(line).model_dump(mode="json"))
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(x) for x in first["loc"])
+            raise ValueError(f"{path}:{line_no}: CorpusRecord.{where}: {first['msg']}") from None
+    return out
+
+
+def corpus_diversity(
+    corpus_dir: str | Path,
+    *,
+    suite: str | Path | None = None,
+    index: str | Path | None = None,
+    max_steps: int = 30,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """Diversity of a built corpus per group and, given the bank (``suite``) and ``index``, against a
+    single-teacher corpus of equal size: the planner plays the problems of the kept records.
+
+    Returns:
+        ``{"groups": {group: row}, "comparison": {"arena (kept)": row, "single teacher (planner)": row} or
+        None, "teacher_problems": n}``.
+    """
+    records = read_records(Path(corpus_dir))
+    builder = DiversityBuilder()
+    for record in records:
+        builder.add(record)
+    doc: dict[str, Any] = {"groups": builder.build(), "comparison": None}
+    if suite is None or index is None:
+        return doc
+    from shoparena.env.episodes import suite_knowledge
+    from shoparena.search import SearchIndex
+    from shoparena.suites.loaders import load_suite
+
+    problems, _ = load_suite(suite)
+    engine = SearchIndex.open(index)
+    kept = [r for r in records if r["outcome"] == "kept" and r["origin"] == "agentic"]
+    by_id = {p.problem_id: p for p in problems}
+    knowledge = suite_knowledge(engine, suite)
+    arena = [features_from_record(r, "arena") for r in kept]
+    teacher = teacher_features(kept, by_id, engine, max_steps=max_steps, knowledge=knowledge)
+    doc["comparison"] = {
+        "arena (kept)": measure(equal_size(arena, len(teacher), seed)),
+        "single teacher (planner)": measure(teacher),
+    }
+    doc["teacher_problems"] = len({r["problem_id"] for r in kept})
+    return doc
+
+
+def diversity_table(rows: dict[str, dict[str, Any]], title: str = "corpus diversity") -> Any:
+    """A Rich table of diversity rows (one per group)."""
+    from rich.table import Table
+
+    table = Table(title=title)
+    table.add_column("group")
+    for _, header in COLUMNS:
+        table.add_column(header, justify="right")
+    for group, row in rows.items():
+        table.add_row(group, *("-" if row.get(key) is None else str(row[key]) for key, _ in COLUMNS))
+    return table
+
+
+def diversity_markdown(rows: dict[str, dict[str, Any]]) -> list[str]:
+    """The diversity rows as a Markdown table (lines)."""
+    lines = ["| group | " + " | ".join(h for _, h in COLUMNS) + " |", "|---" * (len(COLUMNS) + 1) + "|"]
+    for group, row in rows.items():
+        cells = ["-" if row.get(key) is None else str(row[key]) for key, _ in COLUMNS]
+        lines.append(f"| {group} | " + " | ".join(cells) + " |")
+    return lines
+
+
+__all__ = [
+    "COLUMNS",
+    "NEAR_DUPLICATE_JACCARD",
+    "PRICE_BANDS",
+    "DiversityBuilder",
+    "Features",
+    "corpus_diversity",
+    "diversity_markdown",
+    "diversity_table",
+    "equal_size",
+    "features_from_messages",
+    "features_from_record",
+    "features_from_trajectory",
+    "measure",
+    "near_duplicate_rate",
+    "price_band",
+    "read_records",
+    "teacher_features",
+]

@@ -1,0 +1,146 @@
+"""What every door into :class:`~shoparena.env.ShopEnv` shares: the task set, the text rendering, the verdict.
+
+A :class:`ShopTaskSet` holds the search engine, the problems and the environment options; every adapter
+(Gymnasium, verifiers, the HTTP server) builds its environments with :meth:`ShopTaskSet.new_env` and scores
+finished episodes with :meth:`ShopTaskSet.score`, so the same problem, policy and seed give the same verdict
+through every door. ``env_options`` are passed to ``ShopEnv(...)`` unchanged (``tools``, ``max_steps``, and
+whatever rendering options the environment grows).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from shoparena.env.environment import DEFAULT_MAX_STEPS, Observation, ShopEnv
+from shoparena.env.episodes import suite_knowledge
+from shoparena.env.knowledge import KnowledgeBase
+from shoparena.records.problem import Problem
+from shoparena.records.trajectory import Trajectory
+from shoparena.records.verdict import Verdict
+from shoparena.scoring import get_similarity, score_trajectory
+from shoparena.scoring.similarity import TitleSimilarity
+from shoparena.search import SearchIndex
+
+
+class TaskSetError(ValueError):
+    """A task set that cannot be built or a problem it does not hold (one line, names the input)."""
+
+
+@dataclass(slots=True)
+class ShopTaskSet:
+    """Problems over one search engine, with the environment options and the scoring profile.
+
+    Attributes:
+        engine: Search backend; also the product lookup of the scorer.
+        problems: The suite, in file order.
+        profile: Scoring profile of the verdict (``strict`` or ``shoppingbench``).
+        similarity: Title similarity backend name (``lexical``, ``exact``).
+        knowledge: Knowledge base behind ``web_search`` (None: none, or catalog-derived when loaded).
+        env_options: Keyword arguments for ``ShopEnv`` (``max_steps``, ``tools``, rendering options).
+    """
+
+    engine: Any
+    problems: list[Problem]
+    profile: str = "strict"
+    similarity: str = "lexical"
+    knowledge: KnowledgeBase | None = None
+    env_options: dict[str, Any] = field(default_factory=dict)
+    _by_id: dict[str, Problem] = field(default_factory=dict, repr=False)
+    _sim: TitleSimilarity | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        if not self.problems:
+            raise TaskSetError("task set: the suite has no problems")
+        self._by_id = {p.problem_id: p for p in self.problems}
+        self.env_options.setdefault("max_steps", DEFAULT_MAX_STEPS)
+
+    @classmethod
+    def load(
+        cls,
+        suite: str | Path,
+        index: str | Path,
+        *,
+        kb: Sequence[str | Path] = (),
+        profile: str = "strict",
+        similarity: str = "lexical",
+        **env_options: Any,
+    ) -> ShopTaskSet:
+        """Open ``index`` and read ``suite`` (every problem must load: a quarantined one is an error)."""
+        from shoparena.suites.loaders import load_suite
+
+        suite_path, index_path = Path(suite), Path(index)
+        if not suite_path.is_file():
+            raise TaskSetError(f"{suite_path}: suite file not found")
+        if not (index_path / "manifest.json").is_file():
+            raise TaskSetError(f"{index_path}: not a search index directory (no manifest.json)")
+        problems, summary = load_suite(suite_path)
+        if summary.quarantined:
+            raise TaskSetError(f"{suite_path}: {summary.quarantined} problem(s) quarantined; fix the suite")
+        engine = SearchIndex.open(index_path)
+        knowledge = suite_knowledge(engine, suite_path, extra=list(kb))
+        return cls(
+            engine=engine,
+            problems=problems,
+            profile=profile,
+            similarity=similarity,
+            knowledge=knowledge,
+            env_options=dict(env_options),
+        )
+
+    def problem(self, problem_id: str) -> Problem:
+        """The problem with this id (:class:`TaskSetError` naming it when absent)."""
+        try:
+            return self._by_id[problem_id]
+        except KeyError:
+            raise TaskSetError(f"task set: no problem {problem_id!r} in the suite") from None
+
+    def pick(self, seed: int | None = None, rng: np.random.Generator | None = None) -> Problem:
+        """A problem drawn by ``rng`` (or by a generator seeded with ``seed``): the seed-to-problem rule."""
+        generator = rng if rng is not None else np.random.default_rng(seed)
+        return self.problems[int(generator.integers(len(self.problems)))]
+
+    def new_env(self, **overrides: Any) -> ShopEnv:
+        """A fresh environment with the task set's options (``overrides`` win)."""
+        options = {**self.env_options, **overrides}
+        options.setdefault("knowledge", self.knowledge)
+        return ShopEnv(self.engine, **options)
+
+    @property
+    def similarity_backend(self) -> TitleSimilarity:
+        if self._sim is None:
+            self._sim = get_similarity(self.similarity)
+        return self._sim
+
+    def score(self, problem: Problem, trajectory: Trajectory) -> Verdict:
+        """The verdict of a finished episode under the task set's profile."""
+        return score_trajectory(
+            problem, trajectory, self.engine, profile=self.profile, similarity=self.similarity_backend
+        )
+
+
+def observation_text(observation: Observation) -> str:
+    """The text an LLM policy reads for its next step: the environment's own user prompt (the request and
+    the dialogue so far, with every tool result), as rendered by ``Observation.messages()``."""
+    return observation.messages()[-1]["content"]
+
+
+def verdict_summary(verdict: Verdict) -> dict[str, Any]:
+    """The fields that must agree across doors (no run id, no timing): outcome, scores, ids, checks."""
+    return {
+        "problem_id": verdict.problem_id,
+        "profile": verdict.profile,
+        "status": verdict.status.value,
+        "success": bool(verdict.success),
+        "rule": float(verdict.rule),
+        "product": float(verdict.product),
+        "recommended_ids": list(verdict.recommended_ids),
+        "checks": verdict.model_dump(mode="json", include={"checks"})["checks"],
+    }
+
+
+__all__ = ["ShopTaskSet", "TaskSetError", "observation_text", "verdict_summary"]

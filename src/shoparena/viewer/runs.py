@@ -1,0 +1,297 @@
+"""Run directories as the trajectory viewer shows them, read through the typed records only.
+
+Three kinds are recognised by what the directory holds:
+
+* **corpus** (``records.jsonl``): each ``records.CorpusRecord`` — its messages, labels, the judge's
+  explanation and the richness proof of each catalogue dispatch (``evidence.dispatch_matched``);
+* **eval** (``episodes.jsonl`` + ``output.jsonl``): ``eval.run.read_run``'s records, the envelopes as
+  ``records.Trajectory`` (``formats.io``), re-scored under ``strict`` for the verdict's checks when the run's
+  suite and index are still there;
+* **arena** (``agents/<name>/output.jsonl``): each agent's trajectories with its ``judge.jsonl``
+  (``judge.records.JudgeVerdict``) and the verdict's checks (suite and index from ``config.yaml``).
+
+:class:`ViewerRow` is the light summary listed in the page; :func:`episode_detail` builds the full view of one
+row (conversation, checks, judge, richness) only when the page opens it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from shoparena.formats.io import read_trajectories
+from shoparena.formats.native import trajectory_to_chat
+from shoparena.jsonl import iter_raw_lines
+from shoparena.records.corpus import CorpusRecord
+from shoparena.records.trajectory import Trajectory
+
+CATALOGUE_TOOLS = ("find_product", "view_product_information", "recommend_product", "web_search")
+
+
+class ViewerError(ValueError):
+    """A directory the viewer cannot read (one line naming it)."""
+
+
+class ViewerRow(BaseModel):
+    """One trajectory as the page lists it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    key: str = Field(description="Unique in the page: run index, then the item's position.")
+    run: str = Field(description="The run's label (its directory name, made unique).")
+    kind: Literal["corpus", "eval", "arena"]
+    problem_id: str
+    rollout: int = 0
+    agent: str = ""
+    category: str = ""
+    query: str = ""
+    outcome: str = Field(description="success / failure, or the corpus outcome (kept, low_richness, ...).")
+    success: bool | None = None
+    scores: dict[str, Any] = Field(default_factory=dict, description="Labels and scores shown as columns.")
+    steps: int = 0
+
+
+@dataclass(slots=True)
+class _Item:
+    row: ViewerRow
+    record: CorpusRecord | None = None
+    trajectory: Trajectory | None = None
+    judge: dict[str, Any] | None = None
+    run: LoadedRun | None = None
+
+
+@dataclass(slots=True)
+class LoadedRun:
+    """One run directory, read."""
+
+    path: Path
+    label: str
+    kind: str
+    items: list[_Item] = field(default_factory=list)
+    suite: Path | None = None
+    index: Path | None = None
+    similarity: str = "lexical"
+    _scorer: Any = None
+
+    def verdict(self, trajectory: Trajectory) -> dict[str, Any] | None:
+        """The strict verdict of a trajectory (None when the suite or index is gone)."""
+        if self._scorer is None:
+            self._scorer = _Scorer.open(self.suite, self.index, self.similarity)
+        return self._scorer.verdict(trajectory) if self._scorer else None
+
+
+class _Scorer:
+    def __init__(self, problems: dict[str, Any], engine: Any, similarity: Any) -> None:
+        self.problems, self.engine, self.similarity = problems, engine, similarity
+
+    @classmethod
+    def open(cls, suite: Path | None, index: Path | None, similarity: str) -> _Scorer | bool:
+        if suite is None or index is None or not suite.is_file() or not (index / "manifest.json").is_file():
+            return False
+        from shoparena.scoring import get_similarity
+        from shoparena.search import SearchIndex
+        from shoparena.suites.loaders import load_suite
+
+        problems, _ = load_suite(suite)
+        return cls({p.problem_id: p for p in problems}, SearchIndex.open(index), get_similarity(similarity))
+
+    def verdict(self, trajectory: Trajectory) -> dict[str, Any] | None:
+        from shoparena.scoring import score_trajectory
+
+        problem = self.problems.get(trajectory.problem_id)
+        if problem is None:
+            return None
+        verdict = score_trajectory(
+            problem, trajectory, self.engine, profile="strict", similarity=self.similarity
+        )
+        return verdict.model_dump(mode="json", include={"success", "rule", "product", "checks", "notes"})
+
+
+def _kind(path: Path) -> str:
+    if (path / "records.jsonl").is_file():
+        return "corpus"
+    if (path / "episodes.jsonl").is_file() and (path / "output.jsonl").is_file():
+        return "eval"
+    if (path / "agents").is_dir():
+        return "arena"
+    raise ViewerError(f"{path}: not a run directory the viewer reads (corpus, eval or arena run)")
+
+
+def _corpus(run: LoadedRun, number: int) -> None:
+    for line_no, raw in iter_raw_lines(run.path / "records.jsonl"):
+        try:
+            record = CorpusRecord.model_validate_json(raw)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(x) for x in first["loc"]) or "(record)"
+            raise ViewerError(
+                f"{run.path / 'records.jsonl'}:{line_no}: not a CorpusRecord: {where}: {first['msg']}"
+            ) from None
+        labels = record.labels
+        row = ViewerRow(
+            key=f"{number}-{len(run.items)}",
+            run=run.label,
+            kind="corpus",
+            problem_id=record.problem_id,
+            rollout=record.rollout_idx,
+            agent=record.provenance.agent or record.miner_kind or "",
+            category=record.category,
+            query=record.query,
+            outcome=record.outcome,
+            success=labels.success,
+            scores={
+                "label": record.structural_label,
+                "rule": labels.rule,
+                "judge_q": labels.judge_q,
+                "richness": labels.agentic_richness,
+            },
+            steps=sum(1 for m in record.messages if m.role == "assistant"),
+        )
+        run.items.append(_Item(row, record=record, run=run))
+
+
+def _eval(run: LoadedRun, number: int) -> None:
+    from shoparena.eval.run import read_run
+
+    _, records, config = read_run(run.path)
+    run.suite, run.index, run.similarity = Path(config.suite), Path(config.index), config.similarity
+    trajectories = list(read_trajectories(run.path / "output.jsonl"))
+    for record, traj in zip(records, trajectories, strict=False):
+        row = ViewerRow(
+            key=f"{number}-{len(run.items)}",
+            run=run.label,
+            kind="eval",
+            problem_id=record.problem_id,
+            rollout=record.sample_idx,
+            agent=record.model or record.decoding,
+            category=record.category,
+            query=traj.query,
+            outcome="success" if record.success_strict else "failure",
+            success=record.success_strict,
+            scores={
+                "strict": record.success_strict,
+                "shoppingbench": record.success_shoppingbench,
+                "format": record.format_strict,
+                "termination": record.termination_reason,
+            },
+            steps=record.steps,
+        )
+        run.items.append(_Item(row, trajectory=traj, run=run))
+
+
+def _arena(run: LoadedRun, number: int) -> None:
+    from shoparena.judge.records import JudgeVerdict
+
+    config_path = run.path / "config.yaml"
+    if config_path.is_file():
+        config = yaml.safe_load(config_path.read_text(encoding="utf-8")) or {}
+        run.suite = Path(config["suite"]) if config.get("suite") else None
+        run.index = Path(config["index"]) if config.get("index") else None
+        run.similarity = str(config.get("similarity") or "lexical")
+    for agent_dir in sorted(p for p in (run.path / "agents").iterdir() if p.is_dir()):
+        judged: dict[str, JudgeVerdict] = {}
+        if (agent_dir / "judge.jsonl").is_file():
+            for _, raw in iter_raw_lines(agent_dir / "judge.jsonl"):
+                verdict = JudgeVerdict.model_validate_json(raw)
+                judged[verdict.problem_id] = verdict
+        if not (agent_dir / "output.jsonl").is_file():
+            continue
+        for traj in read_trajectories(agent_dir / "output.jsonl"):
+            judge = judged.get(traj.problem_id)
+            row = ViewerRow(
+                key=f"{number}-{len(run.items)}",
+                run=run.label,
+                kind="arena",
+                problem_id=traj.problem_id,
+                rollout=traj.rollout_idx,
+                agent=agent_dir.name,
+                query=traj.query,
+                outcome=f"envelope {traj.status.value.lower()}",
+                scores={
+                    "judge": judge.score if judge else None,
+                    "judge_status": judge.status if judge else None,
+                },
+                steps=len(traj.steps),
+            )
+            detail = (
+                judge.model_dump(mode="json", include={"status", "score", "explanation", "gates"})
+                if judge
+                else None
+            )
+            run.items.append(_Item(row, trajectory=traj, judge=detail, run=run))
+
+
+def load_runs(paths: list[str | Path]) -> list[LoadedRun]:
+    """Read each run directory (labels are the directory names, made unique)."""
+    runs: list[LoadedRun] = []
+    seen: dict[str, int] = {}
+    for number, raw in enumerate(paths):
+        path = Path(raw)
+        if not path.is_dir():
+            raise ViewerError(f"{path}: not a directory")
+        name = path.name or str(path)
+        seen[name] = seen.get(name, 0) + 1
+        label = name if seen[name] == 1 else f"{name} ({seen[name]})"
+        run = LoadedRun(path=path, label=label, kind=_kind(path))
+        try:
+            {"corpus": _corpus, "eval": _eval, "arena": _arena}[run.kind](run, number)
+        except ViewerError:
+            raise
+        except (ValueError, OSError, KeyError) as exc:
+            reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise ViewerError(f"{path}: cannot read this {run.kind} run: {reason}") from None
+        runs.append(run)
+    return runs
+
+
+def _dispatches(messages: list[dict[str, Any]], matched: list[bool]) -> list[dict[str, Any]]:
+    names = [
+        (call.get("function") or {}).get("name", "")
+        for m in messages
+        if m.get("role") == "assistant"
+        for call in m.get("tool_calls") or []
+    ]
+    catalogue = [n for n in names if n in CATALOGUE_TOOLS]
+    return [
+        {"index": i + 1, "tool": catalogue[i] if i < len(catalogue) else "?", "proved": bool(ok)}
+        for i, ok in enumerate(matched)
+    ]
+
+
+def episode_detail(item: _Item) -> dict[str, Any]:
+    """The full view of one row: conversation, verdict checks, judge, richness."""
+    detail: dict[str, Any] = {"row": item.row.model_dump(mode="json"), "checks": None, "judge": item.judge}
+    detail["richness"] = None
+    if item.record is not None:
+        record = item.record
+        messages = [m.model_dump(mode="json", exclude_none=True) for m in record.messages]
+        detail["messages"] = messages
+        prov = record.provenance
+        if prov.judge_status or prov.judge_explanation:
+            detail["judge"] = {
+                "status": prov.judge_status,
+                "score": record.labels.judge_q,
+                "explanation": prov.judge_explanation,
+            }
+        ev = record.evidence
+        detail["richness"] = {
+            "log_source": ev.log_source,
+            "richness_proof": ev.richness_proof,
+            "richness_nonce": ev.richness_nonce,
+            "nonce_counts": ev.nonce_counts,
+            "dispatches": _dispatches(messages, ev.dispatch_matched),
+            "forged": ev.forged,
+        }
+        detail["labels"] = record.labels.model_dump(mode="json")
+    elif item.trajectory is not None:
+        detail["messages"] = trajectory_to_chat(item.trajectory, system_prompt=item.trajectory.system_prompt)
+        if item.run is not None:
+            detail["checks"] = item.run.verdict(item.trajectory)
+    return detail
+
+
+__all__ = ["LoadedRun", "ViewerError", "ViewerRow", "episode_detail", "load_runs"]

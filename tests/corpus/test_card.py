@@ -1,0 +1,59 @@
+"""The corpus folder loads with ``datasets.load_dataset`` offline; publishing fails clearly offline."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from arena_helpers import needs_bwrap
+from typer.testing import CliRunner
+
+from shoparena.cli.main import app
+
+
+@needs_bwrap
+def test_card_metadata_lets_datasets_load_each_view(corpus_dir: Path, tmp_path, monkeypatch) -> None:
+    datasets = pytest.importorskip("datasets")
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    card = (corpus_dir / "README.md").read_text()
+    meta = yaml.safe_load(card.split("---\n")[1])
+    assert meta["license"] == "apache-2.0"
+    assert [c["config_name"] for c in meta["configs"]] == ["sft", "steps", "kto"]
+    for view in ("sft", "steps", "kto"):
+        loaded = datasets.load_dataset(str(corpus_dir), view, cache_dir=str(tmp_path / "cache"))
+        for split in ("train", "eval"):
+            rows = [
+                json.loads(line)
+                for line in (corpus_dir / "views" / f"{view}-{split}.jsonl").read_text().splitlines()
+            ]
+            assert loaded[split].num_rows == len(rows)
+            if rows:
+                assert loaded[split][0]["record_id"] == rows[0]["record_id"]
+    sft = datasets.load_dataset(str(corpus_dir), "sft", cache_dir=str(tmp_path / "cache"))["train"]
+    assert sft.num_rows and sft[0]["messages"][0]["role"] in ("system", "user")
+
+
+@needs_bwrap
+def test_publish_stages_the_folder_and_fails_in_one_line_offline(corpus_dir: Path, tmp_path) -> None:
+    stage = tmp_path / "stage"
+    base = ["corpus", "publish", str(corpus_dir), "--repo-id", "org/shop", "--out", str(stage)]
+    prepared = CliRunner().invoke(app, [*base, "--prepare-only"])
+    assert prepared.exit_code == 0, prepared.output
+    assert (stage / "README.md").read_text() == (corpus_dir / "README.md").read_text()
+    assert sorted(p.name for p in (stage / "views").iterdir()) == sorted(
+        p.name for p in (corpus_dir / "views").glob("*.parquet")
+    )
+    offline = CliRunner().invoke(app, [*base, "--endpoint", "http://127.0.0.1:9"])
+    assert offline.exit_code == 2
+    lines = offline.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: cannot publish org/shop to http://127.0.0.1:9")
+    assert str(stage) in lines[0]
+
+
+def test_publish_refuses_a_folder_without_a_card(tmp_path) -> None:
+    result = CliRunner().invoke(
+        app, ["corpus", "publish", str(tmp_path), "--repo-id", "o/n", "--prepare-only"]
+    )
+    assert result.exit_code == 2 and "no dataset card" in result.stderr

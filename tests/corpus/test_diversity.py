@@ -1,0 +1,157 @@
+"""Corpus diversity: the measures on hand-built trajectories, and the report of a real one-race firehose."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+from arena_helpers import needs_bwrap
+from typer.testing import CliRunner
+
+from shoparena.cli.main import app
+from shoparena.corpus.diversity import (
+    DiversityBuilder,
+    Features,
+    features_from_messages,
+    measure,
+    near_duplicate_rate,
+    price_band,
+)
+
+
+def call(cid: str, name: str, **params) -> dict:
+    return {"id": cid, "type": "function", "function": {"name": name, "arguments": json.dumps(params)}}
+
+
+MESSAGES = [
+    {"role": "user", "content": "red running shoes"},
+    {"role": "assistant", "tool_calls": [call("a", "find_product", q="red shoes", page=1)]},
+    {
+        "role": "tool",
+        "tool_call_id": "a",
+        "content": json.dumps([{"product_id": "1", "shop_id": "s1", "price": 250}]),
+    },
+    {"role": "assistant", "tool_calls": [call("b", "view_product_information", product_ids="1")]},
+    {
+        "role": "tool",
+        "tool_call_id": "b",
+        "content": json.dumps([{"product_id": "1", "attributes": {"color": ["red"]}}]),
+    },
+    {
+        "role": "assistant",
+        "tool_calls": [
+            call("c", "recommend_product", product_ids="1"),
+            call("d", "terminate", status="success"),
+        ],
+    },
+    {"role": "tool", "tool_call_id": "c", "content": "ok"},
+]
+
+
+def test_features_read_calls_products_views_and_the_recommendation() -> None:
+    f = features_from_messages(MESSAGES, group="g", query="red running shoes", category="product")
+    assert [name for name, _ in f.calls] == [
+        "find_product",
+        "view_product_information",
+        "recommend_product",
+        "terminate",
+    ]
+    assert f.recommended == ["1"] and f.viewed == {"1"}
+    assert f.products["1"] == {"shop_id": "s1", "price": 250, "attributes": ["color"]}
+    row = measure([f])
+    assert (row["shops"], row["price_bands"], row["attributes"], row["categories"]) == (1, 1, 1, 1)
+    assert row["search_bigrams"] == 1 and row["search_distinct_2"] == 1.0
+
+
+def make(i: int, tools: list[str]) -> Features:
+    return Features(
+        group="g",
+        query=f"query number {i} words",
+        category=f"c{i % 2}",
+        calls=[(name, {"q": f"search {i} {name}"}) for name in tools],
+    )
+
+
+def test_one_repeated_trajectory_has_zero_entropy_and_all_near_duplicates() -> None:
+    same = [make(0, ["find_product", "recommend_product"]) for _ in range(5)]
+    row = measure(same)
+    assert row["tool_seq_entropy"] == 0.0 and row["near_duplicate_rate"] == 0.8
+    assert row["query_distinct_2"] == round(3 / 15, 4)
+
+
+def test_distinct_trajectories_have_log2_n_entropy_and_no_near_duplicates() -> None:
+    tools = ["find_product", "view_product_information", "recommend_product", "terminate"]
+    varied = [make(i, tools[: i % 4 + 1] * (1 + i // 4)) for i in range(8)]
+    row = measure(varied)
+    assert row["tool_seq_entropy"] == round(math.log2(8), 4)
+    assert near_duplicate_rate(varied) == 0.0 and row["categories"] == 2
+
+
+def test_price_bands() -> None:
+    assert [price_band(p) for p in (5, 100, 299.9, 1000, 25000, "x", None)] == [
+        "<100",
+        "100-300",
+        "100-300",
+        "1000-3000",
+        ">=10000",
+        None,
+        None,
+    ]
+
+
+def test_builder_groups_kept_records_by_kind_and_agent() -> None:
+    builder = DiversityBuilder()
+    base = {"query": "q", "category": "c", "messages": MESSAGES}
+    builder.add(
+        {
+            **base,
+            "miner_kind": "agentic",
+            "outcome": "kept",
+            "origin": "agentic",
+            "provenance": {"agent": "a1"},
+        }
+    )
+    builder.add(
+        {**base, "miner_kind": "subtask", "outcome": "low_richness", "origin": "agentic", "provenance": {}}
+    )
+    builder.add({**base, "miner_kind": "subtask", "outcome": "kept", "origin": "recovered", "provenance": {}})
+    rows = builder.build()
+    assert set(rows) == {
+        "recovered (kept)",
+        "all / miner_kind=agentic",
+        "all / miner_kind=subtask",
+        "kept",
+        "kept / agent=a1",
+        "kept / miner_kind=agentic",
+    }
+    assert rows["kept"]["trajectories"] == 1
+
+
+@needs_bwrap
+def test_build_report_card_and_the_single_teacher_comparison(
+    corpus_dir: Path, firehose_dir: Path, tmp_path
+) -> None:
+    report = json.loads((corpus_dir / "report.json").read_text())
+    kept = report["funnel"]["kept"]
+    assert report["diversity"]["kept"]["trajectories"] == kept > 0
+    assert "## Diversity" in (corpus_dir / "README.md").read_text()
+    root = firehose_dir.parent
+    args = [
+        "corpus",
+        "report",
+        str(corpus_dir),
+        "--suite",
+        str(root / "bank.json"),
+        "--index",
+        str(root / "index"),
+    ]
+    shown = CliRunner().invoke(app, args, env={"COLUMNS": "200"})
+    assert shown.exit_code == 0, shown.output
+    assert "corpus diversity" in shown.output and "arena vs one teacher" in shown.output
+    doc = json.loads((corpus_dir / "diversity.json").read_text())
+    arena, teacher = doc["comparison"]["arena (kept)"], doc["comparison"]["single teacher (planner)"]
+    assert arena["trajectories"] == teacher["trajectories"] == kept
+    assert arena["query_distinct_2"] == teacher["query_distinct_2"]  # the same problems by construction
+    half = CliRunner().invoke(app, ["corpus", "report", str(corpus_dir), "--suite", str(root / "bank.json")])
+    assert half.exit_code == 2 and "both --suite and --index" in half.output
