@@ -7,11 +7,11 @@ same word different tokens after a space, a quote or a bracket, and splits rare 
 
 The tokenizer is a WordPiece over whole words: the vocabulary is every word of the texts given to the builder
 (the catalogue's titles, options and attributes, the knowledge pages, the training problems' requests, and the
-render profile's fixed text) plus every single character and its ``##`` continuation, so any text still
-tokenises (an unseen word falls back to pieces, never to an unknown token). Whitespace and punctuation are
-tokens of their own and decoding concatenates, so ``decode(encode(text)) == text`` for ordinary text.
-
-Digits are single tokens, so prices and handles (``P12``) compose from a closed set.
+render profile's fixed text) plus every character they use (and printable ASCII) as a piece of its own, so an
+unseen word falls back to character pieces; only a character none of the texts contain becomes ``[UNK]``.
+A word carries its leading space (`` shoes``), whitespace and punctuation are tokens of their own and decoding
+concatenates, so ``decode(encode(text)) == text`` for text made of known characters. Digits are single tokens,
+so prices and handles (``P12``) compose from a closed set.
 """
 
 from __future__ import annotations

@@ -202,6 +202,6 @@ def build_pipeline_student(
         return pretrained
     from shoparena.train.pretrain import copy_pretrain
 
-    texts = catalogue_titles(catalog) + suite_requests(suites)
-    copy_pretrain(init, texts, pretrained, steps=pretrain_steps, batch_size=pretrain_batch, seed=seed)
+    groups = [catalogue_titles(catalog), suite_requests(suites)]
+    copy_pretrain(init, groups, pretrained, steps=pretrain_steps, batch_size=pretrain_batch, seed=seed)
     return pretrained

@@ -20,25 +20,31 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-SEPARATOR = "\n"
 
-
-def copy_pairs(texts: Sequence[str], *, rows: int, seed: int, max_chars: int = 400) -> list[dict[str, str]]:
-    """``rows`` prompt-completion pairs, each a text and its exact repetition (seeded sample of ``texts``)."""
-    pool = [t.strip()[:max_chars] for t in texts if t and t.strip()]
-    if not pool:
+def copy_pairs(
+    groups: Sequence[Sequence[str]], tokenizer: Any, *, rows: int, seed: int, max_chars: int = 600
+) -> list[dict[str, str]]:
+    """``rows`` prompt-completion pairs: a text as a user turn (the tokenizer's chat template with its
+    generation prompt) and the same text as the reply. Each row draws a group uniformly, then a text from it,
+    so short catalogue titles and long requests are equally represented."""
+    pools = [[t.strip()[:max_chars] for t in group if t and t.strip()] for group in groups]
+    pools = [p for p in pools if p]
+    if not pools:
         raise ValueError("copy pretraining: no texts")
     rng = random.Random(seed)
     out = []
     for _ in range(rows):
-        text = rng.choice(pool)
-        out.append({"prompt": text + SEPARATOR, "completion": text + SEPARATOR})
+        text = rng.choice(rng.choice(pools))
+        prompt = tokenizer.apply_chat_template(
+            [{"role": "user", "content": text}], tokenize=False, add_generation_prompt=True
+        )
+        out.append({"prompt": prompt, "completion": text})  # TRL appends the end-of-turn token
     return out
 
 
 def copy_pretrain(
     model_dir: str | Path,
-    texts: Sequence[str],
+    texts: Sequence[Sequence[str]],
     out_dir: str | Path,
     *,
     steps: int = 400,
@@ -64,7 +70,7 @@ def copy_pretrain(
     shutil.rmtree(tmp, ignore_errors=True)
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
     model = AutoModelForCausalLM.from_pretrained(model_dir)
-    pairs = copy_pairs(texts, rows=steps * batch_size, seed=seed)
+    pairs = copy_pairs(texts, tokenizer, rows=steps * batch_size, seed=seed)
     args = ShopSFTConfig(
         output_dir=str(tmp / "trainer"),
         report_to="none",
@@ -81,7 +87,7 @@ def copy_pretrain(
         seed=seed,
         completion_only_loss=True,
         sparse_lm_head=True,
-        max_length=256,
+        max_length=320,
         train_sampling_strategy="group_by_length",
         disable_tqdm=not progress,
     )
@@ -94,7 +100,7 @@ def copy_pretrain(
     shutil.rmtree(tmp / "trainer", ignore_errors=True)
     shutil.rmtree(out, ignore_errors=True)
     tmp.rename(out)
-    tokens = trainer.state.log_history[-1].get("num_tokens") if trainer.state.log_history else None
+    tokens = max((e.get("num_tokens", 0) for e in trainer.state.log_history), default=0)
     return {"steps": trainer.state.global_step, "train_loss": result.training_loss, "tokens": tokens}
 
 
