@@ -75,7 +75,7 @@ def test_changing_sft_reruns_sft_and_student_evaluation_only(tmp_path):
     ("update", "expected"),
     [
         ({"eval": {"samples": 8}}, ["eval_base", "eval_student"]),
-        ({"model": {"base": "smollm2"}}, ["sft", "eval_base", "eval_student"]),
+        ({"model": {"base": "smollm2"}}, ["model", "sft", "eval_base", "eval_student"]),
         ({"firehose": {"races": 5}}, ["firehose", "judge", "corpus", "sft", "eval_student"]),
         ({"catalog": {"products": 900}}, ALL),
         ({"executor": "ray", "workers": 4}, []),

@@ -24,7 +24,31 @@ def test_copy_pretrain_trains_and_saves_a_loadable_folder(tiny_path, tmp_path) -
     from shoparena.train.pretrain import copy_pretrain
 
     texts = [["nike running shoes breathable", "stainless water bottle"], ["running socks ankle"]]
-    report = copy_pretrain(tiny_path, texts, tmp_path / "out", steps=6, batch_size=4, progress=False)
-    assert report["steps"] == 6 and report["tokens"] > 0
+    seen = []
+    report = copy_pretrain(
+        tiny_path,
+        texts,
+        tmp_path / "out",
+        steps=6,
+        batch_size=2,
+        seq_len=64,
+        progress=lambda *a: seen.append(a),
+    )
+    assert report["steps"] == 6 and report["tokens"] > 0 and 0.0 <= report["copy_accuracy"] <= 1.0
+    assert seen and seen[0][0] == 1 and seen[-1][0] == 6
     assert AutoModelForCausalLM.from_pretrained(tmp_path / "out") is not None
     assert not (tmp_path / "out.tmp").exists()
+
+
+def test_packed_batch_labels_only_the_replies(tiny_path) -> None:
+    from transformers import AutoTokenizer
+
+    from shoparena.train.pretrain import copy_pairs, packed_batch
+
+    tok = AutoTokenizer.from_pretrained(tiny_path)
+    pairs = copy_pairs([["red shoes"], ["blue bag"]], tok, rows=4, seed=0)
+    ids, labels = packed_batch(pairs, tok, seq_len=1000)
+    assert len(ids) == len(labels)
+    labelled = tok.decode([t for t, lab in zip(ids, labels, strict=True) if lab != -100])
+    assert labelled.replace("<|im_end|>\n", "|") == "|".join(p["completion"] for p in pairs) + "|"
+    assert len(packed_batch(pairs, tok, seq_len=10)[0]) == 10

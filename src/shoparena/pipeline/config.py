@@ -111,7 +111,7 @@ class ModelSection(_Section):
     layers: int = Field(default=2, ge=1, description="student-word: transformer layers.")
     hidden: int = Field(default=128, ge=64, description="student-word: hidden size (heads of 64).")
     pretrain_steps: int = Field(
-        default=400, ge=0, description="student-word: self-supervised copy-pretraining steps (0: none)."
+        default=500, ge=0, description="student-word: self-supervised copy-pretraining steps (0: none)."
     )
 
 
@@ -138,10 +138,10 @@ class EvalSection(_Section):
         default=None,
         description="OpenAI-compatible server (vLLM) of the policy: openai:URL#<model> instead of hf:DIR.",
     )
-    # One torch thread: decoding a small model is thousands of tiny ops per token, and a second intra-op
-    # thread that is off the CPU stalls every one of them (docs/fidelity.md: 5.8 s vs 60 s for 6 episodes).
+    # Two torch threads: the evaluations run alone, one after the other, each batching 16 episodes (a busy
+    # host should pass threads 1: docs/fidelity.md measured 5.8 s vs 60 s for 6 unbatched episodes).
     options: dict[str, Any] = Field(
-        default_factory=lambda: {"threads": 1, "concurrency": 16, "max_batch": 16},
+        default_factory=lambda: {"threads": 2, "concurrency": 16, "max_batch": 16},
         description="Further EvalConfig fields as is.",
     )
 

@@ -326,6 +326,7 @@ def model_stage(ctx: StageContext) -> dict[str, Any]:
         layers=section.layers,
         hidden=section.hidden,
         pretrain_steps=section.pretrain_steps,
+        progress=lambda line: ctx.console.print(f"model: {line}"),
     )
     ctx.console.print(f"student-word: {path}")
     return {"path": str(path)}

@@ -10,7 +10,7 @@ is a fair probe; SmolLM2 remains the pretrained option.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -169,8 +169,9 @@ def build_pipeline_student(
     seed: int = 0,
     layers: int = 2,
     hidden: int = 128,
-    pretrain_steps: int = 400,
-    pretrain_batch: int = 32,
+    pretrain_steps: int = 500,
+    pretrain_batch: int = 12,
+    progress: Callable[[str], None] | None = None,
 ) -> Path:
     """Build (or reuse) ``student-word`` over a run's catalogue and training-side suites, then copy-pretrain
     it (:mod:`shoparena.train.pretrain`) into ``OUT/pretrained`` (``pretrain_steps`` 0: no pretraining); the
@@ -203,5 +204,17 @@ def build_pipeline_student(
     from shoparena.train.pretrain import copy_pretrain
 
     groups = [catalogue_titles(catalog), suite_requests(suites)]
-    copy_pretrain(init, groups, pretrained, steps=pretrain_steps, batch_size=pretrain_batch, seed=seed)
+    say = progress or (lambda _line: None)
+    report = copy_pretrain(
+        init,
+        groups,
+        pretrained,
+        steps=pretrain_steps,
+        batch_size=pretrain_batch,
+        seed=seed,
+        progress=lambda step, loss, acc: say(
+            f"copy pretraining step {step}/{pretrain_steps}: loss {loss:.3f}, copy accuracy {acc:.3f}"
+        ),
+    )
+    say(f"copy pretraining done: {report}")
     return pretrained
