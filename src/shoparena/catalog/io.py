@@ -338,10 +338,10 @@ class CatalogWriter:
 
 __all__ = [
     "CatalogLoadError",
+    "CatalogWriter",
     "CleanIndexLine",
     "CleanProduct",
     "IndexedLine",
-    "CatalogWriter",
     "LoadSummary",
     "QuarantinedLine",
     "SamePathError",
