@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+
 import numpy as np
 import pytest
 
@@ -155,3 +157,69 @@ def test_vectorised_idf_matches_bm25s() -> None:
 )
 def test_tokenizer_non_ascii_like_lucene(text: str, tokens: list[str]) -> None:
     assert raw_tokens(text) == tokens
+
+
+# Characters that exercise every rule of the Unicode tokenizer: letters and digits with the joiners of
+# both kinds, underscores, apostrophes (possessives), every white-space character, emoji sequences (flags,
+# keycaps, skin tones, ZWJ), combining marks, CJK, katakana, Thai, and the two characters Java lower-cases
+# differently from Python.
+_WHITESPACE = [chr(c) for c in range(0x110000) if chr(c).isspace()]
+_ALPHABET = [
+    *"aZk9_'’＇.,;:·-/&",
+    "Σ",
+    "İ",
+    "ß",
+    "é",
+    "\u0301",
+    "\u200d",
+    "\ufe0f",
+    "\u20e3",
+    "#",
+    "❤",
+    "🇵",
+    "🇭",
+    "👍",
+    "🏽",
+    "日",
+    "本",
+    "テ",
+    "キ",
+    "ภ",
+    "า",
+    "㎏",
+    "½",
+    "²",
+    "ǅ",
+    "𝐀",
+    "\U00020000",
+]
+
+
+def test_mixed_text_tokenizes_like_the_unicode_rules_on_the_whole_text() -> None:
+    from shoparena.search.analysis import _finish, _unicode_tokens
+
+    rng = random.Random(5)
+    texts = [f"ab{ws}cd{ws}é{ws}x.y{ws}❤{ws}12,5" for ws in _WHITESPACE]
+    for _ in range(1500):
+        texts.append(
+            "".join(
+                rng.choice(_WHITESPACE) if rng.random() < 0.2 else rng.choice(_ALPHABET)
+                for _ in range(rng.randrange(1, 40))
+            )
+        )
+    texts.append("x" + "é" * 300 + " ok")
+    for text in texts:
+        if not text.isascii():
+            assert raw_tokens(text) == _finish(_unicode_tokens(text), text), repr(text)
+
+
+def test_white_space_separates_tokens_and_their_context() -> None:
+    # What _mixed_tokens relies on: the tokens of "x<ws>y" are those of x followed by those of y.
+    from shoparena.search.analysis import _unicode_tokens
+
+    pieces = ["x.", "1,", "❤\u200d", "🇵", "テ", "ภา", "\u0301", "s'", "#\ufe0f"]
+    for ws in _WHITESPACE:
+        for left in pieces:
+            for right in pieces:
+                text = f"{left}{ws}{right}"
+                assert _unicode_tokens(text) == _unicode_tokens(left) + _unicode_tokens(right), repr(text)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 import orjson
 
+from shoparena.formats._common import tool_call_dict
 from shoparena.formats.tagged import render_step_content
 from shoparena.scoring.profiles import OUTPUT_ROLES, ScoringProfile
 
@@ -91,6 +92,49 @@ def render_step(step: Step, *, include_results: bool) -> str:
     return render_step_content(step, include_results=include_results)
 
 
+#: orjson refuses what ``json`` would write differently or not at all (subclasses, dataclasses, dates).
+_DUMPS_OPTIONS = (
+    orjson.OPT_PASSTHROUGH_SUBCLASS | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
+)
+_OPEN_TAGS: dict[str, bytes] = {role: f"<{role}>".encode() for role in OUTPUT_ROLES}
+
+
+def _rendered_step_verdict(step: Step, include_results: bool, roles: Sequence[str]) -> float | None:
+    """``format_reward(render_step(step, ...), roles)`` without writing and re-parsing the call list.
+
+    In the rendered text the call list (every tool result with it: the bulk of a step) is ujson's
+    compact ASCII JSON with ``/`` escaped, so no closing tag occurs inside it, and an opening tag of a
+    checked role inside it fails the check (that tag is then doubled, or open without a close). The
+    verdict is therefore 0 when a call string holds such a tag; else it is the verdict of the text with
+    the list replaced by ``[]``, and 0 if the list is not one of ``{name: str, parameters: object}``.
+    The tags are looked up in orjson's dump of the list: orjson escapes no tag character and writes every
+    string the list holds. ``None`` (render and check the full text) where the encoders may differ: raw
+    message overrides, a ``null`` in the dump (orjson writes NaN and infinities as ``null``, ``json`` as
+    ``NaN``, which fails the check), whatever orjson refuses. ``tests/scoring`` compares both verdicts.
+    """
+    if step.unknown_keys.get("message") or step.key_order.get("message") or not step.tool_calls:
+        return None
+    calls = [tool_call_dict(c, with_result=include_results) for c in step.tool_calls]
+    try:
+        body = orjson.dumps(calls, option=_DUMPS_OPTIONS)
+    except TypeError:
+        return None
+    if b"null" in body:
+        return None
+    for role in roles:
+        if (_OPEN_TAGS.get(role) or f"<{role}>".encode()) in body:
+            return 0.0
+    if "tool_call" in roles and not all(
+        isinstance(c.get("name"), str) and isinstance(c.get("parameters"), dict) for c in calls
+    ):
+        return 0.0
+    parts = [f"<think>{step.think}</think>"] if step.think else []
+    parts.append("<tool_call>[]</tool_call>")
+    if step.response:
+        parts.append(f"<response>{step.response}</response>")
+    return format_reward("\n".join(parts), roles)
+
+
 def has_valid_timestamp(step: Step) -> bool:
     """ORO: ``extra_info.timestamp`` must be a positive int or float."""
     ts = step.timestamp
@@ -108,8 +152,14 @@ def step_format(
         roles: Roles the grammar checks (no-think runs: ``["tool_call"]``).
         raw_content: Check the raw completion content instead of the re-rendered roles (SB web evaluation).
     """
-    text = step.content if raw_content else render_step(step, include_results=profile.format_includes_results)
-    score = format_reward(text, roles)
+    score = None if raw_content else _rendered_step_verdict(step, profile.format_includes_results, roles)
+    if score is None:
+        text = (
+            step.content
+            if raw_content
+            else render_step(step, include_results=profile.format_includes_results)
+        )
+        score = format_reward(text, roles)
     if profile.timestamp_penalty != 1.0 and not has_valid_timestamp(step):
         score *= profile.timestamp_penalty
     return score

@@ -37,7 +37,7 @@ import numpy as np
 import orjson
 from pydantic import BaseModel, ConfigDict, Field
 
-from shoparena.catalog.io import LoadSummary, QuarantinedLine, dump_index_line, iter_products
+from shoparena.catalog.io import LoadSummary, QuarantinedLine, dump_index_line, iter_index_lines
 from shoparena.jsonl import sha256_file
 from shoparena.records.catalog import SERVICES
 from shoparena.runs.manifest import FileRef, ManifestError, RunManifest, read_manifest, write_manifest
@@ -338,7 +338,7 @@ def _build_into(
         def quarantine(item: QuarantinedLine) -> None:
             qfh.write(item.to_json() + b"\n")
 
-        for line in iter_products(catalog_path, summary=summary, quarantine=quarantine):
+        for line, blob in iter_index_lines(catalog_path, summary=summary, quarantine=quarantine):
             product = line.product
             pid = product.product_id
             first = seen.get(pid)
@@ -367,7 +367,6 @@ def _build_into(
             chunk_ids.extend(ids)
             chunk_counts.append(len(ids))
 
-            blob = product.model_dump_json().encode()
             docstore.add(blob)
             cols.price.append(product.price)
             cols.sold.append(product.sold_count)

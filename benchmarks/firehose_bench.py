@@ -1,0 +1,124 @@
+"""Firehose throughput against bare planner episodes on the same problems, measured side by side.
+
+Usage::
+
+    nice -n 19 python benchmarks/firehose_bench.py --quick     # 5k products, 1 race x 4 problems x 9 miners
+    nice -n 19 python benchmarks/firehose_bench.py --problems 10 --races 2
+
+Both sides run the same problems on the same index with the same number of workers: the bare side is
+``run_episode_tasks`` (the planner in a process pool, one envelope per problem), the firehose side is
+``run_firehose`` with the default 9-miner population (each miner in its sandbox behind the proxy, then
+judging, ranking and weights). Prints each side's wall and CPU time (this process and its children, from
+``getrusage``), trajectories per second, and the firehose's cost per trajectory as a multiple of a bare
+planner episode's, and extrapolates the firehose's rate to the paper's 18,043 trajectories. To see where
+a race spends its time, run it under a sampling profiler, e.g. ``py-spy record --subprocesses -f raw -o
+race.txt -- python benchmarks/firehose_bench.py --quick --only firehose``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from shoparena.arena.executor import EpisodeTask, ProcessExecutor, run_episode_tasks
+from shoparena.arena.firehose import FirehoseConfig, run_firehose
+from shoparena.catalog.synth import SynthConfig, synthesize_catalog
+from shoparena.search import build_index
+from shoparena.suites.loaders import load_suite
+from shoparena.suites.synth import SynthOptions, synthesize_bank
+
+PAPER_TRAJECTORIES = 18_043
+
+
+def _cpu() -> float:
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def _measure(fn: Callable[[], Any]) -> dict[str, float]:
+    cpu0, wall0 = _cpu(), time.perf_counter()
+    fn()
+    return {"wall_s": round(time.perf_counter() - wall0, 2), "cpu_s": round(_cpu() - cpu0, 2)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="5k products, 1 race of 4 problems")
+    ap.add_argument("--products", type=int, default=20_000)
+    ap.add_argument("--problems", type=int, default=10, help="problems per race")
+    ap.add_argument("--races", type=int, default=1)
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--only", choices=("bare", "firehose"), help="run one side (e.g. under a profiler)")
+    args = ap.parse_args(argv)
+    if args.quick:
+        args.products, args.problems, args.races = 5000, 4, 1
+    result: dict[str, Any] = {
+        "products": args.products,
+        "workers": args.workers,
+        "load_before": os.getloadavg(),
+    }
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        synthesize_catalog(SynthConfig(products=args.products, seed=1), root / "cat.jsonl", progress=False)
+        build_index(root / "cat.jsonl", root / "index", progress=False)
+        n_problems = args.problems * args.races
+        synthesize_bank(root / "index", root / "bank.json", SynthOptions(n=n_problems, seed=1))
+        config = FirehoseConfig(
+            suites=[root / "bank.json"],
+            index=root / "index",
+            out=root / "firehose",
+            races=args.races,
+            problems_per_race=args.problems,
+            workers=args.workers,
+        )
+        population = len(config.population)
+        if args.only != "firehose":
+            suite, _ = load_suite(root / "bank.json")
+            tasks = [
+                EpisodeTask(p.model_dump_json(), str(root / "index"), suite_path=str(root / "bank.json"))
+                for p in suite
+            ]
+            bare = _measure(
+                lambda: run_episode_tasks(ProcessExecutor(args.workers), tasks, root / "bare.jsonl")
+            )
+            bare["trajectories"] = len(tasks)
+            result["bare_planner"] = bare
+        if args.only != "bare":
+            fire = _measure(lambda: run_firehose(config))
+            fire["trajectories"] = sum(
+                len(p.read_bytes().splitlines())
+                for p in (root / "firehose").glob("race-*/agents/*/output.jsonl")
+            )
+            fire["expected"] = args.races * args.problems * population
+            result["firehose"] = fire
+    for side in ("bare_planner", "firehose"):
+        if side in result:
+            r = result[side]
+            r["trajectories_per_s"] = round(r["trajectories"] / r["wall_s"], 2)
+            r["cpu_s_per_trajectory"] = round(r["cpu_s"] / max(r["trajectories"], 1), 3)
+    if "bare_planner" in result and "firehose" in result:
+        b, f = result["bare_planner"], result["firehose"]
+        result["ratio_wall_per_trajectory"] = round(
+            (f["wall_s"] / max(f["trajectories"], 1)) / (b["wall_s"] / max(b["trajectories"], 1)), 2
+        )
+        result["ratio_cpu_per_trajectory"] = round(f["cpu_s_per_trajectory"] / b["cpu_s_per_trajectory"], 2)
+    if "firehose" in result:
+        f = result["firehose"]
+        result["paper_extrapolation_min"] = round(PAPER_TRAJECTORIES / f["trajectories_per_s"] / 60, 1)
+    result["load_after"] = os.getloadavg()
+    print(json.dumps(result, indent=1))
+    if "ratio_wall_per_trajectory" in result:
+        print(f"RATIO firehose/bare planner wall per trajectory: {result['ratio_wall_per_trajectory']}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

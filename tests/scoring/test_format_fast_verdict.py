@@ -1,0 +1,109 @@
+"""The strict format check's fast verdict equals the verdict of the fully rendered step, step by step."""
+
+from __future__ import annotations
+
+import itertools
+import math
+import random
+from typing import Any
+
+from shoparena.formats.tagged import render_step_content
+from shoparena.records.trajectory import Step, ToolCall
+from shoparena.scoring.format_reward import _rendered_step_verdict, format_reward
+
+#: Strings that move the verdict: every role's tags (open, close, escaped), slashes, quotes, non-ASCII.
+_TEXTS = [
+    "plain",
+    "<think>",
+    "</think>",
+    "<tool_call>",
+    "</tool_call>",
+    "<response>",
+    "</response>",
+    "<\\/think>",
+    "a/b",
+    'q"uote\\',
+    "café 🇵🇭",
+    "null",
+    "\u2028\x00\x1f",
+]
+#: Values a tool result may hold, NaN and infinities included (the stdlib reader accepts them).
+_VALUES: list[Any] = [
+    None,
+    True,
+    0,
+    -7,
+    2**63 - 1,
+    2**70,
+    1.5,
+    1e300,
+    5e-324,
+    math.nan,
+    math.inf,
+    -math.inf,
+    [],
+    {},
+    {1: "int key"},
+    *_TEXTS,
+]
+
+
+def _value(rng: random.Random, depth: int = 0) -> Any:
+    roll = rng.random()
+    if depth < 3 and roll < 0.25:
+        return {rng.choice(_TEXTS): _value(rng, depth + 1) for _ in range(rng.randrange(3))}
+    if depth < 3 and roll < 0.4:
+        return [_value(rng, depth + 1) for _ in range(rng.randrange(3))]
+    return rng.choice(_VALUES)
+
+
+def _steps() -> list[Step]:
+    rng = random.Random(11)
+    steps = []
+    for i in range(3000):
+        calls = [
+            ToolCall(
+                name=rng.choice(["find_product", "terminate", "<response>", "a/b"]),
+                parameters={rng.choice(_TEXTS): _value(rng, 1)} if rng.random() < 0.8 else {},
+                tool_call_id=rng.choice(["", "call_1"]),
+                result=_value(rng),
+                has_result=rng.random() < 0.9,
+            )
+            for _ in range(rng.randrange(0, 3))
+        ]
+        steps.append(
+            Step(
+                index=i + 1,
+                think=rng.choice(["", "ok", "x <response> y", "</think>"]),
+                tool_calls=calls,
+                response=rng.choice(["", "", "done", "<think>"]),
+            )
+        )
+    return steps
+
+
+ROLE_SETS = [("think", "tool_call", "response"), ("tool_call",), ("think", "response")]
+
+
+def test_verdicts_equal_the_full_renderings() -> None:
+    seen: set[float | None] = set()
+    for step, with_results, roles in itertools.product(_steps(), (True, False), ROLE_SETS):
+        try:
+            expected = format_reward(render_step_content(step, include_results=with_results), roles)
+        except (TypeError, ValueError):
+            continue  # the full rendering refuses it (no verdict to keep)
+        fast = _rendered_step_verdict(step, with_results, roles)
+        assert fast is None or fast == expected, (step, roles)
+        seen.add(fast)
+    assert seen == {None, 0.0, 1.0}  # every outcome occurs
+
+
+def test_plain_results_take_the_fast_verdict() -> None:
+    result = {"u": "a/b </think>", "t": "é"}
+    step = Step(
+        index=1,
+        think="t",
+        tool_calls=[ToolCall(name="find_product", parameters={"q": "x"}, result=result, has_result=True)],
+    )
+    assert _rendered_step_verdict(step, True, ROLE_SETS[0]) == 1.0
+    assert format_reward(render_step_content(step, include_results=True)) == 1.0
