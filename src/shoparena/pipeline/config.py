@@ -111,7 +111,7 @@ class ModelSection(_Section):
     layers: int = Field(default=2, ge=1, description="student-word: transformer layers.")
     hidden: int = Field(default=128, ge=64, description="student-word: hidden size (heads of 64).")
     pretrain_steps: int = Field(
-        default=500, ge=0, description="student-word: self-supervised copy-pretraining steps (0: none)."
+        default=400, ge=0, description="student-word: self-supervised copy-pretraining steps (0: none)."
     )
 
 
