@@ -2,7 +2,15 @@
 
 ``verdicts()`` runs every reader of a proxy log over :data:`SCENARIOS` and returns plain JSON. The expected
 result, ``data/proxy_log_verdicts.json``, was produced at d6d6f03, before the readers shared one proxy-log
-module; regenerate it only for a deliberate change of meaning (``python tests/arena/proxy_log_fixtures.py``).
+module (:mod:`shoparena.arena.proxy_log`); regenerate it only for a deliberate change of meaning
+(``PYTHONPATH=src:tests/arena python tests/arena/proxy_log_fixtures.py``) and say which values moved.
+
+Moved once, deliberately, when the readers were merged: the arena's Variant A (``richness.pending_target``,
+``llm_emitted_count``, pooled) now walks the log as the corpus does (the pending list is replaced at every
+inference entry, a failed one included), so it equals the corpus's ``richness_pending`` on the same log; and
+the one tool-call parser reads a ``{"function": {"name", "arguments"}}`` block item, as the corpus did and
+the nonce parser did not (``parsed_calls``). Every corpus evidence, label, outcome, judge block, headline
+``agentic_richness`` and ``nonce_stamped`` is as recorded at d6d6f03.
 """
 
 from __future__ import annotations
@@ -181,7 +189,7 @@ def envelope(name: str) -> dict[str, Any]:
 
 
 def _calls(response: Any) -> list[list[str]]:
-    from shoparena.arena.nonce import parse_response_tool_calls
+    from shoparena.arena.proxy_log import parse_response_tool_calls
 
     return [[c.call_id, c.name, c.arguments] for c in parse_response_tool_calls(response)]
 

@@ -11,8 +11,8 @@ from typer.testing import CliRunner
 
 from shoparena.arena.judging import judge_run
 from shoparena.arena.miners import miner_path
-from shoparena.arena.nonce import ParsedToolCall
 from shoparena.arena.proxy import ClientIdentity
+from shoparena.arena.proxy_log import ParsedToolCall
 from shoparena.arena.richness import ProofKind, normalise_arguments
 from shoparena.arena.run import ArenaRunConfig, run_arena
 from shoparena.arena.sandbox import SandboxConfig
