@@ -16,6 +16,7 @@ from typing import Any
 from shoparena.arena.proxy import ProxyState
 from shoparena.arena.proxy_log import is_chat_call, read_trusted_log
 from shoparena.arena.sandbox import Sandbox, SandboxResult
+from shoparena.jsonl import append_line
 from shoparena.records.proxy_log import ProxyLogEntry
 from shoparena.runs.envelopes import EnvelopeLog, apply_executor_defaults, make_envelope
 
@@ -280,5 +281,4 @@ class AgentRunner:
             "result_error": outcome.result_error,
             "traceback": (outcome.result or {}).get("traceback"),
         }
-        with open(self.out_dir / "sandbox.jsonl", "a", encoding="utf-8") as fh:
-            fh.write(json.dumps(meta) + "\n")
+        append_line(self.out_dir / "sandbox.jsonl", json.dumps(meta), fsync=False)

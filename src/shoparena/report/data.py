@@ -16,6 +16,8 @@ from typing import Any
 
 import yaml
 
+from shoparena.jsonl import iter_jsonl
+
 
 @dataclass
 class ReportData:
@@ -125,18 +127,13 @@ def _examples(
     if corpus_dir is not None:
         path = corpus_dir / "views" / "sft-train.jsonl"
         if path.exists():
-            with path.open(encoding="utf-8") as fh:
-                for line in fh:
-                    row = json.loads(line)
-                    if row.get("outcome") == "kept":
-                        out.append(
-                            (
-                                f"corpus {row.get('record_id', '')} ({row.get('category', '')})",
-                                row["messages"],
-                            )
-                        )
-                    if len(out) >= limit:
-                        return out
+            for _, row in iter_jsonl(path):
+                if isinstance(row, dict) and row.get("outcome") == "kept":
+                    out.append(
+                        (f"corpus {row.get('record_id', '')} ({row.get('category', '')})", row["messages"])
+                    )
+                if len(out) >= limit:
+                    return out
     reference = data.outputs("reference")
     if reference and Path(reference.get("path", "")).exists():
         from shoparena.formats.io import read_trajectories
