@@ -9,7 +9,6 @@ run directories' ``summary.json`` (per category ASR with intervals, pass@k).
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,17 +35,6 @@ class ReportData:
     def outputs(self, stage: str) -> dict[str, Any] | None:
         record = self.stages.get(stage)
         return record.get("outputs") if record else None
-
-
-def wilson(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
-    """Wilson score interval (95 % by default) for a binomial rate."""
-    if n <= 0:
-        return 0.0, 0.0
-    p = successes / n
-    denom = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def metric(block: Any, name: str) -> tuple[float, float, float] | None:

@@ -15,13 +15,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import Field
 
 from shoparena.formats.profiles import template_hash, write_render_stamp
 from shoparena.jsonl import append_line, read_jsonl_dicts
 from shoparena.runs import RunDir, RunManifest
-from shoparena.runs.manifest import load_or_new
 from shoparena.train.config import TrainConfig
 from shoparena.train.data import corpus_render_profile
 
@@ -39,16 +37,13 @@ class TrainManifest(RunManifest):
 
 
 class TrainRunDir(RunDir):
-    """A :class:`RunDir` whose manifest is a :class:`TrainManifest`."""
+    """A :class:`RunDir` whose manifest is a :class:`TrainManifest` (method and model filled in)."""
+
+    manifest_model = TrainManifest
+    manifest: TrainManifest
 
     def __init__(self, path: str | Path, *, kind: str, config: TrainConfig) -> None:
-        self.path = Path(path)
-        self.path.mkdir(parents=True, exist_ok=True)
-        self.config = config
-        (self.path / "config.yaml").write_text(
-            yaml.safe_dump(config.model_dump(mode="json"), sort_keys=False), encoding="utf-8"
-        )
-        self.manifest = load_or_new(self.path, TrainManifest, kind=kind)
+        super().__init__(path, kind=kind, config=config)
         self.manifest.method, self.manifest.model = config.method, config.model
         self._save_manifest()
 
