@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from arena_helpers import needs_bwrap
-from miner_helpers import read_jsonl, shop_world
+from miner_helpers import read_jsonl
 from typer.testing import CliRunner
 
 from shoparena.arena.judging import judge_run
@@ -19,7 +19,6 @@ from shoparena.arena.sandbox import SandboxConfig
 from shoparena.cli.main import app
 from shoparena.llm.planner_backend import MODEL_NAME, PlannerBackend
 
-__all__ = ["shop_world"]
 AGENTS = Path(__file__).parent / "agents"
 
 
