@@ -56,6 +56,7 @@ def main() -> None:
     from shoparena.arena.inference import InferenceLimits
     from shoparena.arena.miners import miner_path
     from shoparena.arena.proxy import ProxyConfig
+    from shoparena.arena.proxy_log import is_model_reply, read_trusted_log
     from shoparena.arena.run import ArenaRunConfig, run_arena
     from shoparena.arena.sandbox import SandboxConfig
     from shoparena.jsonl import read_jsonl_dicts
@@ -84,12 +85,13 @@ def main() -> None:
         calls = [
             e
             for path in sorted((root / "run" / "proxy" / "agentic").glob("*.jsonl"))
-            for e in read_jsonl_dicts(path)
-            if e.get("path") == "/inference/chat/completions" and e.get("status_code") == 200
+            for e in read_trusted_log(path)
+            if is_model_reply(e)
         ]
         envelopes = read_jsonl_dicts(root / "run" / "agents" / "agentic" / "output.jsonl")
-    tokens = sum(e["usage"]["completion_tokens"] for e in calls)
-    busy_s = sum(e["duration_ms"] for e in calls) / 1000
+    tokens = sum((e.usage or {}).get("completion_tokens", 0) for e in calls)
+    prompt_tokens = [(e.usage or {}).get("prompt_tokens", 0) for e in calls]
+    busy_s = sum(e.duration_ms or 0.0 for e in calls) / 1000
     result = {
         "model": summary.model,
         "problems": problems,
@@ -97,11 +99,9 @@ def main() -> None:
         "max_tokens": max_tokens,
         "calls": len(calls),
         "completion_tokens": tokens,
-        "prompt_tokens_mean": round(statistics.mean(e["usage"]["prompt_tokens"] for e in calls), 1)
-        if calls
-        else 0,
+        "prompt_tokens_mean": round(statistics.mean(prompt_tokens), 1) if calls else 0,
         "tokens_per_s_in_calls": round(tokens / busy_s, 2) if busy_s else None,
-        "call_latency_p50_s": round(statistics.median(e["duration_ms"] for e in calls) / 1000, 2)
+        "call_latency_p50_s": round(statistics.median(e.duration_ms or 0.0 for e in calls) / 1000, 2)
         if calls
         else None,
         "problem_wall_mean_s": round(statistics.mean(e["execution_time"] for e in envelopes), 1),

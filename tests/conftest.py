@@ -12,6 +12,9 @@ from shoparena.catalog.synth import SynthConfig, synthesize_catalog
 from shoparena.records.catalog import Product
 from shoparena.records.problem import Intent, Problem, RewardItem, Voucher
 from shoparena.search import SearchIndex, build_index
+from world import shop_world
+
+__all__ = ["shop_world"]  # the one synthetic shop world (tests/world.py), for every test folder
 
 
 def product(pid: str, shop: str, title: str, price: float, **kw: object) -> Product:

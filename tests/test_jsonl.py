@@ -12,6 +12,7 @@ import pytest
 from shoparena.jsonl import (
     EXIT_UNREADABLE_INPUT,
     JsonlReadError,
+    LineWriter,
     iter_jsonl,
     iter_raw_lines,
     read_bytes,
@@ -109,3 +110,20 @@ def test_sha256_file_matches_hashlib(tmp_path):
     path = tmp_path / "f.bin"
     path.write_bytes(b"x" * 3_000_000)
     assert sha256_file(path) == hashlib.sha256(b"x" * 3_000_000).hexdigest()
+
+
+def test_line_writer_writes_records_and_refuses_a_raw_newline(tmp_path):
+    for name in ("w.jsonl", "w.jsonl.gz"):
+        path = tmp_path / name
+        with LineWriter(path) as out:
+            out.write(b'{"a": 1}')
+            out.write_json({"t": "x\u2028y"})
+            with pytest.raises(ValueError, match=f"{name}: a JSONL record must not contain a raw newline"):
+                out.write('{"b":\n2}')
+        assert out.count == 2
+        assert [v for _, v in iter_jsonl(path)] == [{"a": 1}, {"t": "x\u2028y"}]
+    with LineWriter(tmp_path / "w.jsonl", append=True) as out:
+        out.write("[3]")
+    assert [v for _, v in iter_jsonl(tmp_path / "w.jsonl")][-1] == [3]
+    with pytest.raises(ValueError, match="cannot append to a gzip file"):
+        LineWriter(tmp_path / "w.jsonl.gz", append=True)

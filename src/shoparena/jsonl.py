@@ -143,14 +143,51 @@ def read_jsonl_dicts(path: str | Path) -> list[dict[str, Any]]:
     return out
 
 
+class LineWriter:
+    """Write a JSONL file one record at a time (``.gz``: gzip, reproducible); a context manager.
+
+    ``write`` takes one serialised record (``str`` or ``bytes``, without its ``\\n``) and refuses one that
+    holds a raw newline, which readers would split into two records; ``write_json`` serialises a value with
+    ``json.dumps``. ``count`` is the number of lines written.
+
+    Args:
+        path: The file; ``.gz`` means gzip.
+        append: Append to the file instead of replacing it (plain files only).
+    """
+
+    def __init__(self, path: str | Path, *, append: bool = False) -> None:
+        self.path = Path(path)
+        if append and self.path.suffix == ".gz":
+            raise ValueError(f"{self.path}: cannot append to a gzip file")
+        self.count = 0
+        self._fh = open_binary(self.path, "ab" if append else "wb")
+
+    def write(self, line: str | bytes) -> None:
+        data = line.encode("utf-8") if isinstance(line, str) else line
+        if b"\n" in data:
+            raise ValueError(f"{self.path}: a JSONL record must not contain a raw newline")
+        self._fh.write(data + b"\n")
+        self.count += 1
+
+    def write_json(self, value: Any, *, ensure_ascii: bool = False, default: Any = None) -> None:
+        self.write(json.dumps(value, ensure_ascii=ensure_ascii, default=default))
+
+    def close(self) -> None:
+        self._fh.close()
+
+    def __enter__(self) -> LineWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
 def write_jsonl(path: str | Path, records: Iterable[Any], *, ensure_ascii: bool = False) -> int:
     """Write ``records`` one JSON value per line (``.gz``: gzip); returns the number of lines."""
-    n = 0
-    with open_binary(path, "wb") as fh:
+    with LineWriter(path) as out:
         for record in records:
-            fh.write(json.dumps(record, ensure_ascii=ensure_ascii).encode("utf-8") + b"\n")
-            n += 1
-    return n
+            out.write_json(record, ensure_ascii=ensure_ascii)
+    return out.count
 
 
 def repair_torn_tail(path: str | Path) -> int:
@@ -204,6 +241,7 @@ def sha256_file(path: str | Path) -> str:
 __all__ = [
     "EXIT_UNREADABLE_INPUT",
     "JsonlReadError",
+    "LineWriter",
     "append_line",
     "iter_jsonl",
     "iter_raw_lines",

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import random
-from pathlib import Path
 
 import pytest
 
@@ -26,8 +25,9 @@ from shoparena.suites.queries import (
     voucher_appendix,
 )
 from shoparena.suites.synth import synthesize_problems
+from world import SHARED_DATA
 
-ORO_SUITE = Path("/work/shared/data/oro/problem_suite_v1.json")
+ORO_SUITE = SHARED_DATA / "oro" / "problem_suite_v1.json"
 
 
 def test_template_lines_round_trip() -> None:

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from sandbox_marks import needs_bwrap  # noqa: F401 - arena tests import the mark from here
 from shoparena.arena.proxy import ProxyConfig, ProxyServer, ProxyState, create_proxy_app
 from shoparena.arena.runner import AgentRunner, ArenaProblem
 from shoparena.arena.sandbox import Sandbox, SandboxConfig, peer_gid_for
@@ -46,13 +46,6 @@ class FakeSearch:
         ]
 
 
-def bwrap_usable() -> bool:
-    if shutil.which("bwrap") is None:
-        return False
-    return Sandbox(SandboxConfig(timeout_s=10)).report.backend == "bwrap"
-
-
-needs_bwrap = pytest.mark.skipif(not bwrap_usable(), reason="bubblewrap sandbox unavailable on this machine")
 
 
 @pytest.fixture(scope="session")

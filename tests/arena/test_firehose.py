@@ -6,13 +6,12 @@ import json
 from pathlib import Path
 
 from arena_helpers import needs_bwrap
-from miner_helpers import read_jsonl, shop_world
+from miner_helpers import read_jsonl
 from typer.testing import CliRunner
 
 from shoparena.arena.firehose import DEFAULT_POPULATION, FirehoseConfig, Teacher, run_firehose
 from shoparena.cli.main import app
 
-__all__ = ["shop_world"]
 pytestmark = needs_bwrap
 
 

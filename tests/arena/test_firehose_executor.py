@@ -8,13 +8,12 @@ from pathlib import Path
 
 import pytest
 from arena_helpers import needs_bwrap
-from miner_helpers import read_jsonl, shop_world
+from miner_helpers import read_jsonl
 from typer.testing import CliRunner
 
 from shoparena.arena.firehose import FirehoseConfig, run_firehose
 from shoparena.cli.main import app
 
-__all__ = ["shop_world"]
 pytestmark = needs_bwrap
 
 ray = pytest.importorskip("ray", reason="Ray not installed (pip install 'shoparena[scale]')")

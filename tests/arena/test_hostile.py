@@ -15,6 +15,7 @@ from arena_helpers import AGENTS, needs_bwrap, run_agent
 
 from shoparena.arena.runner import AgentRunner, ArenaProblem
 from shoparena.llm.scripted import ScriptedBackend, scripted_reply
+from world import SHARED_DATA
 
 pytestmark = needs_bwrap
 
@@ -63,7 +64,7 @@ def test_cannot_read_suite_or_other_runs(tmp_path, sandbox):
     other.parent.mkdir(parents=True)
     other.write_text("{}\n")
     os.chmod(suite, 0o644)
-    paths = [str(suite), str(other), "/work/shared/data/oro/problem_suite_v1.json", "/etc/passwd"]
+    paths = [str(suite), str(other), str(SHARED_DATA / "oro" / "problem_suite_v1.json"), "/etc/passwd"]
     env = run_pair("hostile_read.py", {"paths": paths}, tmp_path, sandbox)
     results = env["dialogue"][0]["results"]
     assert all(v.startswith("blocked") for v in results.values()), results

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from arena_helpers import needs_bwrap
-from miner_helpers import read_jsonl, shop_world
+from miner_helpers import read_jsonl
 from typer.testing import CliRunner
 
 from shoparena.arena.judging import judge_run
@@ -20,7 +20,6 @@ from shoparena.judge.records import SCORE_BINS
 from shoparena.llm.planner_backend import PlannerBackend
 from shoparena.llm.scripted import ScriptedBackend
 
-__all__ = ["shop_world"]
 pytestmark = needs_bwrap
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from arena_helpers import needs_bwrap
-from miner_helpers import read_jsonl, shop_world
+from miner_helpers import read_jsonl
 
 from shoparena.arena.inference import InferenceLimits
 from shoparena.arena.miners import miner_path
@@ -17,7 +17,6 @@ from shoparena.arena.run import ArenaRunConfig, run_arena
 from shoparena.arena.sandbox import SandboxConfig
 from shoparena.llm.types import ChatResponse
 
-__all__ = ["shop_world"]
 INFERENCE = "/inference/chat/completions"
 needs_torch = pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="torch is not installed")
 

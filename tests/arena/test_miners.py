@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from arena_helpers import needs_bwrap
-from miner_helpers import read_jsonl, shop_world
+from miner_helpers import read_jsonl
 
 from shoparena.arena.miners import BUILTIN_MINERS, miner_path, resolve_agent
 from shoparena.arena.run import ArenaRunConfig, run_arena
@@ -15,7 +15,6 @@ from shoparena.arena.sandbox import SandboxConfig
 from shoparena.llm.planner_backend import MODEL_NAME, PlannerBackend
 from shoparena.llm.scripted import ScriptedBackend, scripted_reply
 
-__all__ = ["shop_world"]
 pytestmark = needs_bwrap
 CATALOGUE = ("/search/find_product", "/search/view_product_information")
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 
-from shoparena.arena.nonce import NonceAuthority, NonceStatus, parse_response_tool_calls
+from shoparena.arena.nonce import NonceAuthority, NonceStatus
+from shoparena.arena.proxy_log import parse_response_tool_calls
 
 
 class Clock:

@@ -10,9 +10,11 @@ from arena_helpers import FakeSearch
 from fastapi.testclient import TestClient
 
 from shoparena.arena.proxy import ProxyConfig, ProxyState, create_proxy_app
+from shoparena.arena.proxy_log import read_trusted_log
 from shoparena.arena.runner import inference_counts
 from shoparena.llm.scripted import ScriptedBackend, scripted_reply
 from shoparena.llm.types import RateLimited
+from shoparena.records.proxy_log import ProxyLogEntry
 
 
 def build(tmp_path: Path, backend=None, **config):
@@ -24,7 +26,11 @@ def build(tmp_path: Path, backend=None, **config):
 
 
 def log_of(ident):
-    return [json.loads(line) for line in ident.log_path.read_text().splitlines()]
+    """The trusted log's lines, each checked to be a valid ProxyLogEntry (strict: nothing dropped)."""
+    entries = [json.loads(line) for line in ident.log_path.read_text(encoding="utf-8").split("\n") if line]
+    for entry in entries:
+        ProxyLogEntry.model_validate(entry)
+    return entries
 
 
 def test_routes_and_trusted_log(tmp_path):
@@ -75,7 +81,8 @@ def test_inference_checks_in_order(tmp_path):
     entries = log_of(ident)
     assert "messages" not in entries[-2]["json_data"] and entries[-2]["json_data"]["model"] == "good-model"
     assert "secret" not in ident.log_path.read_text()
-    assert inference_counts(entries) == (6, 5)  # envelope counts come from this trusted log
+    # Envelope counts come from this trusted log, read back as typed entries.
+    assert inference_counts(read_trusted_log(ident.log_path)) == (6, 5)
 
 
 def test_backend_errors_map_to_status(tmp_path):

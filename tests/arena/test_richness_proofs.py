@@ -6,20 +6,19 @@ import json
 from pathlib import Path
 
 from arena_helpers import needs_bwrap
-from miner_helpers import read_jsonl, shop_world
+from miner_helpers import read_jsonl
 from typer.testing import CliRunner
 
 from shoparena.arena.judging import judge_run
 from shoparena.arena.miners import miner_path
-from shoparena.arena.nonce import ParsedToolCall
 from shoparena.arena.proxy import ClientIdentity
+from shoparena.arena.proxy_log import ParsedToolCall
 from shoparena.arena.richness import ProofKind, normalise_arguments
 from shoparena.arena.run import ArenaRunConfig, run_arena
 from shoparena.arena.sandbox import SandboxConfig
 from shoparena.cli.main import app
 from shoparena.llm.planner_backend import MODEL_NAME, PlannerBackend
 
-__all__ = ["shop_world"]
 AGENTS = Path(__file__).parent / "agents"
 
 

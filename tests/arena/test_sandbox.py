@@ -78,7 +78,7 @@ def test_proxy_roundtrip_and_trusted_calls(tmp_path, sandbox, make_proxy):
 RESUME_SCRIPT = """
 import sys
 from pathlib import Path
-sys.path.insert(0, {helpers!r})
+sys.path[:0] = [{helpers!r}, {tests!r}]
 from arena_helpers import run_agent
 from shoparena.arena.sandbox import Sandbox, SandboxConfig
 box = Sandbox(SandboxConfig(timeout_s=10))
@@ -90,7 +90,8 @@ run_agent("resume_agent.py", problems, Path({out!r}), box, workers=1, timeout_s=
 def test_killed_run_resumes_without_duplicates(tmp_path):
     agent = AGENTS / "resume_agent.py"
     assert agent.exists()
-    script = RESUME_SCRIPT.format(helpers=str(Path(__file__).parent), out=str(tmp_path))
+    here = Path(__file__).parent
+    script = RESUME_SCRIPT.format(helpers=str(here), tests=str(here.parent), out=str(tmp_path))
     output = tmp_path / "agents" / "resume_agent" / "output.jsonl"
     proc = subprocess.Popen([sys.executable, "-c", script], start_new_session=True)
     deadline = time.monotonic() + 60

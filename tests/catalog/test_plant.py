@@ -16,8 +16,9 @@ from shoparena.scoring import DictLookup, ExactSimilarity, score_trajectory
 from shoparena.suites.checks import gt_reasons, recommend_trajectory
 from shoparena.suites.loaders import load_suite
 from shoparena.suites.planting import plant_catalog
+from world import SHARED_DATA
 
-SHARED = Path("/work/shared/data")
+SHARED = SHARED_DATA
 SHARED_FILES = [
     SHARED / "shoppingbench" / "synthesize_product_test.jsonl",
     SHARED / "shoppingbench" / "synthesize_shop_test.jsonl",

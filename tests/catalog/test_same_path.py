@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 from shoparena.catalog.io import CatalogWriter, SamePathError, ensure_not_input, read_catalog
 from shoparena.cli import catalog as catalog_cli
 from shoparena.records.catalog import Product
+from world import SHARED_DATA
 
 
 @pytest.fixture
@@ -54,7 +55,7 @@ def test_validate_refuses_a_link_to_the_input(app: typer.Typer, catalog: Path) -
 
 
 def test_plant_refuses_out_equal_to_catalog(app: typer.Typer, catalog: Path) -> None:
-    suite = Path("/work/shared/data/oro/problem_suite_v1.json")
+    suite = SHARED_DATA / "oro" / "problem_suite_v1.json"
     before = catalog.read_bytes()
     args = ["catalog", "plant", "--suite", str(suite), "--catalog", str(catalog), "--out", str(catalog)]
     result = CliRunner().invoke(app, args)

@@ -2,44 +2,27 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "arena"))
-
 
 @pytest.fixture(scope="session")
-def firehose_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from arena_helpers import needs_bwrap  # noqa: F401 - skip marker lives with the arena tests
-
+def firehose_dir(shop_world, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A one-race firehose over the shared synthetic world's 4-problem bank (``OUT/race-000``)."""
     from shoparena.arena.firehose import FirehoseConfig, run_firehose
-    from shoparena.catalog.synth import SynthConfig, synthesize_catalog
-    from shoparena.records.problem import Intent
-    from shoparena.search import SearchIndex
-    from shoparena.search.index import build_index
-    from shoparena.suites.loaders import write_oro_suite
-    from shoparena.suites.options import SynthOptions
-    from shoparena.suites.synth import synthesize_problems
 
-    root = tmp_path_factory.mktemp("firehose")
-    synthesize_catalog(SynthConfig(products=600, seed=7), root / "catalog.jsonl", progress=False)
-    build_index(root / "catalog.jsonl", root / "index", progress=False)
-    engine = SearchIndex.open(root / "index")
-    products = list(engine.iter_products())
-    options = SynthOptions(n=4, seed=3, intents=(Intent.PRODUCT, Intent.SHOP))
-    write_oro_suite(synthesize_problems(products, options, engine=engine).problems, root / "bank.json")
+    out = tmp_path_factory.mktemp("firehose") / "fh"
     config = FirehoseConfig(
-        suites=[root / "bank.json"],
-        index=root / "index",
-        out=root / "fh",
+        suites=[shop_world.bank],
+        index=shop_world.index,
+        out=out,
         races=1,
         problems_per_race=4,
         timeout_s=10,
     )
-    run_firehose(config, search=engine)
-    return root / "fh"
+    run_firehose(config, search=shop_world.engine)
+    return out
 
 
 @pytest.fixture(scope="session")

@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from world import SHARED_DATA
 
-SN15_ROWS = Path("/work/shared/data/oro/sft_corpus_prefix_examples.jsonl")
+SN15_ROWS = SHARED_DATA / "oro" / "sft_corpus_prefix_examples.jsonl"

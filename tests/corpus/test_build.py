@@ -7,10 +7,10 @@ import shutil
 from pathlib import Path
 
 import pytest
-from arena_helpers import needs_bwrap
 from corpus_helpers import SN15_ROWS
 from typer.testing import CliRunner
 
+from sandbox_marks import needs_bwrap
 from shoparena.cli.main import app
 from shoparena.corpus import CorpusConfig, build_corpus
 
@@ -174,9 +174,7 @@ def test_real_kill_at_random_points_then_rerun_is_byte_identical(
 
 
 @needs_bwrap
-def test_suite_audit_finds_no_leak_between_train_and_eval(
-    corpus_dir: Path, firehose_dir: Path, tmp_path: Path
-):
+def test_suite_audit_finds_no_leak_between_train_and_eval(corpus_dir: Path, shop_world, tmp_path: Path):
     from shoparena.suites.audit import audit_files
 
     problems = json.loads((corpus_dir / "problems.json").read_text())
@@ -189,7 +187,7 @@ def test_suite_audit_finds_no_leak_between_train_and_eval(
         ]
         (tmp_path / f"{split}.json").write_text(json.dumps(rows))
     report = audit_files(
-        tmp_path / "train.json", tmp_path / "eval.json", index_dir=firehose_dir.parent / "index"
+        tmp_path / "train.json", tmp_path / "eval.json", index_dir=shop_world.index
     )
     counts = report.counts
     assert (

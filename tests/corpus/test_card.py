@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 import yaml
-from arena_helpers import needs_bwrap
 from typer.testing import CliRunner
 
+from sandbox_marks import needs_bwrap
 from shoparena.cli.main import app
 
 

@@ -6,9 +6,9 @@ import json
 import math
 from pathlib import Path
 
-from arena_helpers import needs_bwrap
 from typer.testing import CliRunner
 
+from sandbox_marks import needs_bwrap
 from shoparena.cli.main import app
 from shoparena.corpus.diversity import (
     DiversityBuilder,
@@ -129,22 +129,19 @@ def test_builder_groups_kept_records_by_kind_and_agent() -> None:
 
 
 @needs_bwrap
-def test_build_report_card_and_the_single_teacher_comparison(
-    corpus_dir: Path, firehose_dir: Path, tmp_path
-) -> None:
+def test_build_report_card_and_the_single_teacher_comparison(corpus_dir: Path, shop_world, tmp_path) -> None:
     report = json.loads((corpus_dir / "report.json").read_text())
     kept = report["funnel"]["kept"]
     assert report["diversity"]["kept"]["trajectories"] == kept > 0
     assert "## Diversity" in (corpus_dir / "README.md").read_text()
-    root = firehose_dir.parent
     args = [
         "corpus",
         "report",
         str(corpus_dir),
         "--suite",
-        str(root / "bank.json"),
+        str(shop_world.bank),
         "--index",
-        str(root / "index"),
+        str(shop_world.index),
     ]
     shown = CliRunner().invoke(app, args, env={"COLUMNS": "200"})
     assert shown.exit_code == 0, shown.output
@@ -153,5 +150,5 @@ def test_build_report_card_and_the_single_teacher_comparison(
     arena, teacher = doc["comparison"]["arena (kept)"], doc["comparison"]["single teacher (planner)"]
     assert arena["trajectories"] == teacher["trajectories"] == kept
     assert arena["query_distinct_2"] == teacher["query_distinct_2"]  # the same problems by construction
-    half = CliRunner().invoke(app, ["corpus", "report", str(corpus_dir), "--suite", str(root / "bank.json")])
+    half = CliRunner().invoke(app, ["corpus", "report", str(corpus_dir), "--suite", str(shop_world.bank)])
     assert half.exit_code == 2 and "both --suite and --index" in half.output

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-from pathlib import Path
 
 import pytest
 
@@ -21,8 +20,9 @@ from shoparena.formats.native import (
 )
 from shoparena.formats.tagged import parse_completion, tool_call_id
 from shoparena.records.trajectory import Trajectory
+from world import SHARED_DATA
 
-SN15_ROWS = Path("/work/shared/data/oro/sft_corpus_prefix_examples.jsonl")
+SN15_ROWS = SHARED_DATA / "oro" / "sft_corpus_prefix_examples.jsonl"
 SN15_TOOLS = [
     {
         "type": "function",

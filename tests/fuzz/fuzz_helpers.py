@@ -24,8 +24,9 @@ from shoparena.records.catalog import MAX_COUNT, IndexLine, Product
 from shoparena.records.problem import MAX_PESOS
 from shoparena.records.trajectory import Step, ToolCall, Trajectory
 from shoparena.suites.loaders import SuiteLoadError, SuiteLoadSummary, iter_suite
+from world import SHARED_DATA
 
-SHARED = Path("/work/shared/data")
+SHARED = SHARED_DATA
 ORO_SUITES = [SHARED / "oro/problem_suite_v1.json", SHARED / "oro/problem_suite_v3.json"]
 SB_SUITES = sorted((SHARED / "shoppingbench").glob("*.jsonl"))
 CHAT_ROWS = SHARED / "oro/sft_corpus_prefix_examples.jsonl"

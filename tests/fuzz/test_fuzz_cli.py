@@ -19,6 +19,7 @@ from fuzz_helpers import (
 from typer.testing import CliRunner, Result
 
 from shoparena.cli.main import app
+from world import SHARED_DATA
 
 #: Documented exit codes per command (docs/reliability.md).
 EXIT_CODES = {
@@ -102,7 +103,7 @@ def test_suite_validate(files: dict[str, list[Path]]) -> None:
 
 def test_score(files: dict[str, list[Path]]) -> None:
     catalog = next(p for p in files["catalog"] if p.suffix == ".jsonl")
-    good_suite = Path("/work/shared/data/oro/problem_suite_v1.json")
+    good_suite = SHARED_DATA / "oro" / "problem_suite_v1.json"
     for suite, traj in zip([good_suite, *files["suite"]], files["traj"], strict=False):
         result = _invoke(
             ["score", "--suite", str(suite), "--trajectories", str(traj), "--index", str(catalog), "--json"]

@@ -3,14 +3,9 @@
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "arena"))
-from miner_helpers import shop_world
 
 from shoparena.agents.planner import PlannerAgent
 from shoparena.env.environment import Observation
@@ -26,7 +21,6 @@ from shoparena.llm.planner_backend import (
 from shoparena.llm.types import ChatRequest
 from shoparena.records.trajectory import Step, ToolCall
 
-__all__ = ["shop_world"]
 TOOLS = [{"type": "function", "function": {"name": n, "parameters": {"type": "object"}}}
          for n in ("find_product", "view_product_information", "recommend_product", "terminate")]
 

@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 from shoparena.records.catalog import Product
 from shoparena.records.problem import Intent, Problem, RewardItem, Voucher, problem_id_for_query
 from shoparena.records.trajectory import Step, ToolCall, Trajectory
 from shoparena.scoring.similarity import REFERENCE_THRESHOLDS
+from world import SHARED_DATA
 
-SHARED = Path("/work/shared/data")
+SHARED = SHARED_DATA
 SHARED_SUITES = sorted(SHARED.glob("shoppingbench/*.jsonl")) + sorted(SHARED.glob("oro/problem_suite_*.json"))
 
 

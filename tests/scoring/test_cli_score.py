@@ -14,8 +14,9 @@ from shoparena.catalog.io import dump_index_line
 from shoparena.records.catalog import IndexLine
 from shoparena.scoring import plant_products
 from shoparena.suites import load_suite
+from world import SHARED_DATA
 
-SUITE = Path("/work/shared/data/oro/problem_suite_v1.json")
+SUITE = SHARED_DATA / "oro" / "problem_suite_v1.json"
 
 
 def test_score_cli_counts_missing_and_writes_verdicts(app: typer.Typer, tmp_path: Path) -> None:

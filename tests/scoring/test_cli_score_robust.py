@@ -16,8 +16,9 @@ from shoparena.formats.oro import to_oro_envelope
 from shoparena.records.catalog import IndexLine
 from shoparena.scoring import plant_products
 from shoparena.suites import load_suite
+from world import SHARED_DATA
 
-SUITE = Path("/work/shared/data/oro/problem_suite_v1.json")
+SUITE = SHARED_DATA / "oro" / "problem_suite_v1.json"
 
 
 @pytest.fixture

@@ -11,8 +11,9 @@ from pathlib import Path
 from shoparena.catalog.io import CatalogWriter
 from shoparena.records.catalog import Product
 from shoparena.records.problem import Intent, Problem, RewardItem, Voucher, problem_id_for_query
+from world import SHARED_DATA
 
-SHARED = Path("/work/shared/data")
+SHARED = SHARED_DATA
 SB_PRODUCT = SHARED / "shoppingbench" / "synthesize_product_test.jsonl"
 SB_SHOP = SHARED / "shoppingbench" / "synthesize_shop_test.jsonl"
 ORO_V1 = SHARED / "oro" / "problem_suite_v1.json"

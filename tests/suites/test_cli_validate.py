@@ -9,8 +9,10 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-SHARED = sorted(Path("/work/shared/data").glob("shoppingbench/*.jsonl")) + sorted(
-    Path("/work/shared/data").glob("oro/problem_suite_*.json")
+from world import SHARED_DATA
+
+SHARED = sorted(SHARED_DATA.glob("shoppingbench/*.jsonl")) + sorted(
+    SHARED_DATA.glob("oro/problem_suite_*.json")
 )
 
 
@@ -25,7 +27,7 @@ def test_validate_shared_files(app: typer.Typer, path: Path) -> None:
 
 def test_validate_table_output(app: typer.Typer) -> None:
     result = CliRunner().invoke(
-        app, ["suite", "validate", str(Path("/work/shared/data/oro/problem_suite_v1.json"))]
+        app, ["suite", "validate", str(SHARED_DATA / "oro" / "problem_suite_v1.json")]
     )
     assert result.exit_code == 0 and "Voucher" in result.output and "hard" in result.output
 

@@ -10,8 +10,9 @@ import pytest
 
 from shoparena.jsonl import JsonlReadError
 from shoparena.suites.loaders import SuiteLoadError, load_suite
+from world import SHARED_DATA
 
-ORO = Path("/work/shared/data/oro/problem_suite_v1.json")
+ORO = SHARED_DATA / "oro" / "problem_suite_v1.json"
 
 
 @pytest.fixture(scope="module")

@@ -9,8 +9,9 @@ import pytest
 
 from shoparena.records.problem import Intent, problem_id_for_query
 from shoparena.suites import SuiteLoadError, load_suite, write_oro_suite, write_sb_jsonl
+from world import SHARED_DATA
 
-SHARED = Path("/work/shared/data")
+SHARED = SHARED_DATA
 SB_FILES = sorted(SHARED.glob("shoppingbench/*.jsonl"))
 ORO_FILES = sorted(SHARED.glob("oro/problem_suite_*.json"))
 EXPECTED = {

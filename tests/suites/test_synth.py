@@ -18,8 +18,9 @@ from shoparena.suites.loaders import load_suite
 from shoparena.suites.options import SynthOptions, parse_intents
 from shoparena.suites.queries import LLMRewriter, category_name
 from shoparena.suites.synth import difficulty_label, synthesize_problems
+from world import SHARED_DATA
 
-SHARED = Path("/work/shared/data")
+SHARED = SHARED_DATA
 
 
 def _by_id():

@@ -3,6 +3,10 @@
 Both append one JSON line per event so data survives a killed process. They are the agent's own (untrusted)
 records, written where ``$REQUEST_LOG_FILE`` / ``$INFERENCE_STATS_FILE`` point; the arena never scores from
 them (the proxy keeps the trusted log), but ORO miners that use or reference them keep working.
+
+Their ``summary`` and ``attempt`` lines are :class:`shoparena.records.proxy_log.ProxyLogEntry` records. This
+package is stdlib only inside the sandbox, so it writes plain dicts; ``tests/records/test_proxy_log_entry.py``
+holds them to the model.
 """
 
 from __future__ import annotations

@@ -24,8 +24,9 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
+from shoparena.arena.proxy_log import read_trusted_log
 from shoparena.arena.richness import ProblemRichness, RichnessSummary, pooled_richness, trajectory_richness
-from shoparena.arena.runner import read_trusted_log, safe_name
+from shoparena.arena.runner import safe_name
 from shoparena.jsonl import read_jsonl_dicts
 from shoparena.judge.coefficient import ArenaScore, combine_scores, reasoning_coefficient, reasoning_quality
 from shoparena.judge.records import JudgeStatus, JudgeVerdict

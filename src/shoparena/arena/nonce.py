@@ -13,21 +13,18 @@ import binascii
 import hashlib
 import hmac
 import json
-import re
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from shoparena.arena.proxy_log import parse_response_tool_calls
 from shoparena.records.tools import CATALOGUE_TOOLS
 
 DEFAULT_TTL_S = 60.0
 #: How long a claimed nonce is remembered (twice the TTL, as upstream).
 DEFAULT_REPLAY_WINDOW_S = 120.0
-
-_TOOL_CALL_BLOCK = re.compile(r"<tool_call>(.*?)</tool_call>", re.DOTALL)
 
 
 class NonceStatus(StrEnum):
@@ -41,23 +38,6 @@ class NonceStatus(StrEnum):
     MALFORMED = "malformed"
 
 
-@dataclass(slots=True)
-class ParsedToolCall:
-    """A tool call found in a model response.
-
-    Attributes:
-        call_id: Native ``tool_calls[].id``, or ``xml_<choice>_<block>`` (``_<k>`` appended per item when a
-            block holds a JSON list).
-        name: Tool name.
-        arguments: The raw arguments string whose SHA-256 is signed (native: verbatim; XML: ``json.dumps``
-            of the call's ``parameters``/``arguments`` object, published in ``parsed_tool_calls``).
-    """
-
-    call_id: str
-    name: str
-    arguments: str
-
-
 def _b64e(raw: bytes) -> str:
     return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
 
@@ -69,51 +49,6 @@ def _b64d(text: str) -> bytes:
 def args_hash(raw: bytes | str) -> str:
     """Hex SHA-256 of the raw argument bytes."""
     return hashlib.sha256(raw.encode() if isinstance(raw, str) else raw).hexdigest()
-
-
-def _xml_calls(content: str, choice: int) -> list[ParsedToolCall]:
-    calls: list[ParsedToolCall] = []
-    for block_no, match in enumerate(_TOOL_CALL_BLOCK.finditer(content)):
-        try:
-            parsed = json.loads(match.group(1).strip())
-        except ValueError:
-            continue  # unparseable blocks are skipped, as the richness metric does
-        items = parsed if isinstance(parsed, list) else [parsed]
-        for k, item in enumerate(items):
-            if not isinstance(item, dict):
-                continue
-            name = item.get("name") or item.get("tool") or item.get("function")
-            if not isinstance(name, str):
-                continue
-            args = item.get("parameters", item.get("arguments", {}))
-            raw = args if isinstance(args, str) else json.dumps(args)
-            call_id = (
-                f"xml_{choice}_{block_no}" if not isinstance(parsed, list) else f"xml_{choice}_{block_no}_{k}"
-            )
-            calls.append(ParsedToolCall(call_id=call_id, name=name, arguments=raw))
-    return calls
-
-
-def parse_response_tool_calls(response: dict[str, Any]) -> list[ParsedToolCall]:
-    """Every tool call of a chat-completion response: per choice, native calls first, then XML blocks."""
-    calls: list[ParsedToolCall] = []
-    for choice_no, choice in enumerate(response.get("choices") or []):
-        message = choice.get("message") if isinstance(choice, dict) else None
-        if not isinstance(message, dict):
-            continue
-        for native in message.get("tool_calls") or []:
-            function = native.get("function") if isinstance(native, dict) else None
-            if not isinstance(function, dict) or not isinstance(function.get("name"), str):
-                continue
-            raw = function.get("arguments", "")
-            raw = raw if isinstance(raw, str) else json.dumps(raw)
-            calls.append(
-                ParsedToolCall(call_id=str(native.get("id", "")), name=function["name"], arguments=raw)
-            )
-        content = message.get("content")
-        if isinstance(content, str):
-            calls.extend(_xml_calls(content, choice_no))
-    return calls
 
 
 class NonceAuthority:

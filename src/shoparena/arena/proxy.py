@@ -10,10 +10,11 @@ Routes:
 
 Every request is attributed to one problem through the per-problem token the runner minted (sent as
 ``Authorization: Bearer`` or ``X-Arena-Token``) and written by the **proxy** to that problem's trusted log
-(one §5.3 ``summary`` entry per call), a file outside every sandbox. Inference responses get HMAC tool-call
+(one §5.3 ``summary`` entry per call, a :class:`~shoparena.records.proxy_log.ProxyLogEntry`), a file outside
+every sandbox. Inference responses get HMAC tool-call
 nonces (:mod:`shoparena.arena.nonce`); catalogue dispatches carrying ``X-Tool-Nonce`` are verified and the
 status logged (strict mode answers 403 to anything but ``valid``). Every catalogue dispatch also gets a
-``proof`` (:class:`~shoparena.arena.richness.ProofKind`): ``nonce_valid``, else ``matched_emitted`` when it
+``proof`` (:class:`~shoparena.records.proxy_log.ProofKind`): ``nonce_valid``, else ``matched_emitted`` when it
 equals (tool + normalised arguments) a call the model emitted earlier in the same problem and no dispatch has
 claimed yet, else ``unmatched``; so agents that send no nonces are still credited for what the model asked.
 """
@@ -37,9 +38,10 @@ from starlette.concurrency import run_in_threadpool
 
 from shoparena.arena.config import ProxyConfig
 from shoparena.arena.inference import CallAbandoned, complete_with_limits
-from shoparena.arena.nonce import NonceStatus, parse_response_tool_calls
+from shoparena.arena.nonce import NonceStatus
+from shoparena.arena.proxy_log import parse_response_tool_calls
 from shoparena.arena.proxy_state import ClientIdentity, EmittedCall, ProxyState, TokenBucket
-from shoparena.arena.richness import ProofKind
+from shoparena.records.proxy_log import ParsedCall, ProofKind, ProxyLogEntry
 from shoparena.records.tools import CATALOGUE_TOOLS, SEARCH_TOOLS, WEB_SEARCH
 from shoparena.runs.stale import private_tempdir
 
@@ -72,16 +74,16 @@ def _raw_params(query_string: bytes) -> dict[str, Any]:
     return params
 
 
-def summarise_response(path: str, response: Any, entry: dict[str, Any]) -> None:
+def summarise_response(path: str, response: Any, entry: ProxyLogEntry) -> None:
     """Put ``response`` (≤ 2000 chars) or the truncation fields into a §5.3 summary entry."""
     text = json.dumps(response, ensure_ascii=False, default=str)
     if len(text) <= RESPONSE_LOG_LIMIT:
-        entry["response"] = response
+        entry.response = response
         return
-    entry["response_truncated"] = True
-    entry["response_length"] = len(text)
+    entry.response_truncated = True
+    entry.response_length = len(text)
     if path.endswith("/find_product") and isinstance(response, list):
-        entry["result_product_ids"] = [
+        entry.result_product_ids = [
             str(item["product_id"]) for item in response if isinstance(item, dict) and "product_id" in item
         ]
 
@@ -130,7 +132,7 @@ def create_proxy_app(search: Any, backend: Any, state: ProxyState, knowledge: An
         return request.headers.get("x-arena-token")
 
     async def search_call(
-        tool: str, request: Request, body: bytes, entry: dict[str, Any], ident: ClientIdentity
+        tool: str, request: Request, body: bytes, entry: ProxyLogEntry, ident: ClientIdentity
     ) -> tuple[int, Any, dict[str, str]]:
         headers: dict[str, str] = {}
         status = state.nonces.verify(
@@ -140,18 +142,18 @@ def create_proxy_app(search: Any, backend: Any, state: ProxyState, knowledge: An
             body=body,
             call_id=request.headers.get("x-tool-call-id"),
         )
-        entry["nonce_status"] = status.value
+        entry.nonce_status = status.value
         headers["X-Nonce-Status"] = status.value
         if (
             state.config.strict_nonces
             and status is not NonceStatus.VALID
             and (status is not NonceStatus.MISSING or state.config.require_nonces)
         ):
-            entry["proof"] = ProofKind.UNMATCHED.value
+            entry.proof = ProofKind.UNMATCHED
             return 403, {"error": f"tool nonce {status.value}", "nonce_status": status.value}, headers
         if request.method == "GET":
             params = dict(request.query_params)
-            entry["params"] = _raw_params(request.scope.get("query_string", b""))
+            entry.params = _raw_params(request.scope.get("query_string", b""))
         else:
             try:
                 parsed = json.loads(body) if body.strip() else {}
@@ -159,14 +161,14 @@ def create_proxy_app(search: Any, backend: Any, state: ProxyState, knowledge: An
                 return 400, {"error": "search body must be a JSON object"}, headers
             if not isinstance(parsed, dict):
                 return 400, {"error": "search body must be a JSON object"}, headers
-            entry["json_data"] = parsed
+            entry.json_data = parsed
             params = parsed
         variants = [params]
         if request.method == "GET" and "+" in str(params.get("q", "")):
             variants.append({**params, "q": unquote_plus(str(params["q"]))})
         call_id = request.headers.get("x-tool-call-id")
         proof = ident.claim(tool, variants, call_id, status is NonceStatus.VALID)
-        entry["proof"] = proof.value
+        entry.proof = proof
         try:
             if tool == "find_product":
                 q = params.get("q", params.get("query"))
@@ -192,10 +194,10 @@ def create_proxy_app(search: Any, backend: Any, state: ProxyState, knowledge: An
             return 500, {"error": f"{type(err).__name__}: {err}"}, headers
         return 200, _jsonable(result), headers
 
-    async def web_call(request: Request, body: bytes, entry: dict[str, Any]) -> tuple[int, Any]:
+    async def web_call(request: Request, body: bytes, entry: ProxyLogEntry) -> tuple[int, Any]:
         if request.method == "GET":
             params: Any = dict(request.query_params)
-            entry["params"] = _raw_params(request.scope.get("query_string", b""))
+            entry.params = _raw_params(request.scope.get("query_string", b""))
         else:
             try:
                 params = json.loads(body) if body.strip() else {}
@@ -203,7 +205,7 @@ def create_proxy_app(search: Any, backend: Any, state: ProxyState, knowledge: An
                 params = None
             if not isinstance(params, dict):
                 return 400, {"error": "web_search body must be a JSON object"}
-            entry["json_data"] = params
+            entry.json_data = params
         q = params.get("q", params.get("query"))
         if not q:
             return 400, {"error": "web_search needs q"}
@@ -217,7 +219,7 @@ def create_proxy_app(search: Any, backend: Any, state: ProxyState, knowledge: An
         return 200, {"observation": [p.model_dump(mode="json") for p in pages], "success": True}
 
     async def inference_call(
-        request: Request, body: bytes, entry: dict[str, Any], ident: ClientIdentity
+        request: Request, body: bytes, entry: ProxyLogEntry, ident: ClientIdentity
     ) -> tuple[int, Any]:
         if not body.strip():
             return 400, {"error": "empty request body"}
@@ -227,11 +229,12 @@ def create_proxy_app(search: Any, backend: Any, state: ProxyState, knowledge: An
             return 400, {"error": "request body is not JSON"}
         if not isinstance(payload, dict) or not payload.get("model"):
             return 400, {"error": "missing 'model'"}
-        entry["json_data"] = {k: v for k, v in payload.items() if k != "messages"}
+        json_data = {k: v for k, v in payload.items() if k != "messages"}
+        entry.json_data = json_data
         model = state.config.served_model or str(payload["model"])
-        entry["model"] = model
+        entry.model = model
         if model != payload["model"]:
-            entry["requested_model"] = payload["model"]
+            entry.requested_model = str(payload["model"])
         payload = {**payload, "model": model}
         if payload.get("stream") is True:
             return 400, {"error": "streaming is not supported"}
@@ -244,7 +247,7 @@ def create_proxy_app(search: Any, backend: Any, state: ProxyState, knowledge: An
 
         limits = state.config.inference
         payload = limits.apply(payload)
-        entry["json_data"].update({k: payload[k] for k in ("max_tokens", "stop") if k in payload})
+        entry.json_data = {**json_data, **{k: payload[k] for k in ("max_tokens", "stop") if k in payload}}
         known = {k: payload[k] for k in _CHAT_FIELDS if k in payload}
         extra = {k: v for k, v in payload.items() if k not in _CHAT_FIELDS and k != "stream"}
         try:
@@ -279,12 +282,12 @@ def create_proxy_app(search: Any, backend: Any, state: ProxyState, knowledge: An
             state.nonces.enrich(ident.run, out)
         except Exception:  # enrichment fails open, as upstream: the reply still goes out
             logger.exception("nonce enrichment failed")
-        entry["usage"] = out["usage"]
+        entry.usage = out["usage"]
         calls = parse_response_tool_calls(out)
-        entry["parsed_tool_names"] = [call.name for call in calls]
+        entry.parsed_tool_names = [call.name for call in calls]
         # Kept whole (not cut at 2000 chars like `response`), so richness can be audited offline.
-        entry["parsed_tool_calls"] = [
-            {"id": call.call_id, "name": call.name, "arguments": call.arguments} for call in calls
+        entry.parsed_tool_calls = [
+            ParsedCall(id=call.call_id, name=call.name, arguments=call.arguments) for call in calls
         ]
         ident.remember_emitted(calls)
         return 200, out
@@ -305,7 +308,7 @@ def create_proxy_app(search: Any, backend: Any, state: ProxyState, knowledge: An
     async def answer(
         route: str, request: Request, started: float, ident: ClientIdentity | None
     ) -> JSONResponse:
-        entry: dict[str, Any] = {"kind": "summary", "method": request.method, "path": route}
+        entry = ProxyLogEntry(kind="summary", method=request.method, path=route)
         headers: dict[str, str] = {}
         body = b""
         if ident is None:
@@ -332,15 +335,15 @@ def create_proxy_app(search: Any, backend: Any, state: ProxyState, knowledge: An
                 status, payload = 403, {"error": "only POST /inference/chat/completions is served"}
             else:
                 status, payload = 403, {"error": f"{route} is forbidden"}
-        entry["timestamp"] = int(time.time() * 1000)
-        entry["duration_ms"] = round((time.monotonic() - started) * 1000, 1)
-        entry["status_code"] = status
+        entry.timestamp = int(time.time() * 1000)
+        entry.duration_ms = round((time.monotonic() - started) * 1000, 1)
+        entry.status_code = status
         if ident is not None:
-            entry["problem_id"] = ident.problem_id
+            entry.problem_id = ident.problem_id
         if status == 200:
             summarise_response(route, payload, entry)
         else:
-            entry["error"] = payload
+            entry.error = payload
         state.write(ident, entry)
         return JSONResponse(payload, status_code=status, headers=headers)
 

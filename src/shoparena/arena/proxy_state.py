@@ -17,8 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from shoparena.arena.config import ProxyConfig
-from shoparena.arena.nonce import NonceAuthority, ParsedToolCall
-from shoparena.arena.richness import ProofKind, normalise_arguments
+from shoparena.arena.nonce import NonceAuthority
+from shoparena.arena.proxy_log import ParsedToolCall, append_entry
+from shoparena.arena.richness import normalise_arguments
+from shoparena.records.proxy_log import ProofKind, ProxyLogEntry
 from shoparena.records.tools import CATALOGUE_TOOLS
 
 
@@ -172,13 +174,13 @@ class ProxyState:
             bucket = self._buckets.get(token)
             return bucket.take() if bucket else False
 
-    def write(self, ident: ClientIdentity | None, entry: dict[str, Any]) -> None:
+    def write(self, ident: ClientIdentity | None, entry: ProxyLogEntry) -> None:
+        """Append ``entry`` to the problem's trusted log (or the unattributed log; dropped without one)."""
         path = ident.log_path if ident else self.unattributed_log
         if path is None:
             return
-        line = json.dumps(entry, ensure_ascii=False, default=str) + "\n"
-        with self._lock, open(path, "a", encoding="utf-8") as fh:
-            fh.write(line)
+        with self._lock:
+            append_entry(path, entry)
 
 
 __all__ = ["ClientIdentity", "EmittedCall", "ProxyState", "TokenBucket"]

@@ -15,8 +15,9 @@ Three numbers are reported per trajectory and pooled per agent:
 
 - ``agentic_richness`` (the headline): (nonce_valid + matched_emitted) / dispatches; **None** when the model
   never answered at all in that trajectory (no proof either way, distinct from 0);
-- ``pending_target`` (published Variant A): replace a pending list of requested tool names at every model
-  reply; a dispatch counts when it equals the head; pop the head;
+- ``pending_target`` (published Variant A): replace a pending list of requested tool names at every
+  inference entry; a dispatch counts when it equals the head; pop the head (the walk of
+  :mod:`shoparena.arena.proxy_log`, shared with the corpus);
 - ``nonce_stamped`` (published Variant B): ``nonce_status == "valid"`` / dispatches; None when no dispatch
   carries a ``nonce_status``.
 
@@ -28,26 +29,14 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping
-from enum import StrEnum
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from shoparena.arena.nonce import parse_response_tool_calls
-from shoparena.records.tools import CATALOGUE_TOOLS
+from shoparena.arena.proxy_log import catalogue_tool, is_model_reply, pending_target_walk
+from shoparena.records.proxy_log import ProofKind, ProxyLogEntry, proxy_entries
 
-SEARCH_PREFIX = "/search/"
-INFERENCE_PATH = "/inference/chat/completions"
 _ARGUMENT_ALIASES = {"query": "q", "product_id": "product_ids"}
-
-
-class ProofKind(StrEnum):
-    """How the proxy knows a catalogue dispatch was model-emitted (logged as ``proof``)."""
-
-    NONCE_VALID = "nonce_valid"
-    MATCHED_EMITTED = "matched_emitted"
-    UNMATCHED = "unmatched"
-
 
 CREDITED_PROOFS = frozenset({ProofKind.NONCE_VALID, ProofKind.MATCHED_EMITTED})
 
@@ -84,37 +73,11 @@ def normalise_arguments(arguments: Mapping[str, Any]) -> tuple[tuple[str, str], 
     return tuple(sorted(out.items()))
 
 
-def catalogue_tool(entry: Mapping[str, Any]) -> str | None:
-    """The catalogue tool a trusted-log entry dispatched, or None for every other path."""
-    path = str(entry.get("path") or "")
-    if not path.startswith(SEARCH_PREFIX):
-        return None
-    tool = path[len(SEARCH_PREFIX) :]
-    return tool if tool in CATALOGUE_TOOLS else None
-
-
-def is_model_reply(entry: Mapping[str, Any]) -> bool:
-    """An inference call the backend answered (HTTP 200)."""
-    return str(entry.get("path") or "") == INFERENCE_PATH and entry.get("status_code") == 200
-
-
-def requested_tool_names(entry: Mapping[str, Any]) -> list[str]:
-    """Tool names a model reply requested, in order (the proxy's ``parsed_tool_names``, else its response)."""
-    names = entry.get("parsed_tool_names")
-    if isinstance(names, list):
-        return [str(n) for n in names]
-    response = entry.get("response")
-    if isinstance(response, dict):
-        return [call.name for call in parse_response_tool_calls(response)]
-    return []
-
-
-def dispatch_proof(entry: Mapping[str, Any]) -> ProofKind:
+def dispatch_proof(entry: ProxyLogEntry) -> ProofKind:
     """The proof kind of one dispatch (see the module docstring for logs without ``proof``)."""
-    proof = entry.get("proof")
-    if proof in ProofKind.__members__.values():
-        return ProofKind(proof)
-    return ProofKind.NONCE_VALID if entry.get("nonce_status") == "valid" else ProofKind.UNMATCHED
+    if entry.proof is not None:
+        return entry.proof
+    return ProofKind.NONCE_VALID if entry.nonce_status == "valid" else ProofKind.UNMATCHED
 
 
 def _ratio(part: int, whole: int) -> float:
@@ -166,32 +129,30 @@ class ProblemRichness(BaseModel):
         return sum(self.proof_kinds.get(kind.value, 0) for kind in CREDITED_PROOFS)
 
 
-def trajectory_richness(problem_id: str, entries: Iterable[Mapping[str, Any]]) -> ProblemRichness:
-    """Richness of one problem from its trusted proxy entries (``kind == "summary"``)."""
+def trajectory_richness(
+    problem_id: str, entries: Iterable[ProxyLogEntry | Mapping[str, Any]]
+) -> ProblemRichness:
+    """Richness of one problem from its trusted proxy entries (summaries only; raw objects read leniently).
+
+    ``pending_target`` is the shared published walk (:func:`shoparena.arena.proxy_log.pending_target_walk`),
+    so it equals the corpus's ``richness_pending`` on the same log.
+    """
+    log = [e for e in proxy_entries(entries) if e.is_summary]
     tools: Counter[str] = Counter()
     statuses: Counter[str] = Counter()
     proofs: Counter[str] = Counter()
-    pending: list[str] = []
-    total = replies = emitted = 0
-    for entry in entries:
-        if entry.get("kind", "summary") != "summary":
-            continue
-        if is_model_reply(entry):
-            replies += 1
-            pending = requested_tool_names(entry)
-            continue
+    for entry in log:
         tool = catalogue_tool(entry)
         if tool is None:
             continue
-        total += 1
         tools[tool] += 1
-        if pending:
-            emitted += pending.pop(0) == tool
         proofs[dispatch_proof(entry).value] += 1
-        status = entry.get("nonce_status")
-        if status is not None:
-            statuses[str(status)] += 1
-    fields = _richness_fields(tools, statuses, proofs, total, replies, emitted)
+        if entry.nonce_status is not None:
+            statuses[entry.nonce_status] += 1
+    walk = pending_target_walk([log])
+    total = sum(tools.values())
+    replies = sum(is_model_reply(e) for e in log)
+    fields = _richness_fields(tools, statuses, proofs, total, replies, sum(walk.matched))
     return ProblemRichness(problem_id=problem_id, **fields)
 
 
@@ -236,11 +197,8 @@ __all__ = [
     "ProblemRichness",
     "ProofKind",
     "RichnessSummary",
-    "catalogue_tool",
     "dispatch_proof",
-    "is_model_reply",
     "normalise_arguments",
     "pooled_richness",
-    "requested_tool_names",
     "trajectory_richness",
 ]

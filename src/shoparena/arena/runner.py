@@ -14,9 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from shoparena.arena.proxy import ProxyState
-from shoparena.arena.richness import INFERENCE_PATH
+from shoparena.arena.proxy_log import is_chat_call, read_trusted_log
 from shoparena.arena.sandbox import Sandbox, SandboxResult
-from shoparena.jsonl import read_jsonl_dicts
+from shoparena.jsonl import append_line
+from shoparena.records.proxy_log import ProxyLogEntry
 from shoparena.runs.envelopes import EnvelopeLog, apply_executor_defaults, make_envelope
 
 logger = logging.getLogger(__name__)
@@ -41,15 +42,10 @@ def safe_name(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]", "_", text)[:120] or "_"
 
 
-def read_trusted_log(path: Path) -> list[dict[str, Any]]:
-    """The proxy's summary entries for one problem (missing file → [])."""
-    return [entry for entry in read_jsonl_dicts(path) if entry.get("kind") == "summary"]
-
-
-def inference_counts(calls: list[dict[str, Any]]) -> tuple[int, int]:
+def inference_counts(calls: list[ProxyLogEntry]) -> tuple[int, int]:
     """(inference calls, failed ones) from the trusted log: a call fails unless the backend answered 200."""
-    inference = [c for c in calls if c.get("path") == INFERENCE_PATH]
-    return len(inference), sum(c.get("status_code") != 200 for c in inference)
+    inference = [c for c in calls if c.is_summary and is_chat_call(c)]
+    return len(inference), sum(c.status_code != 200 for c in inference)
 
 
 def envelope_from_result(
@@ -57,7 +53,7 @@ def envelope_from_result(
     outcome: SandboxResult,
     *,
     timeout_s: float,
-    calls: list[dict[str, Any]],
+    calls: list[ProxyLogEntry],
 ) -> dict[str, Any]:
     """Decide status and error from what the sandbox produced and the trusted log (never from the agent).
 
@@ -101,7 +97,7 @@ def envelope_from_result(
             query=problem.query,
             problem_id=pid,
             execution_time=elapsed,
-            trusted_calls=calls,
+            trusted_calls=[call.to_dict() for call in calls],
         )
         return make_envelope(pid, "SUCCESS", elapsed, dialogue=dialogue, **common)
     if kind == "invalid_return":
@@ -285,5 +281,4 @@ class AgentRunner:
             "result_error": outcome.result_error,
             "traceback": (outcome.result or {}).get("traceback"),
         }
-        with open(self.out_dir / "sandbox.jsonl", "a", encoding="utf-8") as fh:
-            fh.write(json.dumps(meta) + "\n")
+        append_line(self.out_dir / "sandbox.jsonl", json.dumps(meta), fsync=False)

@@ -10,6 +10,7 @@ import typer
 from rich.console import Console
 
 from shoparena.cli._guards import refuse_output_over_input
+from shoparena.jsonl import LineWriter
 
 if TYPE_CHECKING:
     from shoparena.scoring.lookup import ProductLookup
@@ -110,9 +111,9 @@ def score(
         format_roles=NO_THINK_ROLES if no_think else OUTPUT_ROLES,
     )
     if out is not None:
-        with open(out, "w", encoding="utf-8") as fh:
+        with LineWriter(out) as fh:
             for verdict in result.verdicts:
-                fh.write(verdict.model_dump_json() + "\n")
+                fh.write(verdict.model_dump_json())
     agg = result.aggregate
     if as_json:
         payload = agg.model_dump(mode="json")

@@ -32,7 +32,7 @@ from shoparena.corpus.recover import recover_record, recoverable
 from shoparena.corpus.report import ReportBuilder, write_card
 from shoparena.corpus.split import ProblemIndex, assign_split
 from shoparena.formats.profiles import profile_hash
-from shoparena.jsonl import iter_raw_lines
+from shoparena.jsonl import LineWriter, iter_raw_lines
 from shoparena.records.corpus import CorpusRecord, Quarantined
 from shoparena.runs import RunDir
 
@@ -77,21 +77,18 @@ def ingest_all(config: CorpusConfig, work: Path, progress: Progress, cache: dict
         if target.exists():
             continue
         tmp = target.with_name(target.name + ".tmp")
-        count = 0
-        with open(tmp, "wb") as fh:
+        with LineWriter(tmp) as fh:
 
-            def emit(item: CorpusRecord | Quarantined, fh: Any = fh) -> None:
-                nonlocal count
+            def emit(item: CorpusRecord | Quarantined, fh: LineWriter = fh) -> None:
                 tag = "record" if isinstance(item, CorpusRecord) else "quarantine"
-                fh.write(orjson.dumps({"type": tag, "item": item.model_dump(mode="json")}) + b"\n")
-                count += 1
+                fh.write(orjson.dumps({"type": tag, "item": item.model_dump(mode="json")}))
 
             if kind == "run":
                 notes += ingest_run_dir(Path(path), emit, cache)
             else:
                 ingest_file(Path(path), _file_context(config, cache), emit)
         os.replace(tmp, target)
-        progress(f"ingested {path}: {count} input record(s)")
+        progress(f"ingested {path}: {fh.count} input record(s)")
     return notes
 
 
@@ -109,12 +106,12 @@ def classify_all(config: CorpusConfig, work: Path, tokenizer: Any) -> tuple[Prob
     n_quarantined = 0
     target = work / "classified.jsonl"
     with (
-        open(target.with_name(target.name + ".tmp"), "wb") as out,
-        open(work / "quarantine.jsonl.tmp", "wb") as bad,
+        LineWriter(target.with_name(target.name + ".tmp")) as out,
+        LineWriter(work / "quarantine.jsonl.tmp") as bad,
     ):
         for entry in _ingested(work, len(_sources(config))):
             if entry["type"] == "quarantine":
-                bad.write(orjson.dumps(entry["item"]) + b"\n")
+                bad.write(orjson.dumps(entry["item"]))
                 quarantined[entry["item"]["field"]] += 1
                 n_quarantined += 1
                 continue
@@ -125,7 +122,7 @@ def classify_all(config: CorpusConfig, work: Path, tokenizer: Any) -> tuple[Prob
             for item in batch:
                 gates.apply(item)
                 index.add(item.problem_id, item.query, item.category, item.gt_product_ids)
-                out.write(orjson.dumps(item.model_dump(mode="json")) + b"\n")
+                out.write(orjson.dumps(item.model_dump(mode="json")))
     os.replace(target.with_name(target.name + ".tmp"), target)
     os.replace(work / "quarantine.jsonl.tmp", work / "quarantine.jsonl")
     return index, n_quarantined, quarantined
@@ -237,12 +234,12 @@ def _build(config: CorpusConfig, progress: Progress | None) -> dict[str, Any]:
     views = ViewWriter(out / "views", config.render_profile)
     tmp = out / "records.jsonl.tmp"
     try:
-        with open(tmp, "wb") as fh:
+        with LineWriter(tmp) as fh:
             for record in _records(work / "classified.jsonl"):
                 record["cluster_id"], record["split"] = sides[record["problem_id"]]
                 report.add(record)
                 diversity.add(record)
-                fh.write(orjson.dumps(record) + b"\n")
+                fh.write(orjson.dumps(record))
                 views.add(record)
     except BaseException:
         views.abort()

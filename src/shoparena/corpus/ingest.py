@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,16 +25,14 @@ import orjson
 import yaml
 
 from shoparena.arena.miners.agentic import SYSTEM_PROMPT as AGENTIC_SYSTEM_PROMPT
-from shoparena.corpus.structure import (
-    catalogue_tool,
-    forgery_findings,
+from shoparena.arena.proxy_log import (
     is_inference,
     llm_requested,
-    message_rule,
-    nonce_summary,
     pending_target_walk,
-    proof_summary,
+    read_trusted_log,
+    summaries,
 )
+from shoparena.corpus.structure import forgery_findings, message_rule, nonce_summary, proof_summary
 from shoparena.formats._common import FormatError
 from shoparena.formats.io import parse_trajectory_value
 from shoparena.formats.native import trajectory_to_chat
@@ -49,6 +47,8 @@ from shoparena.records.corpus import (
     StructuralEvidence,
 )
 from shoparena.records.problem import Problem
+from shoparena.records.proxy_log import ProxyLogEntry, proxy_entries
+from shoparena.records.tools import CATALOGUE_TOOLS
 from shoparena.records.trajectory import Trajectory
 
 Emit = Callable[[CorpusRecord | Quarantined], None]
@@ -154,7 +154,7 @@ def _step_trainable(traj: Trajectory, matched: list[bool], final_llm: bool | Non
     for step in traj.steps:
         ok = True
         for call in step.tool_calls:
-            if catalogue_tool({"path": f"/search/{call.name}"}):
+            if call.name in CATALOGUE_TOOLS:
                 ok = ok and (queue.pop(0) if queue else False)
             elif call.name == "recommend_product" and final_llm is False:
                 ok = False
@@ -185,23 +185,30 @@ def record_from_trajectory(
     run_id: str,
     problem_id: str,
     rollout_idx: int,
-    trusted: list[dict[str, Any]] | None,
+    trusted: Sequence[ProxyLogEntry | Mapping[str, Any]] | None,
     scoring: ScoringContext,
     provenance: CorpusProvenance,
 ) -> CorpusRecord:
-    """Evidence, labels and messages of one parsed trajectory (never raises for agent-controlled content)."""
+    """Evidence, labels and messages of one parsed trajectory (never raises for agent-controlled content).
+
+    ``trusted`` is the proxy's log for this problem (raw objects are read as
+    :class:`~shoparena.records.proxy_log.ProxyLogEntry`); None for trajectories from files, whose evidence is
+    the agent-written ``extra_info.proxy_calls``.
+    """
     problem = scoring.problems.get(problem_id)
     status = traj.status.value
     if traj.source_format == "chat":
         return _chat_record(traj, run_id, problem_id, rollout_idx, provenance, problem)
-    claimed = all_proxy_calls(traj)
+    claimed = summaries(proxy_entries(all_proxy_calls(traj)))
     if trusted is not None:
+        trusted = summaries(proxy_entries(trusted))
         log, source = trusted, "trusted_proxy"
         richness_a, matched, inference = pending_target_walk([trusted])
         forged = forgery_findings(trusted, claimed)
     else:
         log, source = claimed, "envelope"
-        richness_a, matched, inference = pending_target_walk([s.proxy_calls for s in traj.steps])
+        per_step = [proxy_entries(s.proxy_calls) for s in traj.steps]
+        richness_a, matched, inference = pending_target_walk(per_step)
         forged = forgery_findings(claimed, [])
     richness_b, nonces, dispatches = nonce_summary(log)
     # Proofs are the proxy's own findings: only a trusted log carries them.
@@ -241,11 +248,7 @@ def record_from_trajectory(
     labels.nonce_valid_ratio = (
         round(nonces.get("valid", 0) / dispatches, 4) if dispatches and nonces else None
     )
-    models = [
-        str((e.get("json_data") or {}).get("model"))
-        for e in log
-        if is_inference(e) and isinstance(e.get("json_data"), dict)
-    ]
+    models = [str(e.json_data.get("model")) for e in log if is_inference(e) and e.json_data is not None]
     provenance.agent_model = models[0] if models else provenance.agent_model
     category, difficulty = _category(problem, traj)
     # The trusted log keeps no message texts, so a trajectory without its own system turn gets the built-in
@@ -284,7 +287,7 @@ def _chat_record(
     ok, detail = message_rule(raw)
     calls = [c for m in raw if m.get("role") == "assistant" for c in (m.get("tool_calls") or [])]
     names = [str((c.get("function") or {}).get("name")) for c in calls if isinstance(c, dict)]
-    dispatches = sum(1 for n in names if catalogue_tool({"path": f"/search/{n}"}))
+    dispatches = sum(1 for n in names if n in CATALOGUE_TOOLS)
     evidence = StructuralEvidence(
         envelope_status="CHAT",
         has_dialogue=any(m.get("role") == "assistant" for m in raw),
@@ -507,11 +510,7 @@ def ingest_run_dir(run_dir: Path, emit: Emit, cache: dict[str, Any]) -> list[str
                     )
                 )
                 continue
-            trusted = [
-                e
-                for _, e in _read_jsonl(run_dir / "proxy" / agent / f"{safe_name(pid)}.jsonl")
-                if isinstance(e, dict) and e.get("kind") == "summary"
-            ]
+            trusted = read_trusted_log(run_dir / "proxy" / agent / f"{safe_name(pid)}.jsonl")
             idx = counts.get(pid, 0)
             counts[pid] = idx + 1
             verdict = verdicts.get(pid) or {}

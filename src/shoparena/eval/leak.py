@@ -14,6 +14,8 @@ from typing import Any, Literal
 import orjson
 from pydantic import BaseModel, ConfigDict, Field
 
+from shoparena.jsonl import iter_raw_lines
+
 CORPUS_PROBLEMS = "problems.json"
 
 
@@ -79,7 +81,7 @@ def train_split_file(corpus: Path, out_dir: Path) -> tuple[Path, int]:
         if data.lstrip()[:1] == b"[":
             records = orjson.loads(data)
         else:
-            records = [orjson.loads(line) for line in data.split(b"\n") if line.strip()]
+            records = [orjson.loads(line) for _, line in iter_raw_lines(source)]
     except orjson.JSONDecodeError as exc:
         raise LeakError(f"--train-corpus {source}: not valid JSON: {exc}") from None
     train = [r for r in records if isinstance(r, dict) and str(r.get("split", "train")) == "train"]

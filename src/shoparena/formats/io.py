@@ -21,7 +21,7 @@ from shoparena.formats._common import FormatError, reason_kind, type_name
 from shoparena.formats.native import chat_to_trajectory
 from shoparena.formats.oro import ENVELOPE_KEYS, dumps_oro_line, from_oro_dialogue, from_oro_envelope
 from shoparena.formats.sb import dumps_sb_line, from_sb_rollout
-from shoparena.jsonl import iter_raw_lines, open_binary
+from shoparena.jsonl import LineWriter, iter_raw_lines
 from shoparena.records.message import ChatRow
 from shoparena.records.trajectory import Trajectory
 
@@ -128,9 +128,9 @@ def read_trajectory_file(
         read_trajectories(path, summary=summary, quarantine=quarantined.append, strict=strict)
     )
     if quarantine_path is not None:
-        with open(quarantine_path, "wb") as fh:
+        with LineWriter(quarantine_path) as fh:
             for item in quarantined:
-                fh.write(item.to_json() + b"\n")
+                fh.write(item.to_json())
     return trajectories, summary
 
 
@@ -150,12 +150,10 @@ def read_chat_rows(path: str | Path) -> Iterator[ChatRow]:
 def _write_lines(path: str | Path, lines: Iterable[str]) -> int:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    count = 0
-    with open_binary(path, "wb") as fh:
+    with LineWriter(path) as fh:
         for line in lines:
-            fh.write(line.encode("utf-8", "surrogatepass") + b"\n")
-            count += 1
-    return count
+            fh.write(line.encode("utf-8", "surrogatepass"))
+    return fh.count
 
 
 def write_oro_envelopes(

@@ -21,6 +21,7 @@ from shoparena.judge.records import (
     TrustedCall,
     TrustedSummary,
 )
+from shoparena.records.proxy_log import ProxyLogEntry, proxy_entries
 from shoparena.records.trajectory import Trajectory
 
 MAX_THINK_CHARS = 1000
@@ -73,10 +74,6 @@ def _as_int(value: Any) -> int | None:
     return None
 
 
-def _as_float(value: Any) -> float:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0.0
-
-
 def _ids_in_response(response: Any) -> list[str]:
     """product_id values of a search/view response (a list of products, one product, or a wrapper dict)."""
     items: list[Any] = []
@@ -88,62 +85,60 @@ def _ids_in_response(response: Any) -> list[str]:
     return [str(item["product_id"]) for item in items if isinstance(item, dict) and item.get("product_id")]
 
 
-def trusted_call(entry: Mapping[str, Any]) -> TrustedCall:
+def trusted_call(entry: ProxyLogEntry) -> TrustedCall:
     """Reduce one §5.3 summary entry to the judge's call line."""
-    path = str(entry.get("path") or "?")
+    path = entry.path or "?"
     kind = classify_path(path)
-    params = entry.get("params")
     params_text = ""
-    if params:
-        params_text, _ = _cut(json.dumps(params, ensure_ascii=False, default=str), MAX_PARAM_CHARS)
-    json_data = entry.get("json_data") if isinstance(entry.get("json_data"), dict) else {}
-    response = entry.get("response")
-    model = json_data.get("model") or entry.get("model")
+    if entry.params:
+        params_text, _ = _cut(json.dumps(entry.params, ensure_ascii=False, default=str), MAX_PARAM_CHARS)
+    json_data = entry.json_data or {}
+    response = entry.response
+    model = json_data.get("model") or entry.model
     if model is None and isinstance(response, dict):
         model = response.get("model")
     tokens: int | None = None
     if kind is CallKind.INFERENCE:
         # Proxy-side logs keep `usage` even when the response is truncated (our §5.3 design choice).
-        usage = entry.get("usage")
-        if not isinstance(usage, dict) and isinstance(response, dict):
+        usage = entry.usage
+        if usage is None and isinstance(response, dict):
             usage = response.get("usage")
         if isinstance(usage, dict):
             tokens = _as_int(usage.get("completion_tokens"))
     ids: list[str] = []
     if kind in (CallKind.SEARCH, CallKind.VIEW):
-        listed = entry.get("result_product_ids")
-        ids = [str(i) for i in listed] if isinstance(listed, list) else _ids_in_response(response)
-        if not ids and kind is CallKind.VIEW and isinstance(params, dict):
-            raw = params.get("product_ids") or params.get("product_id") or ""
+        listed = entry.result_product_ids
+        ids = [str(i) for i in listed] if listed is not None else _ids_in_response(response)
+        if not ids and kind is CallKind.VIEW and entry.params is not None:
+            raw = entry.params.get("product_ids") or entry.params.get("product_id") or ""
             ids = [part.strip() for part in str(raw).replace("+", ",").split(",") if part.strip()]
     ids = list(dict.fromkeys(ids))
     return TrustedCall(
         kind=kind,
-        method=str(entry.get("method") or "?"),
+        method=entry.method or "?",
         path=path,
         params=params_text,
         model=str(model) if model else None,
         completion_tokens=tokens,
-        status_code=_as_int(entry.get("status_code")),
-        duration_ms=_as_float(entry.get("duration_ms")),
-        timestamp=entry.get("timestamp") if isinstance(entry.get("timestamp"), int | float) else None,
+        status_code=entry.status_code,
+        duration_ms=entry.duration_ms or 0.0,
+        timestamp=entry.timestamp,
         product_ids=ids[:MAX_IDS_SHOWN],
         more_product_ids=max(0, len(ids) - MAX_IDS_SHOWN),
     )
 
 
-def summarise_proxy_calls(entries: Iterable[Mapping[str, Any]]) -> TrustedSummary:
+def summarise_proxy_calls(entries: Iterable[ProxyLogEntry | Mapping[str, Any]]) -> TrustedSummary:
     """Counts and up to 30 call lines from proxy summary entries (``attempt`` entries are skipped)."""
     calls: list[TrustedCall] = []
     all_ids: set[str] = set()
-    for entry in entries:
-        if not isinstance(entry, Mapping) or entry.get("kind", "summary") != "summary":
+    for entry in proxy_entries(entries):
+        if not entry.is_summary:
             continue
         call = trusted_call(entry)
         calls.append(call)
-        listed = entry.get("result_product_ids")
-        if isinstance(listed, list):  # the full list, not only the 20 shown
-            all_ids.update(str(i) for i in listed)
+        if entry.result_product_ids is not None:  # the full list, not only the 20 shown
+            all_ids.update(str(i) for i in entry.result_product_ids)
         all_ids.update(call.product_ids)
     inference = [c for c in calls if c.kind is CallKind.INFERENCE]
     tokens = [c.completion_tokens or 0 for c in inference]
@@ -244,7 +239,7 @@ def _result_text(call_result: Any, has_result: bool) -> str:
 
 
 def build_judge_input(
-    query: str, trusted_proxy_calls: Iterable[Mapping[str, Any]], trajectory: Trajectory
+    query: str, trusted_proxy_calls: Iterable[ProxyLogEntry | Mapping[str, Any]], trajectory: Trajectory
 ) -> JudgeInput:
     """Assemble a judge input.
 

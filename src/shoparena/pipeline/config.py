@@ -12,6 +12,8 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from shoparena.runs.config import deep_merge
+
 
 class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -210,16 +212,6 @@ class PipelineConfigError(ValueError):
     """A pipeline.yaml that cannot be used; the message names the file and the field."""
 
 
-def _merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
-    out = dict(base)
-    for key, value in override.items():
-        if isinstance(value, dict) and isinstance(out.get(key), dict):
-            out[key] = _merge(out[key], value)
-        else:
-            out[key] = value
-    return out
-
-
 def load_pipeline_config(path: str | Path | None = None, *, preset: str | None = None) -> PipelineConfig:
     """The preset (default: embedded) overlaid with ``path``'s YAML; errors name the file and field."""
     name = preset or "default"
@@ -235,7 +227,7 @@ def load_pipeline_config(path: str | Path | None = None, *, preset: str | None =
             raise PipelineConfigError(f"{path}: cannot read pipeline config: {exc}") from None
         if not isinstance(loaded, dict):
             raise PipelineConfigError(f"{path}: top level must be a mapping, got {type(loaded).__name__}")
-        data = _merge(data, loaded)
+        data = deep_merge(data, loaded)
     try:
         return PipelineConfig.model_validate(data)
     except ValidationError as exc:

@@ -9,12 +9,13 @@ run directories' ``summary.json`` (per category ASR with intervals, pass@k).
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
+
+from shoparena.jsonl import iter_jsonl
 
 
 @dataclass
@@ -34,17 +35,6 @@ class ReportData:
     def outputs(self, stage: str) -> dict[str, Any] | None:
         record = self.stages.get(stage)
         return record.get("outputs") if record else None
-
-
-def wilson(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
-    """Wilson score interval (95 % by default) for a binomial rate."""
-    if n <= 0:
-        return 0.0, 0.0
-    p = successes / n
-    denom = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def metric(block: Any, name: str) -> tuple[float, float, float] | None:
@@ -125,18 +115,13 @@ def _examples(
     if corpus_dir is not None:
         path = corpus_dir / "views" / "sft-train.jsonl"
         if path.exists():
-            with path.open(encoding="utf-8") as fh:
-                for line in fh:
-                    row = json.loads(line)
-                    if row.get("outcome") == "kept":
-                        out.append(
-                            (
-                                f"corpus {row.get('record_id', '')} ({row.get('category', '')})",
-                                row["messages"],
-                            )
-                        )
-                    if len(out) >= limit:
-                        return out
+            for _, row in iter_jsonl(path):
+                if isinstance(row, dict) and row.get("outcome") == "kept":
+                    out.append(
+                        (f"corpus {row.get('record_id', '')} ({row.get('category', '')})", row["messages"])
+                    )
+                if len(out) >= limit:
+                    return out
     reference = data.outputs("reference")
     if reference and Path(reference.get("path", "")).exists():
         from shoparena.formats.io import read_trajectories

@@ -14,8 +14,9 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from shoparena.eval.metrics import wilson_interval
 from shoparena.report import charts
-from shoparena.report.data import ReportData, load_report_data, metric, wilson
+from shoparena.report.data import ReportData, load_report_data, metric
 
 CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;max-width:1000px;margin:2em auto;padding:0 1em;
@@ -180,7 +181,7 @@ def _asr_rows(
     if reference:
         cats = {"overall": reference, **reference.get("per_category", {})}
         per_model["reference planner"] = {
-            c: (v["asr"], *wilson(v["successes"], v["n"])) for c, v in cats.items() if v.get("n")
+            c: (v["asr"], *wilson_interval(v["successes"], v["n"])) for c, v in cats.items() if v.get("n")
         }
     for label, summary in data.evals.items():
         block = summary.get("profiles", summary).get(profile, {})

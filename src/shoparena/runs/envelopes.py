@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from shoparena.jsonl import append_line, read_jsonl_dicts, repair_torn_tail
+from shoparena.records.proxy_log import is_summary
 
 
 def make_envelope(
@@ -54,14 +55,15 @@ def bucket_proxy_calls(
     An entry goes to the last step stamped at or before it (anywhere in the list, so a step whose stamp was
     filled at write time does not hide the later ones); entries earlier than every step go to the first step.
     Steps without a numeric timestamp never receive entries; an entry without one counts as 0. Only
-    ``kind == "summary"`` entries are bucketed (a missing kind counts as summary; ``attempt`` is diagnostic).
+    summary entries are bucketed (:func:`shoparena.records.proxy_log.is_summary`: a missing kind is a
+    summary; ``attempt`` entries are diagnostic).
     """
     stamps = [_stamp(t) for t in step_timestamps]
     buckets: list[list[dict[str, Any]]] = [[] for _ in stamps]
     if not stamps:
         return buckets
     for call in calls:
-        if call.get("kind", "summary") != "summary":
+        if not is_summary(call):
             continue
         call_ts = _stamp(call.get("timestamp")) or 0
         target = 0

@@ -26,7 +26,13 @@ def config_hash(payload: Any) -> str:
 
 
 class RunDir:
-    """A resumable run directory."""
+    """A resumable run directory: ``config.yaml`` (the resolved config) and ``manifest.json``.
+
+    A subclass with its own manifest sets :attr:`manifest_model` and reuses this setup.
+    """
+
+    #: The manifest class read back (or created) in ``manifest.json``.
+    manifest_model: type[RunManifest] = RunManifest
 
     def __init__(self, path: str | Path, *, kind: str, config: BaseModel) -> None:
         self.path = Path(path)
@@ -35,7 +41,7 @@ class RunDir:
         (self.path / "config.yaml").write_text(
             yaml.safe_dump(config.model_dump(mode="json"), sort_keys=False), encoding="utf-8"
         )
-        self.manifest = load_or_new(self.path, RunManifest, kind=kind)
+        self.manifest = load_or_new(self.path, self.manifest_model, kind=kind)
         self._save_manifest()
 
     def _save_manifest(self) -> None:

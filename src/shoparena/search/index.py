@@ -38,7 +38,7 @@ import orjson
 from pydantic import BaseModel, ConfigDict, Field
 
 from shoparena.catalog.io import LoadSummary, QuarantinedLine, dump_index_line, iter_index_lines
-from shoparena.jsonl import sha256_file
+from shoparena.jsonl import LineWriter, sha256_file
 from shoparena.records.catalog import SERVICES
 from shoparena.runs.manifest import FileRef, ManifestError, RunManifest, read_manifest, write_manifest
 from shoparena.runs.stale import pid_alive
@@ -331,12 +331,12 @@ def _build_into(
     chunk_first = 0
     sink = _ProgressSink(progress)
 
-    qfh = open(out / "quarantine.jsonl", "wb")  # noqa: SIM115 - closed in finally
+    qfh = LineWriter(out / "quarantine.jsonl")  # closed in finally
     docstore = DocstoreWriter(out)
     try:
 
         def quarantine(item: QuarantinedLine) -> None:
-            qfh.write(item.to_json() + b"\n")
+            qfh.write(item.to_json())
 
         for line, blob in iter_index_lines(catalog_path, summary=summary, quarantine=quarantine):
             product = line.product

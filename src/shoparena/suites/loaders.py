@@ -21,7 +21,7 @@ import orjson
 from pydantic import ValidationError
 
 from shoparena.catalog.io import json_error_reason
-from shoparena.jsonl import open_binary, read_bytes
+from shoparena.jsonl import LineWriter, open_binary, read_bytes
 from shoparena.records.problem import (
     CATEGORY_OF_INTENT,
     Intent,
@@ -463,12 +463,10 @@ def write_sb_jsonl(problems: Iterable[Problem], path: str | Path) -> int:
     Returns:
         The number of problems written.
     """
-    count = 0
-    with open_binary(path, "wb") as fh:
+    with LineWriter(path) as fh:
         for problem in problems:
-            fh.write(json.dumps(sb_record(problem), ensure_ascii=False).encode("utf-8") + b"\n")
-            count += 1
-    return count
+            fh.write_json(sb_record(problem))
+    return fh.count
 
 
 def write_oro_suite(problems: Iterable[Problem], path: str | Path, *, public: bool = False) -> int:

@@ -34,6 +34,7 @@ import orjson
 from pydantic import BaseModel, ConfigDict, Field
 
 from shoparena.env.knowledge import knowledge_path_for
+from shoparena.jsonl import LineWriter
 from shoparena.records.catalog import Product
 from shoparena.records.problem import (
     CATEGORY_OF_INTENT,
@@ -640,9 +641,9 @@ def synthesize_bank(
     else:
         write_sb_jsonl(result.problems, out)
     if result.pages:
-        with open(knowledge_path_for(out), "wb") as fh:
+        with LineWriter(knowledge_path_for(out)) as fh:
             for page in result.pages:
-                fh.write(orjson.dumps(page) + b"\n")
+                fh.write(orjson.dumps(page))
     return result.report
 
 

@@ -15,6 +15,8 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from shoparena.runs.config import deep_merge
+
 METHODS = ("sft", "grpo", "kto")
 Method = Literal["sft", "grpo", "kto"]
 Selection = Literal["kept", "kept+recovered", "unfiltered"]
@@ -107,16 +109,6 @@ def read_preset(name: str) -> dict[str, Any]:
     return yaml.safe_load(path.read_text(encoding="utf-8")) or {}
 
 
-def _deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
-    out = copy.deepcopy(base)
-    for key, value in over.items():
-        if isinstance(value, dict) and isinstance(out.get(key), dict):
-            out[key] = _deep_merge(out[key], value)
-        else:
-            out[key] = copy.deepcopy(value)
-    return out
-
-
 def _read_mapping(source: str | Path) -> tuple[dict[str, Any], str]:
     """A config file, or a preset name when no such file exists."""
     path = Path(source)
@@ -133,7 +125,7 @@ def _read_mapping(source: str | Path) -> tuple[dict[str, Any], str]:
     parent = raw.pop("extends", None)
     if parent:
         base, _ = _read_mapping(parent)
-        raw = _deep_merge(base, raw)
+        raw = deep_merge(base, raw)
     return raw, label
 
 
@@ -179,7 +171,7 @@ def load_config(source: str | Path, method: str, overrides: list[str] | None = N
     raw, label = _read_mapping(source)
     raw = apply_overrides(raw, overrides or [])
     sections = {m: raw.pop(m, None) or {} for m in METHODS}
-    trainer = _deep_merge(sections[method], raw.pop("trainer", None) or {})
+    trainer = deep_merge(sections[method], raw.pop("trainer", None) or {})
     try:
         return TrainConfig.model_validate({**raw, "method": method, "trainer": trainer})
     except ValidationError as exc:

@@ -118,18 +118,15 @@ WORD_STUDENT = "student-word"
 
 
 def catalogue_titles(catalog: str | Path) -> list[str]:
-    """The first line (the title) of every catalogue document (JSONL, gzip or plain)."""
-    import gzip
+    """The first line (the title) of every catalogue document (JSONL, gzip or plain; lines through
+    :mod:`shoparena.jsonl`, so blank lines are skipped and a damaged gzip names the file)."""
     import json
 
-    path = Path(catalog)
-    opener = gzip.open if path.suffix == ".gz" else open
-    titles = []
-    with opener(path, "rt", encoding="utf-8") as fh:
-        for line in fh:
-            doc = json.loads(line)
-            titles.append(str(doc.get("contents", "")).split("\n", 1)[0])
-    return titles
+    from shoparena.jsonl import iter_raw_lines
+
+    return [
+        str(json.loads(raw).get("contents", "")).split("\n", 1)[0] for _, raw in iter_raw_lines(Path(catalog))
+    ]
 
 
 def suite_requests(suites: list[str | Path]) -> list[str]:

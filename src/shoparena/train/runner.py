@@ -15,12 +15,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import Field
 
 from shoparena.formats.profiles import template_hash, write_render_stamp
+from shoparena.jsonl import append_line, read_jsonl_dicts
 from shoparena.runs import RunDir, RunManifest
-from shoparena.runs.manifest import load_or_new
 from shoparena.train.config import TrainConfig
 from shoparena.train.data import corpus_render_profile
 
@@ -38,16 +37,13 @@ class TrainManifest(RunManifest):
 
 
 class TrainRunDir(RunDir):
-    """A :class:`RunDir` whose manifest is a :class:`TrainManifest`."""
+    """A :class:`RunDir` whose manifest is a :class:`TrainManifest` (method and model filled in)."""
+
+    manifest_model = TrainManifest
+    manifest: TrainManifest
 
     def __init__(self, path: str | Path, *, kind: str, config: TrainConfig) -> None:
-        self.path = Path(path)
-        self.path.mkdir(parents=True, exist_ok=True)
-        self.config = config
-        (self.path / "config.yaml").write_text(
-            yaml.safe_dump(config.model_dump(mode="json"), sort_keys=False), encoding="utf-8"
-        )
-        self.manifest = load_or_new(self.path, TrainManifest, kind=kind)
+        super().__init__(path, kind=kind, config=config)
         self.manifest.method, self.manifest.model = config.method, config.model
         self._save_manifest()
 
@@ -60,8 +56,8 @@ def _callbacks(run: Path, progress: bool) -> list[Any]:
 
         def on_log(self, args, state, control, logs=None, **kwargs):
             if logs and state.is_world_process_zero:
-                with (run / "logs.jsonl").open("a", encoding="utf-8") as fh:
-                    fh.write(json.dumps({"step": state.global_step, **logs}, default=float) + "\n")
+                line = json.dumps({"step": state.global_step, **logs}, default=float)
+                append_line(run / "logs.jsonl", line, fsync=False)
 
     class RichProgress(TrainerCallback):
         """A Rich progress bar over optimizer steps, showing the last loss/reward."""
@@ -149,8 +145,7 @@ def _tokens_per_s(root: Path, seconds: float) -> float | None:
     path = root / "logs.jsonl"
     if not path.exists() or seconds <= 0:
         return None
-    counts = [json.loads(line).get("num_tokens") for line in path.read_text(encoding="utf-8").splitlines()]
-    counts = [c for c in counts if c is not None]
+    counts = [row["num_tokens"] for row in read_jsonl_dicts(path) if row.get("num_tokens") is not None]
     return round((counts[-1] - (counts[0] if len(counts) > 1 else 0)) / seconds, 1) if counts else None
 
 
