@@ -69,3 +69,15 @@ def test_unknown_preset_and_executor_are_rejected(tmp_path):
     assert bad.exit_code == 2 and "unknown preset" in bad.output
     bad = runner.invoke(app, ["pipeline", "run", "--executor", "dask", "--dry-run", "--out", str(tmp_path)])
     assert bad.exit_code == 2 and "executor" in bad.output
+
+
+def test_editing_the_sft_preset_file_changes_the_sft_hash(tmp_path):
+    preset = tmp_path / "student.yaml"
+    preset.write_text("extends: tiny\nsft: {learning_rate: 1.0e-3}\n", encoding="utf-8")
+    cfg = load_pipeline_config()
+    cfg = cfg.model_copy(update={"sft": cfg.sft.model_copy(update={"preset": str(preset)})})
+    before = {r["stage"]: r["hash"] for r in dry_run(cfg)}
+    preset.write_text("extends: tiny\nsft: {learning_rate: 5.0e-4}\n", encoding="utf-8")
+    after = {r["stage"]: r["hash"] for r in dry_run(cfg)}
+    assert before["sft"] != after["sft"] and before["eval_student"] != after["eval_student"]
+    assert before["corpus"] == after["corpus"] and before["eval_base"] == after["eval_base"]

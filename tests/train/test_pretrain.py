@@ -9,12 +9,14 @@ def test_copy_pairs_repeat_the_user_turn(tiny_path) -> None:
     from shoparena.train.pretrain import copy_pairs
 
     tok = AutoTokenizer.from_pretrained(tiny_path)
-    pairs = copy_pairs([["red shoes", "blue bag"], ["I want a lamp"]], tok, rows=20, seed=1)
+    pairs = copy_pairs([["red shoes", "blue bag"], ["I want a lamp"]], tok, rows=20, seed=1, frame="plain")
     assert len(pairs) == 20
     for pair in pairs:
         assert pair["prompt"].endswith("<|im_start|>assistant\n")
         assert f"<|im_start|>user\n{pair['completion']}<|im_end|>" in pair["prompt"]
     assert {p["completion"] for p in pairs} == {"red shoes", "blue bag", "I want a lamp"}
+    framed = copy_pairs([['say "hi"']], tok, rows=1, seed=1)
+    assert framed[0]["completion"] == '{"text": "say \\"hi\\""}'  # JSON-escaped, as in tool arguments
     assert copy_pairs([["x"], ["y"]], tok, rows=5, seed=1) == copy_pairs([["x"], ["y"]], tok, rows=5, seed=1)
 
 
@@ -46,7 +48,7 @@ def test_packed_batch_labels_only_the_replies(tiny_path) -> None:
     from shoparena.train.pretrain import copy_pairs, packed_batch
 
     tok = AutoTokenizer.from_pretrained(tiny_path)
-    pairs = copy_pairs([["red shoes"], ["blue bag"]], tok, rows=4, seed=0)
+    pairs = copy_pairs([["red shoes"], ["blue bag"]], tok, rows=4, seed=0, frame="plain")
     ids, labels = packed_batch(pairs, tok, seq_len=1000)
     assert len(ids) == len(labels)
     labelled = tok.decode([t for t, lab in zip(ids, labels, strict=True) if lab != -100])

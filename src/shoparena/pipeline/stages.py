@@ -457,6 +457,20 @@ def eval_student_stage(ctx: StageContext) -> dict[str, Any]:
     return outputs
 
 
+def _sft_section(config: Any) -> dict[str, Any]:
+    """The SFT stage's hashed section: its knobs and the preset's resolved content (editing the preset
+    re-runs the stage)."""
+    try:
+        from shoparena.train.config import ConfigError, resolved_preset
+    except ImportError:  # the train extra is missing: the stage reports itself unavailable when it runs
+        return {"sft": config.sft}
+    try:
+        preset = resolved_preset(config.sft.preset)
+    except ConfigError as exc:
+        preset = {"error": str(exc)}
+    return {"sft": config.sft, "preset": preset}
+
+
 def pipeline_stages() -> list[Stage]:
     """The DAG of ``shoparena pipeline run``."""
     return [
@@ -483,7 +497,7 @@ def pipeline_stages() -> list[Stage]:
             model_stage,
             "the student's base model",
         ),
-        Stage("sft", ("corpus", "model"), lambda c: c.sft, sft_stage, "SFT of the student"),
+        Stage("sft", ("corpus", "model"), _sft_section, sft_stage, "SFT of the student"),
         Stage(
             "eval_base",
             ("partitions", "index", "model"),

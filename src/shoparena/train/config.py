@@ -129,6 +129,12 @@ def _read_mapping(source: str | Path) -> tuple[dict[str, Any], str]:
     return raw, label
 
 
+def resolved_preset(source: str | Path) -> dict[str, Any]:
+    """The mapping a preset name or config file stands for, ``extends`` applied: what a pipeline stage hashes,
+    so editing a preset file re-runs the stage instead of resuming work trained under the old one."""
+    return _read_mapping(source)[0]
+
+
 def apply_overrides(raw: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
     """Apply ``key.sub=value`` strings (values parsed as YAML scalars: ``1e-4``, ``true``, ``[a, b]``)."""
     out = copy.deepcopy(raw)

@@ -18,6 +18,7 @@ did not form the copy circuit in 400 steps (loss 5.1 against 0.7 packed, same to
 
 from __future__ import annotations
 
+import json
 import math
 import random
 import shutil
@@ -27,11 +28,21 @@ from typing import Any
 
 
 def copy_pairs(
-    groups: Sequence[Sequence[str]], tokenizer: Any, *, rows: int, seed: int, max_chars: int = 600
+    groups: Sequence[Sequence[str]],
+    tokenizer: Any,
+    *,
+    rows: int,
+    seed: int,
+    max_chars: int = 600,
+    frame: str = "json",
 ) -> list[dict[str, str]]:
     """``rows`` prompt-completion pairs: a text as a user turn (the tokenizer's chat template with its
-    generation prompt) and the same text as the reply. Each row draws a group uniformly, then a text from it,
-    so short catalogue titles and long requests are equally represented."""
+    generation prompt) and the same text as the reply, bare (``frame="plain"``) or as the string value of a
+    one-key JSON object (``frame="json"``: the copy then starts after ``": "`` as it does inside any tool
+    call's arguments). Each row draws a group uniformly, then a text from it, so short catalogue titles and
+    long requests are equally represented."""
+    if frame not in ("plain", "json"):
+        raise ValueError(f"copy pretraining: frame must be plain or json, got {frame!r}")
     pools = [[t.strip()[:max_chars] for t in group if t and t.strip()] for group in groups]
     pools = [p for p in pools if p]
     if not pools:
@@ -43,7 +54,8 @@ def copy_pairs(
         prompt = tokenizer.apply_chat_template(
             [{"role": "user", "content": text}], tokenize=False, add_generation_prompt=True
         )
-        out.append({"prompt": prompt, "completion": text})
+        reply = json.dumps({"text": text}, ensure_ascii=False) if frame == "json" else text
+        out.append({"prompt": prompt, "completion": reply})
     return out
 
 
@@ -122,7 +134,7 @@ def copy_pretrain(
         schedule.step()
         optimizer.zero_grad()
         tokens += int(mask.sum())
-        loss_value = float(loss)
+        loss_value = loss.item()
         if progress is not None and (step % 25 == 0 or step == steps - 1):
             accuracy = _copy_accuracy(model, input_ids, labels, mask)
             progress(step + 1, loss_value, accuracy)
