@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field
 
+from shoparena.formats.profiles import ProfileName
 from shoparena.suites.clusters import NEAR_DUP_THRESHOLD
 
 
@@ -78,17 +79,11 @@ class CorpusConfig(BaseModel):
     tokenizer: str | None = Field(
         default=None, description="Tokenizer folder for the token gate; None = the tiny Qwen3 tokenizer."
     )
-    render_profile: str = Field(
+    render_profile: ProfileName = Field(
         default="upstream",
         description="Render profile of the views (upstream | compact; shoparena.formats.profiles).",
     )
 
-    @field_validator("render_profile")
-    @classmethod
-    def _known_profile(cls, value: str) -> str:
-        from shoparena.formats.profiles import check_profile
-
-        return check_profile(value)
 
 
 __all__ = ["CorpusConfig", "FilterConfig", "GateConfig", "SplitConfig"]

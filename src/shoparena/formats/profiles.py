@@ -26,7 +26,9 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import AfterValidator
 
 from shoparena.formats.native import text_to_result
 from shoparena.records.render import RENDER_STAMP_NAME, RenderStamp
@@ -65,6 +67,10 @@ def check_profile(name: str) -> str:
     if name not in PROFILES:
         raise RenderProfileError(f"unknown render profile {name!r}; known: {', '.join(PROFILES)}")
     return name
+
+
+#: A config field holding a profile name, validated on load (pydantic ``Annotated`` type).
+ProfileName = Annotated[str, AfterValidator(lambda value: check_profile(value))]
 
 
 def profile_hash(name: str) -> str:
@@ -341,6 +347,7 @@ __all__ = [
     "DEFAULT_PROFILE",
     "PROFILES",
     "HandleTable",
+    "ProfileName",
     "RenderProfileError",
     "check_profile",
     "compact_arguments",

@@ -10,8 +10,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from shoparena.formats.profiles import ProfileName
 from shoparena.runs.config import deep_merge
 
 
@@ -85,17 +86,11 @@ class JudgeSection(_Section):
 
 class CorpusSection(_Section):
     recover: bool = Field(default=True, description="Rewrite sub-task trajectories as agentic ones.")
-    render_profile: str = Field(
+    render_profile: ProfileName = Field(
         default="compact",
         description="Render profile of the views, and of base and student evaluation (upstream | compact).",
     )
 
-    @field_validator("render_profile")
-    @classmethod
-    def _known_profile(cls, value: str) -> str:
-        from shoparena.formats.profiles import check_profile
-
-        return check_profile(value)
     options: dict[str, Any] = Field(
         default_factory=dict, description="Further CorpusConfig fields (filter, gates, split) as is."
     )
