@@ -7,6 +7,7 @@ relative to the repository: ``shared/data`` inside it (the device checkout) or b
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,7 +17,12 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def _shared_data() -> Path:
-    for candidate in (REPO / "shared" / "data", REPO.parent / "shared" / "data"):
+    # A clean clone may live anywhere (CI clones into a temporary directory): SHOPARENA_SHARED_DATA, then the
+    # checkout's neighbours, then the project's shared folder on this machine.
+    env = os.environ.get("SHOPARENA_SHARED_DATA")
+    candidates = [Path(env)] if env else []
+    candidates += [REPO / "shared" / "data", REPO.parent / "shared" / "data", Path("/work/shared/data")]
+    for candidate in candidates:
         if candidate.is_dir():
             return candidate
     return REPO.parent / "shared" / "data"  # absent: the tests that need it skip or say so
