@@ -13,19 +13,23 @@ from shoparena.eval.chat_agent import NATIVE_SYSTEM_PROMPT, ChatAgent
 from shoparena.formats.native import trajectory_to_chat
 from shoparena.formats.profiles import (
     COMPACT_TOP,
+    LINE_CHARS,
     HandleTable,
     RenderProfileError,
     check_profile,
     compact_arguments,
+    compact_request,
     handle_table,
     read_render_stamp,
     render_chat,
     resolve_arguments,
     write_render_stamp,
 )
+from shoparena.records.problem import Intent, Problem, RewardItem
 from shoparena.records.trajectory import Trajectory
 
 DECISIVE = {"view_per_item": 0, "max_shops": 1, "extra_rounds": 0, "search_forms": 1, "top_k": 5}
+VERBATIM = {**DECISIVE, "verbatim": True}
 
 
 def _episode(hand, problem, **options):
@@ -48,7 +52,7 @@ def test_compact_profile_shows_handles_lines_and_no_schemas(hand, product_proble
     messages, shown = render_chat(chat, tools, "compact")
     assert shown is None  # the tools are named in the system turn instead
     assert messages[0]["role"] == "system" and "find_product(q" in messages[0]["content"]
-    assert messages[1] == {"role": "user", "content": product_problem.query}
+    assert messages[1] == {"role": "user", "content": f"U1 | {product_problem.query}"}
     search = next(m for m in messages if m["role"] == "tool")
     lines = search["content"].splitlines()
     assert 1 <= len(lines) <= COMPACT_TOP
@@ -68,6 +72,7 @@ def test_handles_resolve_back_to_ids_and_defaults():
     assert table.handle("P", "101") == "P1" and table.handle("P", "205") == "P2"
     assert table.handle("S", "9") == "S1" and table.handle("P", "101") == "P1"
     compact = compact_arguments("recommend_product", {"product_ids": "205,101"}, table)
+    assert compact_arguments("find_product", {"q": "shoes"}, table) == {"q": "shoes"}  # no request yet
     assert compact == {"product_ids": "P2,P1"}
     assert resolve_arguments("recommend_product", compact, table) == {"product_ids": "205,101"}
     assert resolve_arguments("find_product", {"q": "x", "shop_id": "S1"}, table) == {
@@ -100,6 +105,64 @@ def test_round_trip_corpus_view_equals_eval_prompt_and_env_replays_handles(hand,
     original = [(c.name, c.parameters, c.result) for s in traj.steps for c in s.tool_calls]
     replayed = [(c.name, c.parameters, c.result) for s in replay.steps for c in s.tool_calls]
     assert replayed == original  # real ids recorded, results identical
+
+
+SHOP_REQUEST = "Find one shop that sells all of these:\n - running socks ankle\n - running shoes breathable"
+
+
+def test_request_lines_are_handles_that_resolve_to_the_line_text():
+    table = HandleTable()
+    table.set_request(SHOP_REQUEST)
+    assert compact_request(SHOP_REQUEST).splitlines() == [
+        "U1 | Find one shop that sells all of these:",
+        "U2 | - running socks ankle",
+        "U3 | - running shoes breathable",
+    ]
+    # A search for a line as written (bullet dropped) is the line's handle; other text stays free text.
+    assert compact_arguments("find_product", {"q": "running shoes breathable"}, table) == {"q": "U3"}
+    assert compact_arguments("web_search", {"q": "running socks ankle"}, table) == {"q": "U2"}
+    assert compact_arguments("find_product", {"q": "running shoes"}, table) == {"q": "running shoes"}
+    resolved = resolve_arguments("find_product", {"q": "U2", "shop_id": "S1"}, table)
+    assert resolved["q"] == "running socks ankle"
+    assert resolve_arguments("find_product", {"q": "U9"}, table)["q"] == "U9"  # no such line: as written
+    # A handle stands for the line's first LINE_CHARS characters, the length a search query is cut at.
+    long = "x" * (LINE_CHARS + 50)
+    table.set_request(long)
+    assert compact_arguments("find_product", {"q": long[:LINE_CHARS]}, table) == {"q": "U1"}
+    assert resolve_arguments("find_product", {"q": "U1"}, table)["q"] == long[:LINE_CHARS]
+
+
+def test_verbatim_teacher_searches_render_as_line_handles_and_replay_exactly(hand):
+    """A teacher that searches each listed item as written is rendered with line handles, and a compact
+    policy sending those handles replays its episode exactly (same queries, same results)."""
+    problem = Problem(
+        problem_id="s1",
+        query=SHOP_REQUEST,
+        intent=Intent.SHOP,
+        category="Shop",
+        reward=[
+            RewardItem(product_id="102", title=["Running Socks Ankle"]),
+            RewardItem(product_id="101", title=["Nike Running Shoes Breathable"]),
+        ],
+    )
+    traj, tools = _episode(hand, problem, **VERBATIM)
+    view, _ = render_chat(trajectory_to_chat(traj, tools), tools, "compact")
+    searched = [
+        json.loads(c["function"]["arguments"])["q"]
+        for m in view
+        if m["role"] == "assistant"
+        for c in m["tool_calls"]
+        if c["function"]["name"] == "find_product"
+    ]
+    assert searched and set(searched) <= {"U2", "U3"}
+    env = ShopEnv(hand.index, profile="compact")
+    env.reset(problem)
+    for m in view:
+        if m["role"] == "assistant":
+            env.step({"role": "assistant", "content": "", "tool_calls": m["tool_calls"]})
+    original = [(c.name, c.parameters, c.result) for s in traj.steps for c in s.tool_calls]
+    replay = env.trajectory()
+    assert [(c.name, c.parameters, c.result) for s in replay.steps for c in s.tool_calls] == original
 
 
 def test_handle_table_from_history_matches_render(hand, product_problem):

@@ -12,8 +12,12 @@ the rows it was trained on (same state, same text).
   results as one line per product, top :data:`COMPACT_TOP` only; view results as options and attributes only;
   short acknowledgements for actions. Products and shops are per-episode handles (``P1``, ``S1``, numbered by
   first appearance) that the environment maps back to ids (:func:`resolve_arguments`), so a student copies a
-  two-token handle instead of a ten-digit id. Default arguments (``page`` 1, ``max_results`` 10) are left out
-  and filled back in.
+  two-token handle instead of a ten-digit id. The request's lines are handles too (``U1``, ``U2``, shown in
+  front of each line of the user turn): a search whose ``q`` is a line of the request as written (a list
+  line without its bullet, at most :data:`LINE_CHARS` characters) is rendered as that line's handle and
+  resolved back to its text, so a student names the line instead of copying twenty words (a 2-layer student
+  does not learn verbatim copying in minutes: docs/fidelity.md, pilot table). Any other ``q`` stays free
+  text. Default arguments (``page`` 1, ``max_results`` 10) are left out and filled back in.
 
 Trajectories always store real ids and full results; a profile is a view of them, never a change.
 """
@@ -41,6 +45,13 @@ _COMPACT_ATTRS = 10
 _COMPACT_WEB_PAGES = 4
 _COMPACT_WEB_CHARS = 240
 _HANDLE_RE = re.compile(r"^([PS])(\d+)$")
+_LINE_HANDLE_RE = re.compile(r"^U(\d+)$")
+_BULLET_RE = re.compile(r"^(?:[-*\u2022])\s+")
+#: Bumped whenever the compact rendering changes in code (not only in its fixed text), so hashes change too.
+COMPACT_VERSION = 2
+#: A line handle stands for at most this many characters of its line (a search query's length cap).
+LINE_CHARS = 300
+_TEXT_ARGS = {"find_product": "q", "web_search": "q"}
 _ID_ARGS = {"product_ids": "P", "shop_id": "S"}
 _DEFAULT_ARGS = {"find_product": {"page": 1}, "web_search": {"max_results": 10}}
 
@@ -53,8 +64,8 @@ COMPACT_TOOLS = {
     "web_search": "web_search(q)",
 }
 COMPACT_SYSTEM = (
-    "You are a shopping assistant. Products are P1, P2, ... and shops S1, S2, ...; "
-    "call tools as <tool_call> JSON. Tools: "
+    "You are a shopping assistant. Request lines are U1, U2, ..., products P1, P2, ... and shops S1, S2, "
+    "...; call tools as <tool_call> JSON. Tools: "
 )
 
 
@@ -76,7 +87,16 @@ ProfileName = Annotated[str, AfterValidator(lambda value: check_profile(value))]
 def profile_hash(name: str) -> str:
     """A short fingerprint of a profile's fixed text (recorded beside its name in cards and manifests)."""
     fixed = json.dumps(
-        [name, COMPACT_SYSTEM, COMPACT_TOOLS, COMPACT_TOP, _COMPACT_ATTRS, _COMPACT_WEB_PAGES]
+        [
+            name,
+            COMPACT_VERSION,
+            COMPACT_SYSTEM,
+            COMPACT_TOOLS,
+            COMPACT_TOP,
+            _COMPACT_ATTRS,
+            _COMPACT_WEB_PAGES,
+            LINE_CHARS,
+        ]
         if name == "compact"
         else [name],
         sort_keys=True,
@@ -84,12 +104,46 @@ def profile_hash(name: str) -> str:
     return hashlib.sha256(fixed.encode()).hexdigest()[:16]
 
 
+def request_lines(request: str) -> list[str]:
+    """The request's non-empty lines as written (stripped): what the compact profile numbers U1, U2, ..."""
+    return [line.strip() for line in request.splitlines() if line.strip()]
+
+
+def compact_request(request: str) -> str:
+    """The user turn as the compact profile shows it: each line after its handle (``U1 | ...``)."""
+    return "\n".join(f"U{n} | {line}" for n, line in enumerate(request_lines(request), start=1))
+
+
+def line_value(line: str) -> str:
+    """What a line handle stands for: the line without a list bullet, cut at :data:`LINE_CHARS`."""
+    return _BULLET_RE.sub("", line)[:LINE_CHARS]
+
+
 @dataclass(slots=True)
 class HandleTable:
-    """Per-episode handles: product and shop ids numbered by first appearance in what the policy was shown."""
+    """Per-episode handles: product and shop ids numbered by first appearance in what the policy was shown,
+    and the request's lines (``U1``...) once the user turn has been seen."""
 
     ids: dict[str, str] = field(default_factory=dict)  # real id -> handle
     handles: dict[str, str] = field(default_factory=dict)  # handle -> real id
+    lines: list[str] = field(default_factory=list)  # line values, U1 first
+
+    def set_request(self, request: str) -> None:
+        self.lines = [line_value(line) for line in request_lines(request)]
+
+    def line_handle(self, text: str) -> str | None:
+        """``U<n>`` when ``text`` is the value of request line n (the first such line), else None."""
+        for n, value in enumerate(self.lines, start=1):
+            if value and value == text:
+                return f"U{n}"
+        return None
+
+    def resolve_line(self, text: str) -> str:
+        """The line value behind a ``U<n>`` handle; anything else is returned as given."""
+        m = _LINE_HANDLE_RE.match(text.strip())
+        if m and 1 <= int(m.group(1)) <= len(self.lines):
+            return self.lines[int(m.group(1)) - 1]
+        return text
 
     def handle(self, kind: str, real: Any) -> str:
         key = f"{kind}:{real}"
@@ -196,7 +250,8 @@ def _arguments(raw: Any) -> dict[str, Any] | None:
 
 
 def compact_arguments(name: str, arguments: Mapping[str, Any], table: HandleTable) -> dict[str, Any]:
-    """A call's arguments with ids as handles and default values left out (the student's target text)."""
+    """A call's arguments with ids and request lines as handles and default values left out (the student's
+    target text)."""
     out: dict[str, Any] = {}
     defaults = _DEFAULT_ARGS.get(name, {})
     for key, value in arguments.items():
@@ -205,13 +260,18 @@ def compact_arguments(name: str, arguments: Mapping[str, Any], table: HandleTabl
         kind = _ID_ARGS.get(key)
         if kind and isinstance(value, str) and value.strip():
             value = ",".join(table.handle(kind, v.strip()) for v in value.split(",") if v.strip())
+        elif key == _TEXT_ARGS.get(name) and isinstance(value, str):
+            value = table.line_handle(value) or value
         out[key] = value
     return out
 
 
 def resolve_arguments(name: str, arguments: Mapping[str, Any], table: HandleTable) -> dict[str, Any]:
-    """Inverse of :func:`compact_arguments`: handles back to ids, left-out defaults filled in."""
+    """Inverse of :func:`compact_arguments`: handles back to ids and lines, left-out defaults filled in."""
     out = dict(arguments)
+    text_key = _TEXT_ARGS.get(name)
+    if text_key and isinstance(out.get(text_key), str):
+        out[text_key] = table.resolve_line(out[text_key])
     for key, kind in _ID_ARGS.items():
         value = out.get(key)
         if isinstance(value, str):
@@ -286,6 +346,9 @@ def render_chat(
         if role == "system":
             continue
         m = dict(message)
+        if role == "user" and not table.lines:
+            table.set_request(str(m.get("content") or ""))
+            m["content"] = compact_request(str(m.get("content") or ""))
         if role == "assistant":
             calls = m.get("tool_calls") or []
             m["content"] = "" if calls else (m.get("content") or "")
@@ -308,6 +371,8 @@ def handle_table(messages: Sequence[Mapping[str, Any]], tools: Sequence[Any] | N
     table = HandleTable()
     pending: dict[str, str] = {}
     for message in messages:
+        if message.get("role") == "user" and not table.lines:
+            table.set_request(str(message.get("content") or ""))
         if message.get("role") == "assistant":
             for c in message.get("tool_calls") or []:
                 pending[str(c.get("id"))] = _call_name(c)
@@ -345,17 +410,21 @@ def read_render_stamp(folder: str | Path) -> RenderStamp | None:
 __all__ = [
     "COMPACT_TOP",
     "DEFAULT_PROFILE",
+    "LINE_CHARS",
     "PROFILES",
     "HandleTable",
     "ProfileName",
     "RenderProfileError",
     "check_profile",
     "compact_arguments",
+    "compact_request",
     "compact_result",
     "handle_table",
+    "line_value",
     "profile_hash",
     "read_render_stamp",
     "render_chat",
+    "request_lines",
     "resolve_arguments",
     "template_hash",
     "template_kwargs",

@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from shoparena.formats.profiles import profile_hash
 from shoparena.pipeline.dag import Stage, StageContext, StageUnavailable
 
 
@@ -471,6 +472,13 @@ def _sft_section(config: Any) -> dict[str, Any]:
     return {"sft": config.sft, "preset": preset}
 
 
+def _profile(config: Any) -> dict[str, str]:
+    """The render profile a stage's output depends on: its name and the hash of its fixed text, so editing
+    the profile re-renders the corpus and re-runs what reads it (never stale views)."""
+    name = config.corpus.render_profile
+    return {"name": name, "hash": profile_hash(name)}
+
+
 def pipeline_stages() -> list[Stage]:
     """The DAG of ``shoparena pipeline run``."""
     return [
@@ -489,11 +497,18 @@ def pipeline_stages() -> list[Stage]:
         ),
         Stage("firehose", ("partitions", "index"), lambda c: c.firehose, firehose_stage, "arena firehose"),
         Stage("judge", ("firehose",), lambda c: c.judge, judge_stage, "judge"),
-        Stage("corpus", ("firehose", "judge", "partitions"), lambda c: c.corpus, corpus_stage, "corpus"),
+        Stage(
+            "corpus",
+            ("firehose", "judge", "partitions"),
+            lambda c: {"corpus": c.corpus, "profile": _profile(c)},
+            corpus_stage,
+            "corpus",
+        ),
         Stage(
             "model",
             ("catalog", "bank", "partitions"),
-            lambda c: {"model": c.model, "served": bool(c.eval.server)},
+            # The word vocabulary includes the profile's fixed text: a changed profile rebuilds it.
+            lambda c: {"model": c.model, "served": bool(c.eval.server), "profile": _profile(c)},
             model_stage,
             "the student's base model",
         ),
@@ -501,14 +516,14 @@ def pipeline_stages() -> list[Stage]:
         Stage(
             "eval_base",
             ("partitions", "index", "model"),
-            lambda c: {"eval": c.eval, "profile": c.corpus.render_profile},
+            lambda c: {"eval": c.eval, "profile": _profile(c)},
             eval_base_stage,
             "evaluation: base model, held-out",
         ),
         Stage(
             "eval_student",
             ("sft", "corpus", "partitions", "index", "eval_base"),
-            lambda c: {"eval": c.eval, "profile": c.corpus.render_profile},
+            lambda c: {"eval": c.eval, "profile": _profile(c)},
             eval_student_stage,
             "evaluation: student, held-out",
         ),
