@@ -103,7 +103,9 @@ def test_resume_after_kill_is_byte_identical(firehose_dir: Path, corpus_dir: Pat
     # A kill mid-build leaves a partial temp file and misses later outputs.
     shutil.rmtree(out / "views")
     (out / "records.jsonl").unlink()
-    (out / "work" / "ingest-000.jsonl.tmp").write_bytes(b'{"type": "rec')
+    ingested = next((out / "work").glob("ingest-*.jsonl"))
+    ingested.unlink()
+    ingested.with_name(ingested.name + ".tmp").write_bytes(b'{"type": "rec')
     build_corpus(config)
     for name in (
         "records.jsonl",

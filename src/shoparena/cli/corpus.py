@@ -39,8 +39,14 @@ def build(
         dir_okay=False,
         help="corpus.yaml with filter / gates / split settings.",
     ),
+    restart: bool = typer.Option(
+        False, "--restart", help="Start OUT over (clears its corpus outputs) instead of resuming it."
+    ),
 ) -> None:
-    """Build (or resume) a corpus directory and print its funnel."""
+    """Build (or resume) a corpus directory and print its funnel.
+
+    A build over other inputs or settings than OUT's is refused (exit 2) unless --restart.
+    """
     from shoparena.corpus import CorpusConfig, build_corpus
     from shoparena.corpus.report import report_table
 
@@ -65,7 +71,7 @@ def build(
         if not (Path(run_dir) / "config.yaml").exists():
             raise typer.BadParameter(f"{run_dir}: not an arena run directory (no config.yaml)")
     with console.status("building corpus") as status:
-        report = build_corpus(config, progress=lambda msg: status.update(msg))
+        report = build_corpus(config, progress=lambda msg: status.update(msg), restart=restart)
     console.print(report_table(report))
 
 

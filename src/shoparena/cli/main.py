@@ -22,6 +22,7 @@ import typer
 
 import shoparena
 from shoparena.jsonl import EXIT_UNREADABLE_INPUT, JsonlReadError
+from shoparena.runs.identity import RunDirError
 from shoparena.runs.manifest import ManifestError
 
 app = typer.Typer(
@@ -79,6 +80,9 @@ def _guard(callback: Callable[..., Any]) -> Callable[..., Any]:
             typer.echo(f"error: unreadable input: {exc}", err=True)
             raise typer.Exit(code=EXIT_UNREADABLE_INPUT) from None
         except ManifestError as exc:  # an index or run directory with an empty, torn or foreign manifest
+            typer.echo(f"error: {exc}", err=True)
+            raise typer.Exit(code=2) from None
+        except RunDirError as exc:  # --out of another kind or run, over an input, or locked by a live run
             typer.echo(f"error: {exc}", err=True)
             raise typer.Exit(code=2) from None
 

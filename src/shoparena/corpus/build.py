@@ -1,8 +1,11 @@
 """``shoparena corpus build``: ingest → filter → gates → recovery → split → views, resumable.
 
-Layout of ``OUT`` (corpus contract): ``config.yaml``, ``manifest.json`` (:class:`shoparena.runs.RunDir`),
-``work/ingest-NNN.jsonl`` (one per input, renamed into place when complete: a killed build re-ingests only
-unfinished inputs), ``work/classified.jsonl`` (pass 1: filter, recovery, gates, in ingest order),
+Layout of ``OUT`` (corpus contract): ``identity.json`` (kind, config and input content: a build
+over other inputs or settings is refused unless ``restart``), ``config.yaml``, ``manifest.json``
+(:class:`shoparena.runs.RunDir`),
+``work/ingest-<content>.jsonl`` (one per input, keyed by the input's content and what scores it, renamed
+into place when complete: a killed build re-ingests only unfinished inputs, and a changed input is never
+served from the cache), ``work/classified.jsonl`` (pass 1: filter, recovery, gates, in ingest order),
 ``records.jsonl``, ``quarantine.jsonl``, ``problems.json``, ``views/``, ``report.json``, ``README.md`` and
 ``summary.json``. Every stage after ingest streams and is a pure function of the ingested records and the
 configuration, so a re-run after a kill writes byte-identical records, Parquet and JSONL.
@@ -11,6 +14,7 @@ configuration, so a re-run after a kill writes byte-identical records, Parquet a
 from __future__ import annotations
 
 import gc
+import hashlib
 import json
 import os
 import time
@@ -35,6 +39,7 @@ from shoparena.formats.profiles import profile_hash
 from shoparena.jsonl import LineWriter, iter_raw_lines
 from shoparena.records.corpus import CorpusRecord, Quarantined
 from shoparena.runs import RunDir
+from shoparena.runs.identity import RunIdentity, RunKind
 
 Progress = Callable[[str], None]
 
@@ -45,8 +50,43 @@ def _atomic_write(path: Path, data: bytes) -> None:
     os.replace(tmp, path)
 
 
+#: What a corpus directory holds at its top (``restart`` clears these and nothing else).
+OWN_OUTPUTS = (
+    "work",
+    "records.jsonl",
+    "quarantine.jsonl",
+    "problems.json",
+    "views",
+    "report.json",
+    "README.md",
+)
+
+#: Config fields that name inputs (identified by content in the run identity, not by path) or the output.
+_PATH_FIELDS = {"run_dirs", "files", "problems", "index", "out"}
+
+
+def corpus_identity(config: CorpusConfig) -> RunIdentity:
+    """The build's identity: every setting, and the content of each input by its role and position."""
+    inputs: dict[str, Path | None] = {f"run_dirs.{i}": p for i, p in enumerate(config.run_dirs)}
+    inputs.update({f"files.{i}": p for i, p in enumerate(config.files)})
+    inputs.update({f"problems.{i}": p for i, p in enumerate(config.problems)})
+    inputs["index"] = config.index
+    settings = config.model_dump(mode="json", exclude=_PATH_FIELDS)
+    return RunIdentity.of(RunKind.CORPUS, settings, inputs)
+
+
 def _sources(config: CorpusConfig) -> list[tuple[str, Path]]:
     return [("run", p) for p in config.run_dirs] + [("file", p) for p in config.files]
+
+
+def _cache_keys(identity: RunIdentity, config: CorpusConfig) -> list[str]:
+    """One ingest cache key per source, from content: a run directory's fingerprint; a file's with the
+    suites and index that score it."""
+    context = [v for k, v in sorted(identity.inputs.items()) if k.startswith("problems.") or k == "index"]
+    keys = [identity.inputs[f"run_dirs.{i}"] for i in range(len(config.run_dirs))]
+    for i in range(len(config.files)):
+        keys.append(hashlib.sha256("\0".join([identity.inputs[f"files.{i}"], *context]).encode()).hexdigest())
+    return [f"ingest-{kind}-{key[:24]}.jsonl" for (kind, _), key in zip(_sources(config), keys, strict=True)]
 
 
 def _file_context(config: CorpusConfig, cache: dict[str, Any]) -> ScoringContext:
@@ -68,12 +108,15 @@ def _file_context(config: CorpusConfig, cache: dict[str, Any]) -> ScoringContext
     return context
 
 
-def ingest_all(config: CorpusConfig, work: Path, progress: Progress, cache: dict[str, Any]) -> list[str]:
-    """Ingest every source not already ingested (one atomically renamed file per source); returns notes."""
+def ingest_all(
+    config: CorpusConfig, work: Path, progress: Progress, cache: dict[str, Any], names: list[str]
+) -> list[str]:
+    """Ingest every source not already ingested (one atomically renamed file per source, named by
+    ``names``: content keys); returns notes."""
     work.mkdir(parents=True, exist_ok=True)
     notes: list[str] = []
-    for i, (kind, path) in enumerate(_sources(config)):
-        target = work / f"ingest-{i:03d}.jsonl"
+    for name, (kind, path) in zip(names, _sources(config), strict=True):
+        target = work / name
         if target.exists():
             continue
         tmp = target.with_name(target.name + ".tmp")
@@ -92,13 +135,15 @@ def ingest_all(config: CorpusConfig, work: Path, progress: Progress, cache: dict
     return notes
 
 
-def _ingested(work: Path, n_sources: int) -> Iterator[dict[str, Any]]:
-    for i in range(n_sources):
-        for _, line in iter_raw_lines(work / f"ingest-{i:03d}.jsonl"):
+def _ingested(work: Path, names: list[str]) -> Iterator[dict[str, Any]]:
+    for name in names:
+        for _, line in iter_raw_lines(work / name):
             yield orjson.loads(line)
 
 
-def classify_all(config: CorpusConfig, work: Path, tokenizer: Any) -> tuple[ProblemIndex, int, Counter[str]]:
+def classify_all(
+    config: CorpusConfig, work: Path, tokenizer: Any, names: list[str]
+) -> tuple[ProblemIndex, int, Counter[str]]:
     """Pass 1: filter, recovery and gates record by record (ingest order) into ``work/classified.jsonl``."""
     gates = OnlineGates(config.gates, tokenizer)
     index = ProblemIndex()
@@ -109,7 +154,7 @@ def classify_all(config: CorpusConfig, work: Path, tokenizer: Any) -> tuple[Prob
         LineWriter(target.with_name(target.name + ".tmp")) as out,
         LineWriter(work / "quarantine.jsonl.tmp") as bad,
     ):
-        for entry in _ingested(work, len(_sources(config))):
+        for entry in _ingested(work, names):
             if entry["type"] == "quarantine":
                 bad.write(orjson.dumps(entry["item"]))
                 quarantined[entry["item"]["field"]] += 1
@@ -198,25 +243,47 @@ def _fewer_gc_passes() -> Iterator[None]:
         gc.unfreeze()
 
 
-def build_corpus(config: CorpusConfig, *, progress: Progress | None = None) -> dict[str, Any]:
-    """Build (or resume) the corpus in ``config.out``; returns the report."""
-    with _fewer_gc_passes():
-        return _build(config, progress)
+def build_corpus(
+    config: CorpusConfig, *, progress: Progress | None = None, restart: bool = False
+) -> dict[str, Any]:
+    """Build (or resume) the corpus in ``config.out``; returns the report.
 
-
-def _build(config: CorpusConfig, progress: Progress | None) -> dict[str, Any]:
+    Raises:
+        RunDirError: ``out`` holds another kind of run, a build of other settings or inputs (unless
+            ``restart``: its outputs are cleared first), or is, holds or lies in an input. Nothing is written.
+    """
     say = progress or (lambda _msg: None)
     out = Path(config.out)
-    rundir = RunDir(out, kind="corpus", config=config)
+    identity = corpus_identity(config)
+    inputs = [*config.run_dirs, *config.files, *config.problems, config.index]
+    rundir = RunDir(
+        out,
+        kind=RunKind.CORPUS,
+        config=config,
+        identity=identity,
+        own=OWN_OUTPUTS,
+        input_paths=inputs,
+        restart=restart,
+    )
+    try:
+        with _fewer_gc_passes():
+            return _build(config, rundir, identity, say)
+    finally:
+        rundir.close()
+
+
+def _build(config: CorpusConfig, rundir: RunDir, identity: RunIdentity, say: Progress) -> dict[str, Any]:
+    out = rundir.path
     if rundir.done("build", config.model_dump(mode="json")) and _outputs_present(out):
         return json.loads((out / "report.json").read_text(encoding="utf-8"))  # finished: nothing to redo
     cache: dict[str, Any] = {}
     started = time.time()
     work = out / "work"
-    notes = ingest_all(config, work, say, cache)
+    names = _cache_keys(identity, config)
+    notes = ingest_all(config, work, say, cache, names)
     say("filtering and gating")
     # The tokenizer loads (or trains) on the first record that reaches the token gate.
-    index, n_quarantined, quarantine_fields = classify_all(config, work, lambda: _tokenizer(config))
+    index, n_quarantined, quarantine_fields = classify_all(config, work, lambda: _tokenizer(config), names)
     if not cache:  # resumed with every source ingested: reload ground truth and indexes
         from shoparena.corpus.ingest import load_run_context
 
@@ -256,4 +323,4 @@ def _build(config: CorpusConfig, progress: Progress | None) -> dict[str, Any]:
     return doc
 
 
-__all__ = ["build_corpus", "classify_all", "ingest_all"]
+__all__ = ["OWN_OUTPUTS", "build_corpus", "classify_all", "corpus_identity", "ingest_all"]

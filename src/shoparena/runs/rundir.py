@@ -1,8 +1,10 @@
 """A run directory with resumable stages.
 
-Layout: ``config.yaml`` (resolved config), ``manifest.json`` (versions, git sha, stages with their config
-hashes and outputs), stage outputs, ``summary.json``. A stage whose config hash matches a completed record is
-skipped on re-run, so running the same command twice resumes instead of redoing work.
+Layout: ``identity.json`` (kind, config and input hashes: :mod:`shoparena.runs.identity`, checked before
+anything is written), ``run.lock``, ``config.yaml`` (resolved config), ``manifest.json`` (versions, git sha,
+stages with their config hashes and outputs), stage outputs, ``summary.json``. A stage whose config hash
+matches a completed record is skipped on re-run, so running the same command twice resumes instead of
+redoing work.
 """
 
 from __future__ import annotations
@@ -10,12 +12,14 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 import yaml
 from pydantic import BaseModel
 
+from shoparena.runs.identity import RunIdentity, claim_run_dir
 from shoparena.runs.manifest import RunManifest, StageRecord, load_or_new, write_manifest
 
 
@@ -34,15 +38,39 @@ class RunDir:
     #: The manifest class read back (or created) in ``manifest.json``.
     manifest_model: type[RunManifest] = RunManifest
 
-    def __init__(self, path: str | Path, *, kind: str, config: BaseModel) -> None:
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        kind: str,
+        config: BaseModel,
+        identity: RunIdentity | None = None,
+        own: Iterable[str] = (),
+        input_paths: Iterable[str | Path | None] = (),
+        restart: bool = False,
+    ) -> None:
+        """Claim ``path`` (:func:`shoparena.runs.identity.claim_run_dir`: refused before any write when it
+        holds another kind of run, another config or inputs, or an input), then write the config.
+
+        Args:
+            identity: What the run is (default: ``kind`` over the whole config, no inputs).
+            own: The top-level names this run writes (what ``restart`` clears).
+        """
         self.path = Path(path)
-        self.path.mkdir(parents=True, exist_ok=True)
+        if identity is None:
+            identity = RunIdentity.of(kind, config.model_dump(mode="json"), {})
+        self.claim = claim_run_dir(self.path, identity, own=own, input_paths=input_paths, restart=restart)
+        self.resumed = self.claim.resumed
         self.config = config
         (self.path / "config.yaml").write_text(
             yaml.safe_dump(config.model_dump(mode="json"), sort_keys=False), encoding="utf-8"
         )
         self.manifest = load_or_new(self.path, self.manifest_model, kind=kind)
         self._save_manifest()
+
+    def close(self) -> None:
+        """Release the directory's lock (a finished or failed run; the process's end does it too)."""
+        self.claim.release()
 
     def _save_manifest(self) -> None:
         write_manifest(self.manifest, self.path)

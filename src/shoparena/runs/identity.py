@@ -1,0 +1,363 @@
+"""What a run directory is: its kind and the hash of its resolved config and its inputs' content.
+
+``identity.json`` (:class:`RunIdentity`) is written the first time a command claims a directory and checked on
+every later claim, before the command writes anything (:func:`claim_run_dir`):
+
+* the same kind, config and inputs: the run resumes;
+* another kind (also read from a directory's ``manifest.json``), an output that is or lies inside one of the
+  inputs (or holds one), a file, a non-empty directory that no run wrote: refused, nothing written;
+* the same kind with another config or other inputs: refused with a one-line :class:`RunDirError` that names
+  what differs, unless ``restart`` clears the directory's own outputs (never anything else) first.
+
+Inputs are identified by content (:func:`fingerprint`), never by position or path, so a race rebuilt in place
+or another race at the same path is a different input, and a moved input is the same one. :class:`RunLock`
+keeps two processes out of one directory (an ``flock`` on ``run.lock``, released by the kernel when its holder
+dies, so a stale lock never blocks; the file names the holder's pid for the message).
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+from collections.abc import Iterable, Mapping
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from shoparena.jsonl import sha256_file
+
+IDENTITY_NAME = "identity.json"
+LOCK_NAME = "run.lock"
+
+#: Names never hashed as part of an input directory: scratch and resume state that do not change what the
+#: input holds (a corpus's ``work/``, a training run's ``checkpoints/``), and the bookkeeping of this module.
+_SKIP_NAMES = frozenset({"work", "checkpoints", LOCK_NAME, "__pycache__"})
+_SKIP_SUFFIXES = (".tmp", ".lock")
+
+
+class RunKind(StrEnum):
+    """The kinds of run directory (``manifest.json``'s ``kind`` and ``identity.json``'s)."""
+
+    EPISODES = "episodes"
+    ARENA = "arena"
+    INDEX = "index"
+    PARTITION = "partition"
+    CORPUS = "corpus"
+    TRAIN_SFT = "train-sft"
+    TRAIN_GRPO = "train-grpo"
+    TRAIN_KTO = "train-kto"
+    EVAL = "eval"
+    PIPELINE = "pipeline"
+
+
+class RunDirError(ValueError):
+    """A run directory that cannot be used as asked; the message is one line naming the directory."""
+
+
+class RunIdentity(BaseModel):
+    """``identity.json``: the kind, and what the run's outputs are a function of."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    schema_version: int = 1
+    kind: RunKind
+    config_hash: str
+    inputs_hash: str
+    config: dict[str, Any] = Field(
+        default_factory=dict, description="The resolved config hashed (for naming what differs)."
+    )
+    inputs: dict[str, str] = Field(default_factory=dict, description="Input name -> content fingerprint.")
+
+    @classmethod
+    def of(
+        cls, kind: RunKind | str, config: Mapping[str, Any], inputs: Mapping[str, str | Path | None]
+    ) -> RunIdentity:
+        """The identity of a run of ``kind`` over ``config`` (JSON-able, without input paths and ``out``)
+        and ``inputs`` (name -> path, fingerprinted by content; None: not given)."""
+        config = json.loads(json.dumps(dict(config), sort_keys=True, default=str))
+        prints = {name: fingerprint(path) for name, path in inputs.items() if path is not None}
+        return cls(
+            kind=RunKind(kind),
+            config_hash=_digest(config),
+            inputs_hash=_digest(prints),
+            config=config,
+            inputs=prints,
+        )
+
+    def differences(self, other: RunIdentity) -> list[str]:
+        """What ``other`` (the new run) changes: dotted config keys with old -> new values, then inputs."""
+        out = []
+        old, new = _flatten(self.config), _flatten(other.config)
+        for key in sorted(old.keys() | new.keys()):
+            if old.get(key, _MISSING) != new.get(key, _MISSING):
+                out.append(f"{key}: {_short(old.get(key, _MISSING))} -> {_short(new.get(key, _MISSING))}")
+        for name in sorted(self.inputs.keys() | other.inputs.keys()):
+            if name not in other.inputs:
+                out.append(f"input {name}: removed")
+            elif name not in self.inputs:
+                out.append(f"input {name}: added")
+            elif self.inputs[name] != other.inputs[name]:
+                out.append(f"input {name}: other content")
+        if not out and self.config_hash != other.config_hash:
+            out.append("config: other content")
+        return out
+
+
+_MISSING = "<unset>"
+
+
+def _digest(value: Any) -> str:
+    return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:
+    if isinstance(value, dict) and value:
+        flat: dict[str, Any] = {}
+        for key, item in value.items():
+            flat.update(_flatten(item, f"{prefix}{key}."))
+        return flat
+    return {prefix.rstrip("."): value}
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value, default=str) if value is not _MISSING else _MISSING
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def fingerprint(path: str | Path) -> str:
+    """The content hash of a file (sha256) or a directory (every file's relative path and sha256, skipping
+    scratch and resume state); ``missing`` when nothing is there."""
+    path = Path(path)
+    if path.is_file():
+        return sha256_file(path)
+    if not path.is_dir():
+        return "missing"
+    digest = hashlib.sha256()
+    for file in sorted(_tree(path)):
+        digest.update(file.relative_to(path).as_posix().encode() + b"\0")
+        digest.update(sha256_file(file).encode() + b"\n")
+    return digest.hexdigest()
+
+
+def _tree(root: Path) -> Iterable[Path]:
+    for entry in root.iterdir():
+        if entry.name in _SKIP_NAMES or entry.name.endswith(_SKIP_SUFFIXES) or entry.name == IDENTITY_NAME:
+            continue
+        if entry.is_dir():
+            yield from _tree(entry)
+        elif entry.is_file():
+            yield entry
+
+
+def read_identity(run_dir: str | Path) -> RunIdentity | None:
+    """``run_dir/identity.json`` as a model; None when there is none.
+
+    Raises:
+        RunDirError: the file is torn or not an identity (names the file and field).
+    """
+    path = Path(run_dir) / IDENTITY_NAME
+    if not path.is_file():
+        return None
+    try:
+        return RunIdentity.model_validate_json(path.read_bytes())
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(p) for p in err["loc"]) or "<root>"
+        raise RunDirError(f"{path}: not a run identity: {where}: {err['msg']}") from None
+
+
+def _write_identity(identity: RunIdentity, run_dir: Path) -> None:
+    path = run_dir / IDENTITY_NAME
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(identity.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def _manifest_kind(run_dir: Path) -> str | None:
+    try:
+        data = json.loads((run_dir / "manifest.json").read_bytes())
+    except (OSError, ValueError):
+        return None
+    kind = data.get("kind") if isinstance(data, dict) else None
+    return kind if isinstance(kind, str) else None
+
+
+def _inside(child: Path, parent: Path) -> bool:
+    return child == parent or parent in child.parents
+
+
+def refuse_output_over_inputs(out: str | Path, inputs: Iterable[str | Path | None], *, option: str) -> None:
+    """Refuse an output directory that is an input, lies inside one, or holds one (checked on resolved
+    paths, so links and ``..`` count).
+
+    Raises:
+        RunDirError: naming the option, the output and the input.
+    """
+    target = Path(out).resolve()
+    for item in inputs:
+        if item is None:
+            continue
+        src = Path(item).resolve()
+        if target == src:
+            raise RunDirError(f"{option} {out} is the input {item}; writing there would destroy it")
+        if _inside(target, src):
+            raise RunDirError(f"{option} {out} lies inside the input {item}; use a directory outside it")
+        if _inside(src, target):
+            raise RunDirError(f"{option} {out} holds the input {item}; writing there would overwrite it")
+
+
+class RunClaim:
+    """A claimed run directory: whether an earlier run is resumed, and the lock held until :meth:`release`
+    (or the end of a ``with`` block, or the process)."""
+
+    def __init__(self, path: Path, resumed: bool, lock: RunLock) -> None:
+        self.path, self.resumed, self.lock = path, resumed, lock
+
+    def release(self) -> None:
+        self.lock.release()
+
+    def __enter__(self) -> RunClaim:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
+def claim_run_dir(
+    out: str | Path,
+    identity: RunIdentity,
+    *,
+    own: Iterable[str],
+    input_paths: Iterable[str | Path | None] = (),
+    restart: bool = False,
+    option: str = "--out",
+) -> RunClaim:
+    """Check ``out`` for a run of ``identity``, lock it, and only then record the identity (or start over).
+
+    Args:
+        own: The names this kind of run writes at the top of its directory (``restart`` removes these and
+            nothing else; a non-empty directory of other names that holds no run is refused).
+        input_paths: The paths read (an output over, inside or around one is refused).
+        restart: Start over: remove ``own`` outputs of a run of the same kind whatever its identity.
+
+    Returns:
+        The claim: ``resumed`` is True when an earlier run of the same identity goes on; its lock is held.
+
+    Raises:
+        RunDirError: one line, naming the directory and what is wrong (what differs, for a changed run);
+            :class:`RunLockedError` when another live process holds the directory.
+    """
+    path = Path(out)
+    refuse_output_over_inputs(path, input_paths, option=option)
+    own_names = {*own, IDENTITY_NAME, LOCK_NAME, "manifest.json", "config.yaml", "summary.json"}
+    kind = identity.kind.value
+    if path.exists() and not path.is_dir():
+        raise RunDirError(f"{option} {out} is a file, not a directory")
+    previous: RunIdentity | None = None
+    found: str | None = None
+    if path.is_dir() and any(p.name != LOCK_NAME for p in path.iterdir()):
+        previous = read_identity(path)
+        found = previous.kind.value if previous is not None else _manifest_kind(path)
+        if found is not None and found != kind:
+            raise RunDirError(f"{option} {out} holds a {found} run, not a {kind} run; use another directory")
+        if found is None:
+            foreign = sorted(p.name for p in path.iterdir() if p.name not in own_names and p.name[0] != ".")
+            if foreign:
+                shown = ", ".join(foreign[:3]) + (", ..." if len(foreign) > 3 else "")
+                raise RunDirError(f"{option} {out} is not empty and holds no {kind} run ({shown})")
+        changed = previous is not None and (
+            previous.config_hash != identity.config_hash or previous.inputs_hash != identity.inputs_hash
+        )
+        if changed and not restart and previous is not None:
+            diff = "; ".join(previous.differences(identity)[:4])
+            raise RunDirError(
+                f"{option} {out} holds a {kind} run of another config or inputs ({diff}); "
+                "pass --restart to start it over, or use another directory"
+            )
+    lock = RunLock(path).acquire()  # before clearing: never start over under a live run
+    try:
+        if restart:
+            for name in own_names - {LOCK_NAME}:
+                _remove(path / name)
+                _remove(path / f"{name}.tmp")
+        _write_identity(identity, path)
+    except BaseException:
+        lock.release()
+        raise
+    # A run from before identities (a manifest of this kind, no identity.json) is adopted as it is.
+    return RunClaim(path, resumed=not restart and found == kind, lock=lock)
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    elif path.exists() or path.is_symlink():
+        path.unlink()
+
+
+class RunLockedError(RunDirError):
+    """Another live process holds the run directory."""
+
+
+class RunLock:
+    """An exclusive lock on a run directory for this process's lifetime in it (``with RunLock(dir):``).
+
+    The lock is an ``flock`` on ``run.lock``: the kernel drops it when the holder exits, however it ends, so
+    a lock left by a killed run is stale by construction and the next run takes it over. The file holds the
+    holder's pid, which the refusal names.
+    """
+
+    def __init__(self, run_dir: str | Path) -> None:
+        self.path = Path(run_dir) / LOCK_NAME
+        self._fd: int | None = None
+
+    def acquire(self) -> RunLock:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            os.close(fd)
+            if exc.errno not in (errno.EAGAIN, errno.EACCES):
+                raise
+            holder = self.path.read_text(encoding="utf-8", errors="replace").strip() or "?"
+            raise RunLockedError(
+                f"{self.path.parent} is in use by another run (pid {holder}); wait for it to finish"
+            ) from None
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+        self._fd = fd
+        return self
+
+    def release(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)  # closing drops the flock; the file stays (a stale file blocks nothing)
+            self._fd = None
+
+    def __enter__(self) -> RunLock:
+        return self.acquire()
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
+__all__ = [
+    "IDENTITY_NAME",
+    "LOCK_NAME",
+    "RunClaim",
+    "RunDirError",
+    "RunIdentity",
+    "RunKind",
+    "RunLock",
+    "RunLockedError",
+    "claim_run_dir",
+    "fingerprint",
+    "read_identity",
+    "refuse_output_over_inputs",
+]
