@@ -19,28 +19,75 @@ def test_killed_run_resumes_from_its_checkpoint(tiny_path, corpus, tmp_path, mon
     import shoparena.train.runner as runner
 
     cfg = load_config("tiny", "sft", [f"data.corpus={corpus}", "sft.max_steps=4", "sft.save_steps=2"])
+    whole = runner.train(cfg, tmp_path / "whole", progress=False)  # the same run, never interrupted
     real_callbacks = runner._callbacks
 
-    class KillAfterFirstCheckpoint(TrainerCallback):
-        def on_save(self, args, state, control, **kwargs):
-            if state.global_step == 2:
-                raise Killed("simulated kill after checkpoint-2")
+    class KillAfterStep3(TrainerCallback):
+        """Killed after logging step 3, one step past checkpoint-2: step 3 is logged, then trained again."""
+
+        def on_log(self, args, state, control, logs=None, **kwargs):
+            if state.global_step == 3:
+                raise Killed("simulated kill after logging step 3")
 
     monkeypatch.setattr(
         runner,
         "_callbacks",
-        lambda run, progress: [*real_callbacks(run, progress), KillAfterFirstCheckpoint()],
+        lambda run, progress: [*real_callbacks(run, progress), KillAfterStep3()],
     )
     run = tmp_path / "run"
     with pytest.raises(Killed):
         runner.train(cfg, run, progress=False)
     assert (run / "checkpoints" / "checkpoint-2").is_dir() and not (run / "final").exists()
+    assert [json.loads(line)["step"] for line in (run / "logs.jsonl").read_text().splitlines()] == [1, 2, 3]
 
     monkeypatch.setattr(runner, "_callbacks", real_callbacks)
     summary = runner.train(cfg, run, progress=False)
     assert summary["resumed_from"].endswith("checkpoint-2") and summary["global_step"] == 4
-    steps = [json.loads(line)["step"] for line in (run / "logs.jsonl").read_text().splitlines()]
-    assert [s for s in steps if s > 2] and steps.count(1) == 1  # steps 1-2 were not trained twice
+    rows = [json.loads(line) for line in (run / "logs.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in rows if "loss" in r] == [1, 2, 3, 4]  # continuous, each step once
+    # train_loss covers the whole run (steps 1-4), as the uninterrupted run's does, not only steps 3-4.
+    assert summary["train_loss"] == pytest.approx(whole["train_loss"], rel=1e-3)
+    session_only = sum(r["loss"] for r in rows if r.get("step", 0) > 2 and "loss" in r) / 2
+    assert summary["train_loss"] != pytest.approx(session_only, rel=1e-6)
 
     again = runner.train(cfg, run, progress=False)  # finished: returned, not retrained
     assert again == summary
+
+
+def test_another_config_or_corpus_is_refused_then_restarted(tiny_path, corpus, tmp_path) -> None:
+    import shutil
+
+    from shoparena.runs.identity import RunDirError
+    from shoparena.train.runner import train
+
+    run = tmp_path / "run"
+    base = [f"data.corpus={corpus}", "sft.max_steps=2", "sft.save_steps=2"]
+    train(load_config("tiny", "sft", base), run, progress=False)
+    before = {p: p.read_bytes() for p in run.rglob("*") if p.is_file()}
+
+    faster = load_config("tiny", "sft", [*base, "sft.learning_rate=0.01"])
+    with pytest.raises(RunDirError, match=r"trainer\.learning_rate: 0\.001 -> 0\.01.*--restart"):
+        train(faster, run, progress=False)
+    other = tmp_path / "other-corpus"
+    shutil.copytree(corpus, other)
+    (other / "records.jsonl").write_text("")  # another corpus (its content, not its path, differs)
+    with pytest.raises(RunDirError, match="input corpus: other content"):
+        train(load_config("tiny", "sft", [f"data.corpus={other}", *base[1:]]), run, progress=False)
+    assert {p: p.read_bytes() for p in run.rglob("*") if p.is_file()} == before  # nothing written
+
+    summary = train(faster, run, progress=False, restart=True)
+    assert summary["resumed_from"] is None and summary["global_step"] == 2
+    assert [json.loads(line)["step"] for line in (run / "logs.jsonl").read_text().splitlines()].count(1) == 1
+
+
+def test_train_out_over_a_corpus_is_refused_before_any_write(corpus, tmp_path) -> None:
+    from typer.testing import CliRunner
+
+    from shoparena.cli.main import app
+
+    before = {p: p.read_bytes() for p in corpus.rglob("*") if p.is_file()}
+    result = CliRunner().invoke(
+        app, ["train", "sft", "-c", "tiny", "--set", f"data.corpus={corpus}", "--out", str(corpus)]
+    )
+    assert result.exit_code == 2 and "is the input" in result.output and "Traceback" not in result.output
+    assert {p: p.read_bytes() for p in corpus.rglob("*") if p.is_file()} == before

@@ -13,7 +13,7 @@ train_app = typer.Typer(
 )
 
 
-def _run(method: str, config: str, sets: list[str], out: Path, quiet: bool) -> None:
+def _run(method: str, config: str, sets: list[str], out: Path, quiet: bool, restart: bool) -> None:
     from shoparena.train.config import ConfigError, load_config
 
     try:
@@ -27,7 +27,7 @@ def _run(method: str, config: str, sets: list[str], out: Path, quiet: bool) -> N
         typer.echo(f"error: {exc}; install the train extra: pip install 'shoparena[train]'", err=True)
         raise typer.Exit(code=2) from exc
     try:
-        summary = train(cfg, out, progress=not quiet)
+        summary = train(cfg, out, progress=not quiet, restart=restart)
     except ConfigError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(code=2) from exc
@@ -42,24 +42,45 @@ _SET = typer.Option(
 )
 _OUT = typer.Option(..., "--out", "-o", help="Run directory (re-running the same command resumes).")
 _QUIET = typer.Option(False, "--quiet", help="No progress bar.")
+_RESTART = typer.Option(
+    False, "--restart", help="Start --out over (clears its checkpoints, logs and model) instead of resuming."
+)
 
 
 @train_app.command("sft")
-def sft(config: str = _CONFIG, sets: list[str] = _SET, out: Path = _OUT, quiet: bool = _QUIET) -> None:
+def sft(
+    config: str = _CONFIG,
+    sets: list[str] = _SET,
+    out: Path = _OUT,
+    quiet: bool = _QUIET,
+    restart: bool = _RESTART,
+) -> None:
     """Supervised fine-tuning on the `sft` view (loss on trainable assistant turns only)."""
-    _run("sft", config, sets, out, quiet)
+    _run("sft", config, sets, out, quiet, restart)
 
 
 @train_app.command("grpo")
-def grpo(config: str = _CONFIG, sets: list[str] = _SET, out: Path = _OUT, quiet: bool = _QUIET) -> None:
+def grpo(
+    config: str = _CONFIG,
+    sets: list[str] = _SET,
+    out: Path = _OUT,
+    quiet: bool = _QUIET,
+    restart: bool = _RESTART,
+) -> None:
     """Dr. GRPO: offline per step on the `steps` view (ToolRL reward) or online in ShopEnv (grpo_mode)."""
-    _run("grpo", config, sets, out, quiet)
+    _run("grpo", config, sets, out, quiet, restart)
 
 
 @train_app.command("kto")
-def kto(config: str = _CONFIG, sets: list[str] = _SET, out: Path = _OUT, quiet: bool = _QUIET) -> None:
+def kto(
+    config: str = _CONFIG,
+    sets: list[str] = _SET,
+    out: Path = _OUT,
+    quiet: bool = _QUIET,
+    restart: bool = _RESTART,
+) -> None:
     """KTO on the `kto` view, per trajectory (default) or per step (kto.kto_granularity)."""
-    _run("kto", config, sets, out, quiet)
+    _run("kto", config, sets, out, quiet, restart)
 
 
 @train_app.command("presets")

@@ -1,9 +1,12 @@
 """One training run = one run directory (``RUN/``):
 
+* ``identity.json`` (:mod:`shoparena.runs.identity`: the config and the content of the corpus, model folder,
+  index and suite; a run of anything else into this directory is refused unless ``restart``);
 * ``config.yaml`` (the resolved :class:`TrainConfig`), ``manifest.json`` (typed :mod:`shoparena.runs`
   manifest: code version, git sha, the ``data`` stage with the data hash and row counts, the ``train`` stage);
 * ``checkpoints/`` (TRL/transformers checkpoints; a re-run resumes from the last one);
-* ``logs.jsonl`` (every TRL log line: loss, rewards, learning rate ...);
+* ``logs.jsonl`` (every TRL log line once, in step order: loss, rewards, learning rate ...; a resumed run
+  first drops the lines logged after its checkpoint, which it logs again);
 * ``final/`` (a plain transformers folder with tokenizer and tools chat template: ``hf:RUN/final``);
 * ``summary.json``.
 """
@@ -18,8 +21,9 @@ from typing import Any
 from pydantic import Field
 
 from shoparena.formats.profiles import template_hash, write_render_stamp
-from shoparena.jsonl import append_line, read_jsonl_dicts
+from shoparena.jsonl import append_line, read_jsonl_dicts, write_jsonl
 from shoparena.runs import RunDir, RunManifest
+from shoparena.runs.identity import RunIdentity
 from shoparena.train.config import TrainConfig
 from shoparena.train.data import corpus_render_profile
 
@@ -36,14 +40,44 @@ class TrainManifest(RunManifest):
     template_hash: str = Field(default="", description="sha256 prefix of the chat template trained with.")
 
 
+#: What a training run writes at the top of its directory (``restart`` clears these and nothing else).
+OWN_OUTPUTS = ("checkpoints", "logs.jsonl", "final", "final.tmp")
+
+
+def _input_paths(cfg: TrainConfig) -> dict[str, str | None]:
+    """The inputs read by path: the corpus, a model folder (a preset or hub name is config), index, suite."""
+    model = cfg.model if Path(cfg.model).expanduser().exists() else None
+    return {"corpus": cfg.data.corpus, "model": model, "env.index": cfg.env.index, "env.suite": cfg.env.suite}
+
+
+def train_identity(cfg: TrainConfig) -> RunIdentity:
+    """The run's identity: every setting, with the input paths replaced by their content."""
+    inputs = _input_paths(cfg)
+    settings = cfg.model_dump(mode="json")
+    settings["data"].pop("corpus", None)
+    settings["env"].pop("index", None)
+    settings["env"].pop("suite", None)
+    if inputs["model"] is not None:
+        settings.pop("model")
+    return RunIdentity.of(f"train-{cfg.method}", settings, inputs)
+
+
 class TrainRunDir(RunDir):
     """A :class:`RunDir` whose manifest is a :class:`TrainManifest` (method and model filled in)."""
 
     manifest_model = TrainManifest
     manifest: TrainManifest
 
-    def __init__(self, path: str | Path, *, kind: str, config: TrainConfig) -> None:
-        super().__init__(path, kind=kind, config=config)
+    def __init__(self, path: str | Path, *, kind: str, config: TrainConfig, restart: bool = False) -> None:
+        super().__init__(
+            path,
+            kind=kind,
+            config=config,
+            identity=train_identity(config),
+            own=OWN_OUTPUTS,
+            input_paths=list(_input_paths(config).values()),
+            restart=restart,
+        )
         self.manifest.method, self.manifest.model = config.method, config.model
         self._save_manifest()
 
@@ -140,20 +174,67 @@ def _peak_memory_gb() -> float | None:
     return round(torch.cuda.max_memory_allocated() / 2**30, 2)
 
 
-def _tokens_per_s(root: Path, seconds: float) -> float | None:
-    """Trained tokens per second of this session, from TRL's ``num_tokens`` log field."""
+def _tokens_per_s(root: Path, seconds: float, after: int = 0) -> float | None:
+    """Trained tokens per second of this session (the log lines after step ``after``), from TRL's
+    ``num_tokens`` log field."""
     path = root / "logs.jsonl"
     if not path.exists() or seconds <= 0:
         return None
-    counts = [row["num_tokens"] for row in read_jsonl_dicts(path) if row.get("num_tokens") is not None]
+    rows = [row for row in read_jsonl_dicts(path) if isinstance(row.get("step"), int) and row["step"] > after]
+    counts = [row["num_tokens"] for row in rows if row.get("num_tokens") is not None]
     return round((counts[-1] - (counts[0] if len(counts) > 1 else 0)) / seconds, 1) if counts else None
 
 
-def train(cfg: TrainConfig, out_dir: str | Path, *, progress: bool = True) -> dict[str, Any]:
+def _checkpoint_step(checkpoint: str | None) -> int:
+    return int(Path(checkpoint).name.rpartition("-")[2]) if checkpoint else 0
+
+
+def _trim_logs(root: Path, step: int) -> list[dict[str, Any]]:
+    """Keep the log lines up to ``step`` (the checkpoint resumed from; 0: a fresh start) and return them: the
+    steps after it are trained, and logged, again."""
+    path = root / "logs.jsonl"
+    if not path.exists():
+        return []
+    rows = read_jsonl_dicts(path)
+    kept = [row for row in rows if isinstance(row.get("step"), int) and row["step"] <= step]
+    if len(kept) != len(rows):
+        tmp = path.with_name(path.name + ".tmp")
+        write_jsonl(tmp, kept)
+        tmp.replace(path)
+    return kept
+
+
+def _run_loss(before: list[dict[str, Any]], session_loss: float, session_steps: int) -> float:
+    """The mean training loss of the whole run: the logged losses up to the checkpoint (each the mean over
+    its logging interval) with this session's mean over its own steps."""
+    total, last = 0.0, 0
+    for row in before:
+        if isinstance(row.get("loss"), int | float) and row["step"] > last:
+            total += row["loss"] * (row["step"] - last)
+            last = row["step"]
+    steps = last + session_steps
+    return (total + session_loss * session_steps) / steps if steps else session_loss
+
+
+def train(
+    cfg: TrainConfig, out_dir: str | Path, *, progress: bool = True, restart: bool = False
+) -> dict[str, Any]:
     """Run (or resume) training ``cfg`` in ``out_dir``; returns the summary (also ``RUN/summary.json``).
 
     A finished run with the same config is not redone; an interrupted one resumes from its last checkpoint.
+
+    Raises:
+        RunDirError: ``out_dir`` holds another kind of run, or a run of another config, corpus or model
+            (unless ``restart``: its outputs are cleared first), or is, holds or lies in an input.
     """
+    run = TrainRunDir(out_dir, kind=f"train-{cfg.method}", config=cfg, restart=restart)
+    try:
+        return _train(cfg, run, progress)
+    finally:
+        run.close()
+
+
+def _train(cfg: TrainConfig, run: TrainRunDir, progress: bool) -> dict[str, Any]:
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from transformers.trainer_utils import get_last_checkpoint
 
@@ -162,7 +243,6 @@ def train(cfg: TrainConfig, out_dir: str | Path, *, progress: bool = True) -> di
     from shoparena.train.models import prepare_tokenizer, resolve_model
     from shoparena.train.trl_configs import build_trl_config, weights_dtype
 
-    run = TrainRunDir(out_dir, kind=f"train-{cfg.method}", config=cfg)
     root = run.path
     final = root / "final"
     config_payload = cfg.model_dump(mode="json")
@@ -194,19 +274,23 @@ def train(cfg: TrainConfig, out_dir: str | Path, *, progress: bool = True) -> di
     for callback in _callbacks(root, progress):
         trainer.add_callback(callback)
     last = get_last_checkpoint(str(checkpoints)) if checkpoints.is_dir() else None
+    logged = _trim_logs(root, _checkpoint_step(last))
     t0 = time.time()
     output = trainer.train(resume_from_checkpoint=last)
     seconds = time.time() - t0
+    session_steps = trainer.state.global_step - _checkpoint_step(last)
     _save_final(trainer, tokenizer, final, profile)
     summary = {
         "peak_memory_gb": _peak_memory_gb(),
-        "tokens_per_s": _tokens_per_s(root, seconds),
+        "tokens_per_s": _tokens_per_s(root, seconds, _checkpoint_step(last)),
         "method": cfg.method,
         "model": cfg.model,
         "model_path": model_path,
         "resumed_from": last,
         "global_step": trainer.state.global_step,
-        "train_loss": output.training_loss,
+        "train_loss": _run_loss(logged, output.training_loss, session_steps)
+        if last
+        else output.training_loss,
         "train_seconds": round(seconds, 3),
         "metrics": output.metrics,
         "data": report.as_dict(),
