@@ -97,7 +97,7 @@ def test_out_of_another_kind_or_a_file_is_refused(tmp_path: Path):
     train_run.mkdir()
     (train_run / "manifest.json").write_text(json.dumps({"kind": "train-sft"}))
     result = _build("--from", str(SN15_ROWS), "--out", str(train_run))
-    assert result.exit_code == 2 and "holds a train-sft run, not a corpus run" in result.output
+    assert result.exit_code == 2 and "holds a run of kind train-sft, not corpus" in result.output
     assert sorted(p.name for p in train_run.iterdir()) == ["manifest.json"]
 
     stranger = tmp_path / "mine"

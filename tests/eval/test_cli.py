@@ -38,6 +38,14 @@ def test_eval_run_and_compare_cli(bank, synth, tmp_path) -> None:
     strict = json.loads(compared.stdout)["profiles"]["strict"]
     assert strict["pass_at_1"]["diff"] == 0.0 and strict["greedy"]["p_value"] == 1.0
     refused = runner.invoke(app, [*base, "--out", str(tmp_path / "a"), "--samples", "5"])
-    assert refused.exit_code == 2 and "different configuration" in refused.stderr
+    assert refused.exit_code == 2 and "samples: 1 -> 5" in refused.stderr and "--restart" in refused.stderr
+    restarted = runner.invoke(app, [*base, "--out", str(tmp_path / "a"), "--samples", "5", "--restart"])
+    assert restarted.exit_code == 0, restarted.output
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "manifest.json").write_text('{"kind": "corpus"}')
+    over = runner.invoke(app, [*base, "--out", str(corpus)])
+    assert over.exit_code == 2 and "holds a run of kind corpus, not eval" in over.stderr
+    assert sorted(p.name for p in corpus.iterdir()) == ["manifest.json"]  # nothing written
     bad = runner.invoke(app, [*base, "--out", str(tmp_path / "c"), "--format", "xml"])
     assert bad.exit_code == 2 and "format" in bad.stderr

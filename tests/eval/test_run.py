@@ -7,9 +7,9 @@ import json
 import pytest
 from kill_helpers import run_until_killed
 
-from shoparena.eval.config import EvalConfigError
 from shoparena.eval.leak import LeakError
 from shoparena.eval.run import run_eval
+from shoparena.runs.identity import RunDirError
 
 
 def _lines(path) -> list[dict]:
@@ -72,7 +72,7 @@ def test_kill_and_resume_plays_exactly_the_missing_episodes(make_config) -> None
 
 def test_a_different_run_in_the_directory_is_refused(make_config) -> None:
     run_eval(make_config(limit=2))
-    with pytest.raises(EvalConfigError, match="samples"):
+    with pytest.raises(RunDirError, match="samples: 1 -> 3"):
         run_eval(make_config(limit=2, samples=3))
     run_eval(make_config(limit=2, concurrency=3))  # concurrency does not change outcomes: resumable
     run_eval(make_config(limit=2, threads=2))  # nor do intra-op threads

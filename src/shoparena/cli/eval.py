@@ -85,10 +85,14 @@ def run(
         _default("ray_address"), "--ray-address", help="Running Ray cluster (default: RAY_ADDRESS or local)."
     ),
     as_json: bool = typer.Option(False, "--json", help="Print summary.json to stdout."),
+    restart: bool = typer.Option(
+        False, "--restart", help="Start --out over (clears its episodes) instead of resuming it."
+    ),
 ) -> None:
     """Evaluate a policy: n episodes per problem, both scoring profiles, intervals, shortcut floor.
 
-    Exit codes: 1 the suite leaks into --train-corpus, 2 bad input or a different run in --out.
+    Exit codes: 1 the suite leaks into --train-corpus, 2 bad input or a different run in --out (without
+    --restart).
     """
     from pydantic import ValidationError
 
@@ -133,7 +137,7 @@ def run(
         typer.echo(f"error: {'.'.join(map(str, first['loc']))}: {first['msg']}", err=True)
         raise typer.Exit(code=2) from None
     try:
-        summary = run_eval(config)
+        summary = run_eval(config, restart=restart)
     except LeakError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(code=1) from None

@@ -2,6 +2,8 @@
 
 Run directory::
 
+    identity.json    the config and the content of the suite, index, policy folder, kb and train corpus
+                     (shoparena.runs.identity: another evaluation into this directory is refused)
     config.yaml      resolved EvalConfig
     manifest.json    the typed run manifest (EvalManifest, a shoparena.runs.RunManifest)
     output.jsonl     one ORO envelope per finished episode (the arena's trajectory format)
@@ -37,6 +39,7 @@ from shoparena.formats.profiles import RenderProfileError
 from shoparena.jsonl import append_line, repair_torn_tail, sha256_file
 from shoparena.records.problem import Problem
 from shoparena.runs.envelopes import dumps_envelope
+from shoparena.runs.identity import RunIdentity, RunKind, claim_run_dir
 from shoparena.runs.manifest import FileRef, RunManifest, load_or_new, write_manifest
 
 logger = logging.getLogger(__name__)
@@ -143,18 +146,36 @@ class EpisodeStore:
             return True
 
 
-def _check_resumable(root: Path, config: EvalConfig) -> None:
-    path = root / "config.yaml"
-    if not (root / "episodes.jsonl").exists() or not path.exists():
-        return
-    old = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    new = config.model_dump(mode="json")
-    changed = sorted(k for k in new if k not in RESUMABLE_CHANGES and old.get(k) != new[k])
-    if changed:
-        raise EvalConfigError(
-            f"{root} holds an evaluation with a different configuration ({', '.join(changed)}); "
-            "use a new --out directory"
-        )
+#: What an eval run writes at the top of its directory (``restart`` clears these and nothing else).
+OWN_OUTPUTS = ("output.jsonl", "episodes.jsonl", "leak")
+
+
+def _policy_path(policy: str) -> str | None:
+    """The folder or file of an ``hf:DIR`` or ``miner:FILE`` policy (None: a name or URL)."""
+    kind, sep, rest = policy.partition(":")
+    return rest if sep and kind in ("hf", "miner") and Path(rest).exists() else None
+
+
+def _input_paths(config: EvalConfig) -> dict[str, Path | str | None]:
+    inputs: dict[str, Path | str | None] = {
+        "suite": config.suite,
+        "index": config.index,
+        "policy": _policy_path(config.policy),
+        "train_corpus": config.train_corpus,
+    }
+    inputs.update({f"kb.{i}": path for i, path in enumerate(config.kb)})
+    return inputs
+
+
+def eval_identity(config: EvalConfig) -> RunIdentity:
+    """The evaluation's identity: the settings that change an episode's outcome or the label (not
+    :data:`RESUMABLE_CHANGES`), with the input paths replaced by their content."""
+    settings = config.model_dump(
+        mode="json", exclude={*RESUMABLE_CHANGES, "out", "suite", "index", "kb", "train_corpus"}
+    )
+    if _policy_path(config.policy) is not None:
+        settings["policy"] = config.policy.partition(":")[0] + ":"
+    return RunIdentity.of(RunKind.EVAL, settings, _input_paths(config))
 
 
 class _Scorer:
@@ -277,6 +298,7 @@ def _policy(config: EvalConfig, engine: Any, knowledge: Any, backend: Any) -> An
 def run_eval(
     config: EvalConfig,
     *,
+    restart: bool = False,
     backend: Any = None,
     engine: Any = None,
     on_episode: Any = None,
@@ -285,21 +307,36 @@ def run_eval(
 
     Args:
         config: The evaluation.
+        restart: Start ``config.out`` over (its episodes, leak audit and summary are cleared).
         backend: A ready chat backend for hf:/openai:/miner: policies (tests); else built from the spec.
         engine: A ready search engine (tests); else ``SearchIndex.open(config.index)``.
         on_episode: Called with each new :class:`EpisodeRecord` (tests use it to interrupt a run).
 
     Raises:
-        EvalConfigError: the run directory holds a different evaluation, or the suite is empty.
+        RunDirError: ``config.out`` holds another kind of run or a different evaluation (unless
+            ``restart``), or is, holds or lies in an input; nothing is written.
+        EvalConfigError: the suite is empty or the policy cannot be built.
         LeakError: the suite leaks into ``--train-corpus`` and ``--allow-leak`` was not given.
     """
     try:
         config = resolve_render_profile(config)
     except RenderProfileError as exc:
         raise EvalConfigError(str(exc)) from None
+    claim = claim_run_dir(
+        config.out,
+        eval_identity(config),
+        own=OWN_OUTPUTS,
+        input_paths=list(_input_paths(config).values()),
+        restart=restart,
+    )
+    try:
+        return _run_eval(config, backend, engine, on_episode)
+    finally:
+        claim.release()
+
+
+def _run_eval(config: EvalConfig, backend: Any, engine: Any, on_episode: Any) -> EvalSummary:
     root = config.out
-    root.mkdir(parents=True, exist_ok=True)
-    _check_resumable(root, config)
     problems = load_problems(config)
     sha = sha256_file(config.suite)
     identity = SuiteIdentity(

@@ -265,7 +265,9 @@ def claim_run_dir(
         previous = read_identity(path)
         found = previous.kind.value if previous is not None else _manifest_kind(path)
         if found is not None and found != kind:
-            raise RunDirError(f"{option} {out} holds a {found} run, not a {kind} run; use another directory")
+            raise RunDirError(
+                f"{option} {out} holds a run of kind {found}, not {kind}; use another directory"
+            )
         if found is None:
             foreign = sorted(p.name for p in path.iterdir() if p.name not in own_names and p.name[0] != ".")
             if foreign:
