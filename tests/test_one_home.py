@@ -18,6 +18,14 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "shoparena"
 HOMES = {
     "Wilson interval": (re.compile(r"wilson", re.I), {("eval/metrics.py", "wilson_interval")}),
     "config deep merge": (re.compile(r"^_?(deep_)?merge$"), {("runs/config.py", "deep_merge")}),
+    "run identity and --out checks": (
+        re.compile(r"^(claim_run_dir|_?fingerprint|_?check_resumable|refuse_output_over_inputs)$"),
+        {
+            ("runs/identity.py", "claim_run_dir"),
+            ("runs/identity.py", "fingerprint"),
+            ("runs/identity.py", "refuse_output_over_inputs"),
+        },
+    ),
     "proxy-log reply parser": (
         re.compile(r"^(parse_response_tool_calls|_block_names|requested_tools?|requested_tool_names)$"),
         {("arena/proxy_log.py", "parse_response_tool_calls"), ("arena/proxy_log.py", "requested_tool_names")},

@@ -14,6 +14,7 @@ from shoparena.pipeline import PipelineConfig, Stage, StageUnavailable, run_dag,
 from shoparena.pipeline.dag import topological
 from shoparena.pipeline.stages import pipeline_stages
 from shoparena.runs import RunDir
+from shoparena.runs.identity import RunLockedError
 
 
 def _quiet() -> Console:
@@ -123,12 +124,11 @@ def test_a_failing_stage_names_itself_and_the_run_resumes_there(tmp_path):
 
     calls: list[str] = []
     stages = fake_stages(calls)
-    broken = [
-        Stage(s.name, s.deps, s.sections, _boom, s.title) if s.name == "corpus" else s for s in stages
-    ]
+    broken = [Stage(s.name, s.deps, s.sections, _boom, s.title) if s.name == "corpus" else s for s in stages]
     run = RunDir(tmp_path / "run", kind="pipeline", config=PipelineConfig())
     with pytest.raises(StageFailedError, match="stage corpus failed: KeyError"):
         run_dag(broken, PipelineConfig(), run, console=_quiet())
+    run.close()  # the failed run's process ends here: its lock goes with it
     calls.clear()
     _run(tmp_path, PipelineConfig(), calls)
     assert calls[0] == "corpus" and "catalog" not in calls
@@ -136,3 +136,59 @@ def test_a_failing_stage_names_itself_and_the_run_resumes_there(tmp_path):
 
 def _boom(ctx):
     raise KeyError("firehose")
+
+
+def test_a_deleted_stage_output_reruns_that_stage_and_its_dependents(tmp_path):
+    import shutil
+
+    calls: list[str] = []
+    _run(tmp_path, PipelineConfig(), calls)
+    shutil.rmtree(tmp_path / "run" / "corpus")  # the manifest still records corpus as done
+    calls.clear()
+    results = _run(tmp_path, PipelineConfig(), calls)
+    assert calls == ["corpus", "sft", "eval_student"]
+    status = {r.name: r.status for r in results}
+    assert status["firehose"] == status["eval_base"] == "resumed"
+    assert (tmp_path / "run" / "corpus" / "out.txt").read_text() == "corpus"
+    calls.clear()
+    _run(tmp_path, PipelineConfig(), calls)
+    assert calls == []  # and then it resumes again
+
+
+def test_pipeline_run_into_a_file_or_a_running_directory_is_refused(tmp_path):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from typer.testing import CliRunner
+
+    from shoparena.cli.main import app
+
+    a_file = tmp_path / "file"
+    a_file.write_text("mine")
+    result = CliRunner().invoke(app, ["pipeline", "run", "--out", str(a_file)])
+    assert result.exit_code == 2 and "is a file" in result.output and a_file.read_text() == "mine"
+    assert "Traceback" not in result.output
+
+    # A second pipeline on a directory another live process runs in: refused, naming that process.
+    busy = tmp_path / "busy"
+    code = (
+        "import time\nfrom shoparena.runs.identity import RunLock\n"
+        f"lock = RunLock({str(busy)!r}).acquire()\nprint('held', flush=True)\ntime.sleep(60)\n"
+    )
+    src = Path(__file__).resolve().parents[2] / "src"
+    env = {**os.environ, "PYTHONPATH": str(src)}
+    holder = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, env=env)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        calls: list[str] = []
+        with pytest.raises(RunLockedError, match=f"in use by another run \\(pid {holder.pid}\\)"):
+            run_pipeline(PipelineConfig(), busy, stages=fake_stages(calls), console=_quiet(), report=False)
+        assert calls == [] and sorted(p.name for p in busy.iterdir()) == ["run.lock"]
+    finally:
+        holder.kill()
+        holder.wait()
+    calls = []
+    run_pipeline(PipelineConfig(), busy, stages=fake_stages(calls), console=_quiet(), report=False)
+    assert calls == ALL  # the holder is gone: its lock is stale and the run goes ahead

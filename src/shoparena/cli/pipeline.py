@@ -23,6 +23,9 @@ def run(
     executor: str | None = typer.Option(None, "--executor", help="process | ray (overrides the config)."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Validate the config and print the stage plan."),
     strict: bool = typer.Option(False, "--strict", help="Fail when a stage is unavailable or blocked."),
+    restart: bool = typer.Option(
+        False, "--restart", help="Start --out over (clears its stage directories) instead of resuming it."
+    ),
 ) -> None:
     """Run (or resume) every stage whose config or inputs changed, then write RUNDIR/report.html."""
     from shoparena.pipeline import (
@@ -47,7 +50,7 @@ def run(
         typer.echo(json.dumps({"config": cfg.model_dump(mode="json"), "plan": plan_run(cfg, out)}, indent=1))
         return
     try:
-        run_pipeline(cfg, out, strict=strict)
+        run_pipeline(cfg, out, strict=strict, restart=restart)
     except PipelineIncompleteError as exc:
         typer.echo(f"error: pipeline incomplete: {exc}", err=True)
         raise typer.Exit(code=1) from None

@@ -39,7 +39,7 @@ from shoparena.formats.profiles import profile_hash
 from shoparena.jsonl import LineWriter, iter_raw_lines
 from shoparena.records.corpus import CorpusRecord, Quarantined
 from shoparena.runs import RunDir
-from shoparena.runs.identity import RunIdentity, RunKind
+from shoparena.runs.identity import Restart, RunIdentity, RunKind
 
 Progress = Callable[[str], None]
 
@@ -244,7 +244,7 @@ def _fewer_gc_passes() -> Iterator[None]:
 
 
 def build_corpus(
-    config: CorpusConfig, *, progress: Progress | None = None, restart: bool = False
+    config: CorpusConfig, *, progress: Progress | None = None, restart: Restart = False
 ) -> dict[str, Any]:
     """Build (or resume) the corpus in ``config.out``; returns the report.
 

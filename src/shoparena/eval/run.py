@@ -39,7 +39,7 @@ from shoparena.formats.profiles import RenderProfileError
 from shoparena.jsonl import append_line, repair_torn_tail, sha256_file
 from shoparena.records.problem import Problem
 from shoparena.runs.envelopes import dumps_envelope
-from shoparena.runs.identity import RunIdentity, RunKind, claim_run_dir
+from shoparena.runs.identity import Restart, RunIdentity, RunKind, claim_run_dir
 from shoparena.runs.manifest import FileRef, RunManifest, load_or_new, write_manifest
 
 logger = logging.getLogger(__name__)
@@ -298,7 +298,7 @@ def _policy(config: EvalConfig, engine: Any, knowledge: Any, backend: Any) -> An
 def run_eval(
     config: EvalConfig,
     *,
-    restart: bool = False,
+    restart: Restart = False,
     backend: Any = None,
     engine: Any = None,
     on_episode: Any = None,

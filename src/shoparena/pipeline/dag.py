@@ -134,6 +134,28 @@ def plan(
     return rows
 
 
+#: Stage output keys that name files or directories (the rest are numbers, stats and names).
+_PATH_KEYS = ("path", "final", "race_dirs")
+
+
+def _missing_outputs(root: Path, outputs: Mapping[str, Any]) -> list[str]:
+    """The recorded output paths inside the run directory that no longer exist (a deleted stage directory).
+    Paths outside it (a hub model name, a base model folder) are not the run's to check."""
+    inside = root.resolve()
+    missing = []
+    for key in _PATH_KEYS:
+        value = outputs.get(key)
+        for item in value if isinstance(value, list) else [value]:
+            if not isinstance(item, str) or not item:
+                continue
+            path = Path(item)
+            if path.exists() or (not path.is_absolute() and (root / path).exists()):
+                continue
+            if path.resolve() == inside or inside in path.resolve().parents:
+                missing.append(item)
+    return missing
+
+
 def run_dag(
     stages: Sequence[Stage],
     config: Any,
@@ -156,6 +178,12 @@ def run_dag(
             console.print(f"[yellow]{number:>2}. {stage.name}: blocked ({reason})")
             continue
         record = run.done(stage.name, payload)
+        gone = _missing_outputs(run.path, record.outputs) if record is not None else []
+        if gone:  # recorded, but its output was deleted since: run it again
+            console.print(f"[yellow]{number:>2}. {stage.name}: output missing ({gone[0]}), running it again")
+            record = None
+        elif record is not None and any(results[d].status == "ran" for d in stage.deps):
+            record = None  # an input was just remade under the same hash: remake what was built on it
         if record is not None:
             results[stage.name] = StageResult(stage.name, "resumed", h, record.seconds, dict(record.outputs))
             console.print(f"[dim]{number:>2}. {stage.name}: resumed ({h})")

@@ -15,6 +15,7 @@ from shoparena.pipeline.config import PipelineConfig
 from shoparena.pipeline.dag import Stage, StageResult, plan, run_dag
 from shoparena.pipeline.stages import pipeline_stages
 from shoparena.runs import RunDir, read_manifest
+from shoparena.runs.identity import RunKind
 
 
 class PipelineIncompleteError(RuntimeError):
@@ -41,6 +42,7 @@ def run_pipeline(
     stages: Sequence[Stage] | None = None,
     strict: bool = False,
     report: bool = True,
+    restart: bool = False,
 ) -> dict[str, Any]:
     """Run (or resume) every stage, render ``report.html`` and return the summary.
 
@@ -48,11 +50,41 @@ def run_pipeline(
         stages: The DAG (default: :func:`pipeline_stages`); tests pass fast fakes through the same DAG code.
         strict: Raise when a stage is unavailable or blocked instead of reporting it.
         report: Render ``out_dir/report.html`` at the end (cheap; always re-rendered from what exists).
+        restart: Start over: clear every stage's directory, the report and the bookkeeping first.
+
+    Raises:
+        RunDirError: ``out_dir`` is a file or holds another kind of run; :class:`RunLockedError` while
+            another live ``pipeline run`` holds it (nothing is written either way).
     """
     console = console or Console()
     started = time.time()
-    run = RunDir(out_dir, kind="pipeline", config=config)
-    results = run_dag(stages if stages is not None else pipeline_stages(), config, run, console=console)
+    stages = list(stages if stages is not None else pipeline_stages())
+    # The identity is the kind alone (RunDir's default): a changed config is the DAG's business (stage
+    # hashes re-run exactly the stages it touches), so it resumes instead of being refused.
+    run = RunDir(
+        out_dir,
+        kind=RunKind.PIPELINE,
+        config=config,
+        own=[*(stage.name for stage in stages), "report.html"],
+        restart=restart,
+    )
+    try:
+        return _run(run, config, stages, console, started, strict=strict, report=report)
+    finally:
+        run.close()
+
+
+def _run(
+    run: RunDir,
+    config: PipelineConfig,
+    stages: list[Stage],
+    console: Console,
+    started: float,
+    *,
+    strict: bool,
+    report: bool,
+) -> dict[str, Any]:
+    results = run_dag(stages, config, run, console=console)
     summary: dict[str, Any] = {
         "run_dir": str(run.path),
         "preset": config.preset,

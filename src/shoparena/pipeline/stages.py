@@ -262,7 +262,10 @@ def corpus_stage(ctx: StageContext) -> dict[str, Any]:
         }
     )
     config = config.model_copy(update={"render_profile": section.render_profile})
-    report = build_corpus(config, progress=lambda message: ctx.console.print(f"corpus: {message}"))
+    # The directory is keyed by the stage hash; a leftover of other inputs (a judge re-run) starts over.
+    report = build_corpus(
+        config, progress=lambda message: ctx.console.print(f"corpus: {message}"), restart="changed"
+    )
     funnel = report.get("funnel", {})
     ctx.console.print(
         f"corpus: {funnel.get('input')} in, {funnel.get('kept')} kept, views {funnel.get('views')}"
@@ -294,7 +297,7 @@ def train_policy(
     if sample_seed is not None:
         overrides.append(f"data.sample_seed={sample_seed}")
     overrides += [f"trainer.{key}={json.dumps(value)}" for key, value in trainer.items()]  # JSON is YAML
-    summary = train(load_config(preset, method, overrides), out, progress=True)
+    summary = train(load_config(preset, method, overrides), out, progress=True, restart="changed")
     return {
         "path": str(out),
         "final": str(Path(out) / "final"),
@@ -392,7 +395,7 @@ def evaluate_policy(
             "render_profile": render_profile,
         }
     )
-    summary = run_eval(config).dump()
+    summary = run_eval(config, restart="changed").dump()
     overall = summary["profiles"]["strict"]["overall"]
     greedy = overall.get("greedy_asr") or overall.get("pass@1")
     if console is not None:

@@ -26,7 +26,7 @@ import shutil
 from collections.abc import Iterable, Mapping
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import IO, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -212,6 +212,10 @@ def refuse_output_over_inputs(out: str | Path, inputs: Iterable[str | Path | Non
             raise RunDirError(f"{option} {out} holds the input {item}; writing there would overwrite it")
 
 
+#: ``claim_run_dir``'s ``restart``: False (resume or refuse), True (always start over), ``"changed"``.
+Restart = bool | Literal["changed"]
+
+
 class RunClaim:
     """A claimed run directory: whether an earlier run is resumed, and the lock held until :meth:`release`
     (or the end of a ``with`` block, or the process)."""
@@ -235,7 +239,7 @@ def claim_run_dir(
     *,
     own: Iterable[str],
     input_paths: Iterable[str | Path | None] = (),
-    restart: bool = False,
+    restart: Restart = False,
     option: str = "--out",
 ) -> RunClaim:
     """Check ``out`` for a run of ``identity``, lock it, and only then record the identity (or start over).
@@ -244,7 +248,9 @@ def claim_run_dir(
         own: The names this kind of run writes at the top of its directory (``restart`` removes these and
             nothing else; a non-empty directory of other names that holds no run is refused).
         input_paths: The paths read (an output over, inside or around one is refused).
-        restart: Start over: remove ``own`` outputs of a run of the same kind whatever its identity.
+        restart: True: start over, removing the ``own`` outputs of a run of the same kind whatever its
+            identity; ``"changed"``: start over only when the identity differs (a caller that already knows
+            the old outputs are stale: a pipeline stage keyed by its hash), else resume.
 
     Returns:
         The claim: ``resumed`` is True when an earlier run of the same identity goes on; its lock is held.
@@ -261,6 +267,7 @@ def claim_run_dir(
         raise RunDirError(f"{option} {out} is a file, not a directory")
     previous: RunIdentity | None = None
     found: str | None = None
+    start_over = restart is True
     if path.is_dir() and any(p.name != LOCK_NAME for p in path.iterdir()):
         previous = read_identity(path)
         found = previous.kind.value if previous is not None else _manifest_kind(path)
@@ -276,7 +283,8 @@ def claim_run_dir(
         changed = previous is not None and (
             previous.config_hash != identity.config_hash or previous.inputs_hash != identity.inputs_hash
         )
-        if changed and not restart and previous is not None:
+        start_over = start_over or (changed and restart == "changed")
+        if changed and not start_over and previous is not None:
             diff = "; ".join(previous.differences(identity)[:4])
             raise RunDirError(
                 f"{option} {out} holds a {kind} run of another config or inputs ({diff}); "
@@ -284,7 +292,7 @@ def claim_run_dir(
             )
     lock = RunLock(path).acquire()  # before clearing: never start over under a live run
     try:
-        if restart:
+        if start_over:
             for name in own_names - {LOCK_NAME}:
                 _remove(path / name)
                 _remove(path / f"{name}.tmp")
@@ -293,7 +301,7 @@ def claim_run_dir(
         lock.release()
         raise
     # A run from before identities (a manifest of this kind, no identity.json) is adopted as it is.
-    return RunClaim(path, resumed=not restart and found == kind, lock=lock)
+    return RunClaim(path, resumed=not start_over and found == kind, lock=lock)
 
 
 def _remove(path: Path) -> None:
@@ -317,30 +325,31 @@ class RunLock:
 
     def __init__(self, run_dir: str | Path) -> None:
         self.path = Path(run_dir) / LOCK_NAME
-        self._fd: int | None = None
+        self._file: IO[bytes] | None = None  # a file object: a lock dropped unreleased closes when collected
 
     def acquire(self) -> RunLock:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        fh = open(self.path, "a+b")  # noqa: SIM115 (held open for the run: the flock lives with it)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as exc:
-            os.close(fd)
+            fh.close()
             if exc.errno not in (errno.EAGAIN, errno.EACCES):
                 raise
             holder = self.path.read_text(encoding="utf-8", errors="replace").strip() or "?"
             raise RunLockedError(
                 f"{self.path.parent} is in use by another run (pid {holder}); wait for it to finish"
             ) from None
-        os.ftruncate(fd, 0)
-        os.write(fd, f"{os.getpid()}\n".encode())
-        self._fd = fd
+        fh.truncate(0)
+        fh.write(f"{os.getpid()}\n".encode())
+        fh.flush()
+        self._file = fh
         return self
 
     def release(self) -> None:
-        if self._fd is not None:
-            os.close(self._fd)  # closing drops the flock; the file stays (a stale file blocks nothing)
-            self._fd = None
+        if self._file is not None:
+            self._file.close()  # closing drops the flock; the file stays (a stale file blocks nothing)
+            self._file = None
 
     def __enter__(self) -> RunLock:
         return self.acquire()
@@ -352,6 +361,7 @@ class RunLock:
 __all__ = [
     "IDENTITY_NAME",
     "LOCK_NAME",
+    "Restart",
     "RunClaim",
     "RunDirError",
     "RunIdentity",

@@ -19,7 +19,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel
 
-from shoparena.runs.identity import RunIdentity, claim_run_dir
+from shoparena.runs.identity import Restart, RunIdentity, claim_run_dir
 from shoparena.runs.manifest import RunManifest, StageRecord, load_or_new, write_manifest
 
 
@@ -47,18 +47,19 @@ class RunDir:
         identity: RunIdentity | None = None,
         own: Iterable[str] = (),
         input_paths: Iterable[str | Path | None] = (),
-        restart: bool = False,
+        restart: Restart = False,
     ) -> None:
         """Claim ``path`` (:func:`shoparena.runs.identity.claim_run_dir`: refused before any write when it
         holds another kind of run, another config or inputs, or an input), then write the config.
 
         Args:
-            identity: What the run is (default: ``kind`` over the whole config, no inputs).
+            identity: What the run is (default: the kind alone, for a run whose stage hashes already decide
+                what a changed config re-runs, as the pipeline's do).
             own: The top-level names this run writes (what ``restart`` clears).
         """
         self.path = Path(path)
         if identity is None:
-            identity = RunIdentity.of(kind, config.model_dump(mode="json"), {})
+            identity = RunIdentity.of(kind, {}, {})
         self.claim = claim_run_dir(self.path, identity, own=own, input_paths=input_paths, restart=restart)
         self.resumed = self.claim.resumed
         self.config = config

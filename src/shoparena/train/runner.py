@@ -23,7 +23,7 @@ from pydantic import Field
 from shoparena.formats.profiles import template_hash, write_render_stamp
 from shoparena.jsonl import append_line, read_jsonl_dicts, write_jsonl
 from shoparena.runs import RunDir, RunManifest
-from shoparena.runs.identity import RunIdentity
+from shoparena.runs.identity import Restart, RunIdentity
 from shoparena.train.config import TrainConfig
 from shoparena.train.data import corpus_render_profile
 
@@ -68,7 +68,7 @@ class TrainRunDir(RunDir):
     manifest_model = TrainManifest
     manifest: TrainManifest
 
-    def __init__(self, path: str | Path, *, kind: str, config: TrainConfig, restart: bool = False) -> None:
+    def __init__(self, path: str | Path, *, kind: str, config: TrainConfig, restart: Restart = False) -> None:
         super().__init__(
             path,
             kind=kind,
@@ -217,7 +217,7 @@ def _run_loss(before: list[dict[str, Any]], session_loss: float, session_steps: 
 
 
 def train(
-    cfg: TrainConfig, out_dir: str | Path, *, progress: bool = True, restart: bool = False
+    cfg: TrainConfig, out_dir: str | Path, *, progress: bool = True, restart: Restart = False
 ) -> dict[str, Any]:
     """Run (or resume) training ``cfg`` in ``out_dir``; returns the summary (also ``RUN/summary.json``).
 
