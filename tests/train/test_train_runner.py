@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 
+import pytest
 import yaml
 
+from shoparena.runs.identity import RunLockedError, read_identity
 from shoparena.runs.manifest import read_manifest
 from shoparena.train.config import load_config
 from shoparena.train.runner import TrainManifest, TrainRunDir, _tokens_per_s
@@ -26,5 +28,9 @@ def test_train_run_dir_is_a_run_dir_with_a_train_manifest(tmp_path):
     assert yaml.safe_load((tmp_path / "run" / "config.yaml").read_text(encoding="utf-8"))["method"] == "sft"
     manifest = read_manifest(tmp_path / "run", TrainManifest)
     assert (manifest.kind, manifest.method, manifest.model) == ("train", "sft", cfg.model)
+    with pytest.raises(RunLockedError):  # one run at a time in a directory
+        TrainRunDir(tmp_path / "run", kind="train", config=cfg)
+    first.close()
     again = TrainRunDir(tmp_path / "run", kind="train", config=cfg)  # a re-run resumes the same run
+    assert again.resumed and read_identity(tmp_path / "run").kind == "train-sft"
     assert isinstance(again.manifest, TrainManifest) and again.manifest.run_id == first.manifest.run_id
