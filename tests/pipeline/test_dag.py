@@ -144,6 +144,10 @@ def test_a_deleted_stage_output_reruns_that_stage_and_its_dependents(tmp_path):
     calls: list[str] = []
     _run(tmp_path, PipelineConfig(), calls)
     shutil.rmtree(tmp_path / "run" / "corpus")  # the manifest still records corpus as done
+    from shoparena.pipeline import dry_run
+
+    planned = {row["stage"]: row["done"] for row in dry_run(PipelineConfig(), tmp_path / "run")}
+    assert [name for name, done in planned.items() if not done] == ["corpus", "sft", "eval_student"]
     calls.clear()
     results = _run(tmp_path, PipelineConfig(), calls)
     assert calls == ["corpus", "sft", "eval_student"]

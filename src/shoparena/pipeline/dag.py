@@ -120,17 +120,22 @@ def stage_hash(stage: Stage, config: Any, dep_hashes: Mapping[str, str]) -> str:
 
 
 def plan(
-    stages: Sequence[Stage], config: Any, manifest: RunManifest | None = None
+    stages: Sequence[Stage], config: Any, manifest: RunManifest | None = None, root: Path | None = None
 ) -> list[tuple[str, str, bool]]:
-    """(stage, hash, done already in ``manifest``) for every stage, without running anything (the dry run)."""
+    """(stage, hash, done already in ``manifest``) for every stage, without running anything (the dry run).
+    With the run directory ``root``, a stage whose outputs were deleted, or that needs one that will run, is
+    not done (as :func:`run_dag` decides)."""
     hashes: dict[str, str] = {}
+    done: dict[str, bool] = {}
     rows = []
     for stage in topological(stages):
         hashes[stage.name] = stage_hash(stage, config, hashes)
         record = manifest.stages.get(stage.name) if manifest is not None else None
-        rows.append(
-            (stage.name, hashes[stage.name], record is not None and record.config_hash == hashes[stage.name])
-        )
+        ok = record is not None and record.config_hash == hashes[stage.name]
+        if ok and root is not None and record is not None:
+            ok = not _missing_outputs(root, record.outputs) and all(done[d] for d in stage.deps)
+        done[stage.name] = ok
+        rows.append((stage.name, hashes[stage.name], ok))
     return rows
 
 

@@ -30,7 +30,7 @@ def dry_run(config: PipelineConfig, out_dir: str | Path | None = None) -> list[d
     stages = {s.name: s for s in pipeline_stages()}
     return [
         {"stage": name, "hash": h, "done": done, "deps": list(stages[name].deps)}
-        for name, h, done in plan(list(stages.values()), config, manifest)
+        for name, h, done in plan(list(stages.values()), config, manifest, Path(out_dir) if out_dir else None)
     ]
 
 

@@ -1,5 +1,13 @@
 """Run directories: the typed manifest, resumable stages, ORO envelope logs (the lowest, rollout layer)."""
 
+from shoparena.runs.identity import (
+    RunDirError,
+    RunIdentity,
+    RunKind,
+    RunLock,
+    RunLockedError,
+    claim_run_dir,
+)
 from shoparena.runs.manifest import (
     FileRef,
     ManifestError,
@@ -14,8 +22,14 @@ __all__ = [
     "FileRef",
     "ManifestError",
     "RunDir",
+    "RunDirError",
+    "RunIdentity",
+    "RunKind",
+    "RunLock",
+    "RunLockedError",
     "RunManifest",
     "StageRecord",
+    "claim_run_dir",
     "read_manifest",
     "write_manifest",
 ]
