@@ -196,3 +196,17 @@ def test_pipeline_run_into_a_file_or_a_running_directory_is_refused(tmp_path):
     calls = []
     run_pipeline(PipelineConfig(), busy, stages=fake_stages(calls), console=_quiet(), report=False)
     assert calls == ALL  # the holder is gone: its lock is stale and the run goes ahead
+
+
+def test_restart_reruns_every_stage_and_keeps_what_is_not_the_runs(tmp_path):
+    out = tmp_path / "run"
+    calls: list[str] = []
+    run_pipeline(PipelineConfig(), out, stages=fake_stages(calls), console=_quiet(), report=False)
+    (out / "my-notes.txt").write_text("mine")
+    (out / "corpus" / "stale.txt").write_text("left by an older stage")
+    calls.clear()
+    run_pipeline(
+        PipelineConfig(), out, stages=fake_stages(calls), console=_quiet(), report=False, restart=True
+    )
+    assert calls == ALL
+    assert (out / "my-notes.txt").read_text() == "mine" and not (out / "corpus" / "stale.txt").exists()

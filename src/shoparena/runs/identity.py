@@ -35,9 +35,10 @@ from shoparena.jsonl import sha256_file
 IDENTITY_NAME = "identity.json"
 LOCK_NAME = "run.lock"
 
-#: Names never hashed as part of an input directory: scratch and resume state that do not change what the
-#: input holds (a corpus's ``work/``, a training run's ``checkpoints/``), and the bookkeeping of this module.
-_SKIP_NAMES = frozenset({"work", "checkpoints", LOCK_NAME, "__pycache__"})
+#: Names never hashed as part of an input directory: scratch, resume state and copies that do not change
+#: what the input holds (a corpus's ``work/`` and ``publish/`` staging, a training run's ``checkpoints/``),
+#: and the bookkeeping of this module.
+_SKIP_NAMES = frozenset({"work", "checkpoints", "publish", LOCK_NAME, "__pycache__"})
 _SKIP_SUFFIXES = (".tmp", ".lock")
 
 
@@ -262,36 +263,13 @@ def claim_run_dir(
     path = Path(out)
     refuse_output_over_inputs(path, input_paths, option=option)
     own_names = {*own, IDENTITY_NAME, LOCK_NAME, "manifest.json", "config.yaml", "summary.json"}
-    kind = identity.kind.value
     if path.exists() and not path.is_dir():
         raise RunDirError(f"{option} {out} is a file, not a directory")
-    previous: RunIdentity | None = None
-    found: str | None = None
-    start_over = restart is True
-    if path.is_dir() and any(p.name != LOCK_NAME for p in path.iterdir()):
-        previous = read_identity(path)
-        found = previous.kind.value if previous is not None else _manifest_kind(path)
-        if found is not None and found != kind:
-            raise RunDirError(
-                f"{option} {out} holds a run of kind {found}, not {kind}; use another directory"
-            )
-        if found is None:
-            foreign = sorted(p.name for p in path.iterdir() if p.name not in own_names and p.name[0] != ".")
-            if foreign:
-                shown = ", ".join(foreign[:3]) + (", ..." if len(foreign) > 3 else "")
-                raise RunDirError(f"{option} {out} is not empty and holds no {kind} run ({shown})")
-        changed = previous is not None and (
-            previous.config_hash != identity.config_hash or previous.inputs_hash != identity.inputs_hash
-        )
-        start_over = start_over or (changed and restart == "changed")
-        if changed and not start_over and previous is not None:
-            diff = "; ".join(previous.differences(identity)[:4])
-            raise RunDirError(
-                f"{option} {out} holds a {kind} run of another config or inputs ({diff}); "
-                "pass --restart to start it over, or use another directory"
-            )
+    _check(path, identity, own_names, restart, option)  # refused here, nothing was written
     lock = RunLock(path).acquire()  # before clearing: never start over under a live run
     try:
+        # Again under the lock: a run that finished between the first check and the lock is seen.
+        found, start_over = _check(path, identity, own_names, restart, option)
         if start_over:
             for name in own_names - {LOCK_NAME}:
                 _remove(path / name)
@@ -301,7 +279,37 @@ def claim_run_dir(
         lock.release()
         raise
     # A run from before identities (a manifest of this kind, no identity.json) is adopted as it is.
-    return RunClaim(path, resumed=not start_over and found == kind, lock=lock)
+    return RunClaim(path, resumed=not start_over and found == identity.kind.value, lock=lock)
+
+
+def _check(
+    path: Path, identity: RunIdentity, own_names: set[str], restart: Restart, option: str
+) -> tuple[str | None, bool]:
+    """The kind found in ``path`` and whether to start over; raises when the directory cannot be used."""
+    kind = identity.kind.value
+    start_over = restart is True
+    if not path.is_dir() or not any(p.name != LOCK_NAME for p in path.iterdir()):
+        return None, start_over
+    previous = read_identity(path)
+    found = previous.kind.value if previous is not None else _manifest_kind(path)
+    if found is not None and found != kind:
+        raise RunDirError(f"{option} {path} holds a run of kind {found}, not {kind}; use another directory")
+    if found is None:
+        foreign = sorted(p.name for p in path.iterdir() if p.name not in own_names and p.name[0] != ".")
+        if foreign:
+            shown = ", ".join(foreign[:3]) + (", ..." if len(foreign) > 3 else "")
+            raise RunDirError(f"{option} {path} is not empty and holds no {kind} run ({shown})")
+    changed = previous is not None and (
+        previous.config_hash != identity.config_hash or previous.inputs_hash != identity.inputs_hash
+    )
+    start_over = start_over or (changed and restart == "changed")
+    if changed and not start_over and previous is not None:
+        diff = "; ".join(previous.differences(identity)[:4])
+        raise RunDirError(
+            f"{option} {path} holds a {kind} run of another config or inputs ({diff}); "
+            "pass --restart to start it over, or use another directory"
+        )
+    return found, start_over
 
 
 def _remove(path: Path) -> None:
