@@ -36,6 +36,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from shoparena.arena.miners import miner_path
+from shoparena.runs.identity import Restart, RunIdentity, RunKind, claim_run_dir
 
 TEACHER_PREFIX = "teacher/"
 
@@ -279,13 +280,31 @@ def _race_task(item: tuple[str, int]) -> str:
     return str(run_race(config, race, search=_SEARCH_CACHE[key]))
 
 
-def run_firehose(config: FirehoseConfig, *, search: Any = None, progress: Any = None) -> list[Path]:
+def firehose_identity(config: FirehoseConfig) -> RunIdentity:
+    """What the races are a function of: the suites' and index's content and every setting but the race
+    count (more races extend a firehose, the first ones stay the same) and where they run."""
+    settings = config.model_dump(
+        mode="json", exclude={"suites", "index", "out", "races", "workers", "executor", "ray_address"}
+    )
+    inputs: dict[str, Path | None] = {f"suites.{i}": p for i, p in enumerate(config.suites)}
+    inputs["index"] = config.index
+    return RunIdentity.of(RunKind.FIREHOSE, settings, inputs)
+
+
+def run_firehose(
+    config: FirehoseConfig, *, search: Any = None, progress: Any = None, restart: Restart = False
+) -> list[Path]:
     """Run every race not already complete (``race.json`` present); returns the race directories.
 
     Args:
         config: The firehose; ``config.executor`` picks where the races run.
         search: A ready search engine for the ``process`` executor (tests); Ray workers open ``config.index``.
         progress: Called with a line of text after each race.
+        restart: Start ``config.out`` over (its races and miners are removed first).
+
+    Raises:
+        RunDirError: ``config.out`` holds another kind of run or a firehose over other suites, index or
+            settings (unless ``restart``), or is, holds or lies in an input; nothing is written.
     """
     # Absolute paths: a Ray worker (another process, maybe another node) must find the same files.
     config = config.model_copy(
@@ -295,7 +314,21 @@ def run_firehose(config: FirehoseConfig, *, search: Any = None, progress: Any = 
             "out": config.out.resolve(),
         }
     )
-    config.out.mkdir(parents=True, exist_ok=True)
+    races = [p.name for p in config.out.glob("race-*")] if config.out.is_dir() else []
+    claim = claim_run_dir(
+        config.out,
+        firehose_identity(config),
+        own=["firehose.json", "miners", *races],
+        input_paths=[*config.suites, config.index],
+        restart=restart,
+    )
+    try:
+        return _run_firehose(config, search, progress)
+    finally:
+        claim.release()
+
+
+def _run_firehose(config: FirehoseConfig, search: Any, progress: Any) -> list[Path]:
     (config.out / "firehose.json").write_text(config.model_dump_json(indent=2), encoding="utf-8")
     write_miners(config)
     dirs = [config.out / f"race-{race:03d}" for race in range(config.races)]

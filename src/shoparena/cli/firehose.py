@@ -30,6 +30,9 @@ def firehose(
     ray_address: str | None = typer.Option(
         _D["ray_address"].default, help="Running Ray cluster (default: RAY_ADDRESS, else a local ray.init)."
     ),
+    restart: bool = typer.Option(
+        False, "--restart", help="Start --out over (removes its races) instead of resuming it."
+    ),
 ) -> None:
     """Run RACES races of the default miner population (docs/corpus.md); judge, race and weight each."""
     from rich.progress import Progress
@@ -55,7 +58,7 @@ def firehose(
     try:
         with Progress(console=console) as bar:
             task = bar.add_task(f"races ({executor})", total=races)
-            dirs = run_firehose(config, progress=lambda _msg: bar.advance(task))
+            dirs = run_firehose(config, progress=lambda _msg: bar.advance(task), restart=restart)
     except ExecutorUnavailableError as err:
         console.print(f"[red]{err}[/red]")
         raise typer.Exit(2) from None

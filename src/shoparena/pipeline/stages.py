@@ -181,7 +181,7 @@ def firehose_stage(ctx: StageContext) -> dict[str, Any]:
             "ray_address": ctx.config.ray_address,
         }
     )
-    race_dirs = run_firehose(config, progress=lambda text: ctx.console.print(text))
+    race_dirs = run_firehose(config, progress=lambda text: ctx.console.print(text), restart="changed")
     public = ctx.inputs["partitions"]["public"]
     # The firehose rotates the public suites: race r draws from suite r mod P.
     races = [{**race_summary(d), "suite": public[i % len(public)]} for i, d in enumerate(race_dirs)]

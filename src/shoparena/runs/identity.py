@@ -47,6 +47,7 @@ class RunKind(StrEnum):
 
     EPISODES = "episodes"
     ARENA = "arena"
+    FIREHOSE = "firehose"
     INDEX = "index"
     PARTITION = "partition"
     CORPUS = "corpus"
