@@ -39,7 +39,7 @@ LOCK_NAME = "run.lock"
 #: what the input holds (a corpus's ``work/`` and ``publish/`` staging, a training run's ``checkpoints/``),
 #: and the bookkeeping of this module.
 _SKIP_NAMES = frozenset({"work", "checkpoints", "publish", LOCK_NAME, "__pycache__"})
-_SKIP_SUFFIXES = (".tmp", ".lock")
+_SKIP_SUFFIXES = (".tmp",)
 
 
 class RunKind(StrEnum):
@@ -152,7 +152,8 @@ def _tree(root: Path) -> Iterable[Path]:
         if entry.name in _SKIP_NAMES or entry.name.endswith(_SKIP_SUFFIXES) or entry.name == IDENTITY_NAME:
             continue
         if entry.is_dir():
-            yield from _tree(entry)
+            if not entry.is_symlink():  # a linked folder is not the input's own (and may loop)
+                yield from _tree(entry)
         elif entry.is_file():
             yield entry
 
