@@ -125,6 +125,21 @@ def test_request_lines_are_handles_that_resolve_to_the_line_text():
     resolved = resolve_arguments("find_product", {"q": "U2", "shop_id": "S1"}, table)
     assert resolved["q"] == "running socks ankle"
     assert resolve_arguments("find_product", {"q": "U9"}, table)["q"] == "U9"  # no such line: as written
+    # An inline list is laid out one item per line; an item's handle stands for it without its marker and
+    # closing ";"/".", and a closing sentence after the last item is a line of its own.
+    inline = "Find one shop with these: (1) running socks ankle; (2) nike shoes. They must share a shop."
+    table.set_request(inline)
+    assert compact_request(inline).splitlines() == [
+        "U1 | Find one shop with these:",
+        "U2 | (1) running socks ankle;",
+        "U3 | (2) nike shoes.",
+        "U4 | They must share a shop.",
+    ]
+    assert table.lines[1:3] == ["running socks ankle", "nike shoes."]
+    ordinal = "Help me pick: First, some socks. Second, a bottle."
+    table.set_request(ordinal)
+    assert table.lines == ["Help me pick:", "some socks", "a bottle"]
+    assert compact_arguments("find_product", {"q": "a bottle"}, table) == {"q": "U3"}
     # A handle stands for the line's first LINE_CHARS characters, the length a search query is cut at.
     long = "x" * (LINE_CHARS + 50)
     table.set_request(long)

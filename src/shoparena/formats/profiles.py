@@ -12,11 +12,12 @@ the rows it was trained on (same state, same text).
   results as one line per product, top :data:`COMPACT_TOP` only; view results as options and attributes only;
   short acknowledgements for actions. Products and shops are per-episode handles (``P1``, ``S1``, numbered by
   first appearance) that the environment maps back to ids (:func:`resolve_arguments`), so a student copies a
-  two-token handle instead of a ten-digit id. The request's lines are handles too (``U1``, ``U2``, shown in
-  front of each line of the user turn): a search whose ``q`` is a line of the request as written (a list
-  line without its bullet, at most :data:`LINE_CHARS` characters) is rendered as that line's handle and
-  resolved back to its text, so a student names the line instead of copying twenty words (a 2-layer student
-  does not learn verbatim copying in minutes: docs/fidelity.md, pilot table). Any other ``q`` stays free
+  two-token handle instead of a ten-digit id. The request's items are handles too (``U1``, ``U2``, shown in
+  front of each line of the user turn, where an inline list "(1) ... (2) ..." or "First, ... Second, ..." is
+  laid out one item per line): a search whose ``q`` is such an item as written (without its list marker, at
+  most :data:`LINE_CHARS` characters) is rendered as its handle and resolved back to its text, so a student
+  names the item instead of copying twenty words (a 2-layer student does not learn verbatim copying in
+  minutes: docs/fidelity.md, pilot table). Any other ``q`` stays free
   text. Default arguments (``page`` 1, ``max_results`` 10) are left out and filled back in.
 
 Trajectories always store real ids and full results; a profile is a view of them, never a change.
@@ -47,8 +48,11 @@ _COMPACT_WEB_CHARS = 240
 _HANDLE_RE = re.compile(r"^([PS])(\d+)$")
 _LINE_HANDLE_RE = re.compile(r"^U(\d+)$")
 _BULLET_RE = re.compile(r"^(?:[-*\u2022])\s+")
+_PAREN_MARK_RE = re.compile(r"\(\d\)\s*")
+_ORDINAL_MARK_RE = re.compile(r"(?:(?<=[.!?;:])\s+|^)(?:First|Second|Third|Fourth|Fifth|Finally|Lastly),\s*")
+_SENTENCE_END_RE = re.compile(r"[.!?]\s+(?=[A-Z])")
 #: Bumped whenever the compact rendering changes in code (not only in its fixed text), so hashes change too.
-COMPACT_VERSION = 2
+COMPACT_VERSION = 3
 #: A line handle stands for at most this many characters of its line (a search query's length cap).
 LINE_CHARS = 300
 _TEXT_ARGS = {"find_product": "q", "web_search": "q"}
@@ -104,19 +108,46 @@ def profile_hash(name: str) -> str:
     return hashlib.sha256(fixed.encode()).hexdigest()[:16]
 
 
-def request_lines(request: str) -> list[str]:
-    """The request's non-empty lines as written (stripped): what the compact profile numbers U1, U2, ..."""
-    return [line.strip() for line in request.splitlines() if line.strip()]
+def _enumeration(line: str) -> list[tuple[str, str]] | None:
+    """An inline list ("(1) X; (2) Y", "First, X. Second, Y.") split one item per line, or None."""
+    for marker in (_PAREN_MARK_RE, _ORDINAL_MARK_RE):
+        marks = list(marker.finditer(line))
+        if len(marks) < 2:
+            continue
+        head = line[: marks[0].start()].strip()
+        out = [(head, head)] if head else []
+        for k, mark in enumerate(marks):
+            end = marks[k + 1].start() if k + 1 < len(marks) else len(line)
+            item = line[mark.end() : end]
+            tail = ""
+            if k + 1 == len(marks):  # a closing sentence ("They must all come from one shop.") is a line
+                split = _SENTENCE_END_RE.search(item.strip())
+                if split:
+                    item, tail = item.strip()[: split.start() + 1], item.strip()[split.end() :]
+                    out.append((line[mark.start() : mark.end()] + item, item.strip(" ;,")))
+                    out.append((tail, tail))
+                    continue
+            out.append((line[mark.start() : end].strip(), item.strip(" ;,.")))
+        return out
+    return None
+
+
+def request_items(request: str) -> list[tuple[str, str]]:
+    """The request as the compact profile lists it, one ``(shown text, value)`` per handle ``U1``, ``U2``...:
+    each non-empty line, with an inline list split one item per line. The value (what the handle stands for)
+    is the text without its list marker (``- ``, ``(2) ``, ``Second, ``; an inline item also without its
+    closing ``;``/``.``), cut at :data:`LINE_CHARS`."""
+    out: list[tuple[str, str]] = []
+    for raw in request.splitlines():
+        line = raw.strip()
+        if line:
+            out += _enumeration(line) or [(line, _BULLET_RE.sub("", line))]
+    return [(shown, value[:LINE_CHARS]) for shown, value in out]
 
 
 def compact_request(request: str) -> str:
-    """The user turn as the compact profile shows it: each line after its handle (``U1 | ...``)."""
-    return "\n".join(f"U{n} | {line}" for n, line in enumerate(request_lines(request), start=1))
-
-
-def line_value(line: str) -> str:
-    """What a line handle stands for: the line without a list bullet, cut at :data:`LINE_CHARS`."""
-    return _BULLET_RE.sub("", line)[:LINE_CHARS]
+    """The user turn as the compact profile shows it: each listed item after its handle (``U1 | ...``)."""
+    return "\n".join(f"U{n} | {shown}" for n, (shown, _) in enumerate(request_items(request), start=1))
 
 
 @dataclass(slots=True)
@@ -129,7 +160,7 @@ class HandleTable:
     lines: list[str] = field(default_factory=list)  # line values, U1 first
 
     def set_request(self, request: str) -> None:
-        self.lines = [line_value(line) for line in request_lines(request)]
+        self.lines = [value for _, value in request_items(request)]
 
     def line_handle(self, text: str) -> str | None:
         """``U<n>`` when ``text`` is the value of request line n (the first such line), else None."""
@@ -420,11 +451,10 @@ __all__ = [
     "compact_request",
     "compact_result",
     "handle_table",
-    "line_value",
     "profile_hash",
     "read_render_stamp",
     "render_chat",
-    "request_lines",
+    "request_items",
     "resolve_arguments",
     "template_hash",
     "template_kwargs",
