@@ -504,6 +504,23 @@ def _agents(run_dir: Path, manifest: Any) -> tuple[list[str], list[str]]:
     return listed, [a for a in folders if a not in manifest.agents]
 
 
+def _ingest_eval_dir(run_dir: Path, run_id: str, context: ScoringContext, emit: Emit) -> list[str]:
+    """An ``eval run`` directory: each envelope of ``output.jsonl`` (a policy's scored episodes, the input of
+    rejection sampling) → one record or quarantine, evidence from the envelope as for ``--from`` files."""
+    source = run_dir / "output.jsonl"
+    if not source.is_file():
+        raise RunFileError(f"{source}: missing (an eval run directory without its episodes)")
+    counts: dict[str, int] = {}
+    for line_no, raw in iter_raw_lines(source):
+        try:
+            obj = orjson.loads(raw)
+        except orjson.JSONDecodeError as exc:
+            emit(_line_quarantine(source, line_no, "", f"invalid JSON: {exc}"))
+            continue
+        emit(_ingest_value(obj, source, line_no, f"{run_id}/eval", counts, context))
+    return []
+
+
 def ingest_run_dir(run_dir: Path, emit: Emit, cache: dict[str, Any]) -> list[str]:
     """Every envelope of every agent of an arena run directory → one record or quarantine.
 
@@ -512,16 +529,22 @@ def ingest_run_dir(run_dir: Path, emit: Emit, cache: dict[str, Any]) -> list[str
     (:class:`RunFileError`), like a torn ``race.json`` or ``miner.json``.
     """
     from shoparena.arena.runner import safe_name
-    from shoparena.runs.manifest import ArenaManifest, ManifestError, read_manifest
+    from shoparena.runs.manifest import ArenaManifest, read_manifest
 
     context, notes = load_run_context(run_dir, cache)
-    try:
-        manifest: ArenaManifest | None = read_manifest(run_dir, ArenaManifest)
-    except ManifestError as exc:
-        if (run_dir / "manifest.json").is_file():
-            raise  # torn or foreign: an error, not a guess from the folder names
-        manifest = None
-        notes.append(f"{exc}; run id taken from the folder name, agents from agents/")
+    manifest: ArenaManifest | None = None
+    if (run_dir / "manifest.json").is_file():  # torn or foreign: an error, not a guess from the folder names
+        header = read_manifest(run_dir)
+        if header.kind == "eval":
+            return notes + _ingest_eval_dir(run_dir, header.run_id, context, emit)
+        if header.kind != "arena":
+            raise RunFileError(
+                f"{run_dir / 'manifest.json'}: kind: a {header.kind!r} run directory; corpus build reads "
+                "arena runs (firehose races) and eval runs"
+            )
+        manifest = read_manifest(run_dir, ArenaManifest)
+    else:
+        notes.append(f"{run_dir / 'manifest.json'}: missing; run id from the folder name, agents/ listed")
     base_run = manifest.run_id if manifest is not None else run_dir.name
     race_path = run_dir / "race.json"  # written by `arena firehose` (and the race stage)
     race = read_json_record(race_path, RaceDocument).race.race_id if race_path.exists() else None
