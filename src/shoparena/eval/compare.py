@@ -101,13 +101,13 @@ def compare_runs(run_a: str | Path, run_b: str | Path, *, resamples: int = 2000,
     """
     summary_a, records_a, config_a = read_run(run_a)
     summary_b, records_b, config_b = read_run(run_b)
-    hash_a, hash_b = summary_a["suite"]["content_hash"], summary_b["suite"]["content_hash"]
+    hash_a, hash_b = summary_a.suite.content_hash, summary_b.suite.content_hash
     if hash_a != hash_b:
         raise CompareError(
-            f"different suites: {run_a} evaluated {summary_a['suite']['path']} ({hash_a[:12]}), "
-            f"{run_b} evaluated {summary_b['suite']['path']} ({hash_b[:12]})"
+            f"different suites: {run_a} evaluated {summary_a.suite.path} ({hash_a[:12]}), "
+            f"{run_b} evaluated {summary_b.suite.path} ({hash_b[:12]})"
         )
-    scoring_a, scoring_b = summary_a.get("scoring", {}), summary_b.get("scoring", {})
+    scoring_a, scoring_b = summary_a.scoring, summary_b.scoring
     for key in ("title_backend", "profiles", "denominator"):
         if scoring_a.get(key) != scoring_b.get(key):
             raise CompareError(
