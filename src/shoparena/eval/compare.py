@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from shoparena.eval.config import EvalConfigError
 from shoparena.eval.run import PROFILES, problem_outcomes, read_run
+from shoparena.jsonl import sha256_file
 from shoparena.suites.loaders import load_suite
 
 
@@ -92,6 +93,18 @@ def _difference(a: np.ndarray, b: np.ndarray, resamples: int, seed: int) -> Pair
     )
 
 
+def _suite_path(run_dir: Path, suite: Path, sha256: str) -> Path:
+    """The run's suite file: as recorded, or (recorded relative to the directory a pipeline started in) the
+    same relative path under one of the run directory's parents, accepted only with the recorded hash."""
+    if suite.is_absolute() or suite.exists():
+        return suite
+    for parent in run_dir.resolve().parents:
+        candidate = parent / suite
+        if candidate.is_file() and sha256_file(candidate) == sha256:
+            return candidate
+    return suite
+
+
 def compare_runs(run_a: str | Path, run_b: str | Path, *, resamples: int = 2000, seed: int = 0) -> Comparison:
     """Compare two finished eval run directories problem by problem, under both profiles.
 
@@ -114,7 +127,7 @@ def compare_runs(run_a: str | Path, run_b: str | Path, *, resamples: int = 2000,
                 f"different scoring ({key}): {run_a} {scoring_a.get(key)!r} vs {run_b} {scoring_b.get(key)!r}"
             )
     try:
-        problems, _ = load_suite(config_a.suite)
+        problems, _ = load_suite(_suite_path(Path(run_a), config_a.suite, summary_a.suite.sha256))
     except Exception as exc:
         raise EvalConfigError(f"{run_a}: cannot reload its suite {config_a.suite}: {exc}") from None
     if config_a.limit is not None:
