@@ -74,6 +74,8 @@ def select_rows(cfg: TrainConfig) -> tuple[Any, DataReport]:
     a seeded uniform sample of N with ``data.sample_seed``)."""
     dataset = load_view(cfg.data, cfg.view)
     report = DataReport(view=cfg.view, split=cfg.data.split, select=cfg.data.select, rows=len(dataset))
+    if len(dataset) == 0:  # nothing to train on: say so here, not as an IndexError inside the trainer
+        raise ConfigError(f"{cfg.data.corpus}: view {cfg.view!r} split {cfg.data.split!r} is empty (0 rows)")
     for column in ("outcome", "origin", "record_id"):
         if column not in dataset.column_names:
             raise ConfigError(
@@ -85,6 +87,11 @@ def select_rows(cfg: TrainConfig) -> tuple[Any, DataReport]:
     )
     report.not_selected = dict(reasons)
     selected = dataset.select([i for i, k in enumerate(keep) if k])
+    if len(selected) == 0:
+        raise ConfigError(
+            f"{cfg.data.corpus}: data.select {cfg.data.select!r} keeps 0 of the {len(dataset)} rows of view "
+            f"{cfg.view!r} split {cfg.data.split!r} (not selected: {dict(reasons)})"
+        )
     if cfg.data.max_rows is not None and len(selected) > cfg.data.max_rows:
         report.dropped["max_rows"] = len(selected) - cfg.data.max_rows
         picked = range(cfg.data.max_rows)

@@ -151,11 +151,12 @@ def _check_trainer_values(cls: type, cfg: TrainConfig) -> None:
         raise ConfigError(f"{cfg.method}.max_steps: {steps}: must be at least 1 (or -1: train by epochs)")
 
 
-def build_trl_config(cfg: TrainConfig, output_dir: str, **forced: Any) -> Any:
-    """Instantiate the method's TRL config from the ``trainer`` section.
+def check_trainer(cfg: TrainConfig) -> None:
+    """The ``trainer`` section's keys and values against the method's TRL config, without building it (no
+    device checks): what ``pipeline run --dry-run`` and :func:`build_trl_config` both run first.
 
     Raises:
-        ConfigError: an unknown or invalid TRL field (named).
+        ConfigError: an unknown field, a value of the wrong type, or ``max_steps`` out of range (named).
     """
     cls = CONFIG_CLASSES[cfg.method]
     known = {f.name for f in dataclasses.fields(cls)}
@@ -163,6 +164,16 @@ def build_trl_config(cfg: TrainConfig, output_dir: str, **forced: Any) -> Any:
     if unknown:
         raise ConfigError(f"{cfg.method}: unknown {cls.__mro__[1].__name__} field(s) {unknown}")
     _check_trainer_values(cls, cfg)
+
+
+def build_trl_config(cfg: TrainConfig, output_dir: str, **forced: Any) -> Any:
+    """Instantiate the method's TRL config from the ``trainer`` section.
+
+    Raises:
+        ConfigError: an unknown or invalid TRL field (named).
+    """
+    cls = CONFIG_CLASSES[cfg.method]
+    check_trainer(cfg)
     kwargs = {"report_to": "none", **cfg.trainer, **forced, "output_dir": output_dir}
     try:
         return cls(**kwargs)
