@@ -46,9 +46,11 @@ def build(
 
     A build over other inputs or settings than OUT's is refused (exit 2) unless --restart.
     """
+    from pydantic import ValidationError
+
     from shoparena.corpus import CorpusConfig, build_corpus
     from shoparena.corpus.report import report_table
-    from shoparena.runs.files import RunFileError, load_yaml
+    from shoparena.runs.files import RunFileError, load_yaml, validation_detail
 
     base = (load_yaml(config_file, what="corpus config") if config_file else None) or {}
     if not isinstance(base, dict):
@@ -65,8 +67,9 @@ def build(
         base["index"] = index
     try:
         config = CorpusConfig.model_validate(base)
-    except ValueError as err:
-        raise typer.BadParameter(str(err), param_hint="--config") from None
+    except ValidationError as err:
+        where = config_file or "corpus build"
+        raise RunFileError(f"{where}: not a corpus config: {validation_detail(err)}") from None
     if not config.run_dirs and not config.files:
         raise typer.BadParameter("give run directories and/or --from files", param_hint="RUN_DIRS")
     for run_dir in config.run_dirs:
