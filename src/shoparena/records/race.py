@@ -243,6 +243,7 @@ class ArenaRunFile(BaseModel):
     suite: str | None = None
     index: str | None = None
     similarity: Literal["exact", "lexical", "embedding"] = "lexical"
+    run_id: str | None = None
 
 
 __all__ = [
