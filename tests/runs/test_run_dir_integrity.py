@@ -413,3 +413,12 @@ def test_race_and_weights_documents_read_back(worlds) -> None:
     assert weights.to_bytes() == (worlds["race"] / "weights.json").read_bytes()
     with pytest.raises(RunFileError, match=r"race\.json"):
         read_json_record(worlds["race"] / "race.json", WeightsDocument)
+
+
+def test_a_torn_episode_line_on_resume_names_file_and_line(worlds, tmp_path: Path) -> None:
+    from shoparena.eval.run import EpisodeStore
+
+    run = _copy(worlds["eval"], tmp_path / "a")
+    _torn_episode(run)
+    with pytest.raises(RunFileError, match=r"episodes\.jsonl:1: torn or corrupt line"):
+        EpisodeStore(run)
