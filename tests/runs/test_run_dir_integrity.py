@@ -422,3 +422,24 @@ def test_a_torn_episode_line_on_resume_names_file_and_line(worlds, tmp_path: Pat
     _torn_episode(run)
     with pytest.raises(RunFileError, match=r"episodes\.jsonl:1: torn or corrupt line"):
         EpisodeStore(run)
+
+
+def test_an_empty_view_split_or_selection_is_a_config_error(tmp_path: Path) -> None:
+    import datasets
+
+    from shoparena.train.config import ConfigError, load_config
+    from shoparena.train.data import select_rows
+
+    views = tmp_path / "corpus" / "views"
+    columns = datasets.Features({k: datasets.Value("string") for k in ("outcome", "origin", "record_id")})
+    rejected = {"outcome": ["low_richness"], "origin": ["agentic"], "record_id": ["r:p:0"]}
+    splits = {
+        "train": datasets.Dataset.from_dict(rejected, features=columns),
+        "eval": datasets.Dataset.from_dict({k: [] for k in rejected}, features=columns),
+    }
+    datasets.DatasetDict(splits).save_to_disk(str(views / "sft"))
+    corpus = f"data.corpus={tmp_path / 'corpus'}"
+    with pytest.raises(ConfigError, match="split 'eval' is empty"):
+        select_rows(load_config("tiny", "sft", [corpus, "data.split=eval"]))
+    with pytest.raises(ConfigError, match="keeps 0 of the 1 rows"):
+        select_rows(load_config("tiny", "sft", [corpus, "data.split=train"]))

@@ -51,12 +51,20 @@ def load_view(data: DataSection, view: str) -> Any:
     saved = root / "views" / view
     parquet = root / "views" / f"{view}-{data.split}.parquet"
     if saved.is_dir():
-        dsd = datasets.load_from_disk(str(saved))
-        if data.split not in dsd:
-            raise ConfigError(f"{saved}: no split {data.split!r} (has {', '.join(dsd)})")
-        return dsd[data.split]
+        # One split only: datasets cannot load a split saved with no rows (IndexError), so an empty eval
+        # split would make the train split unloadable too.
+        splits = sorted(p.name for p in saved.iterdir() if (p / "dataset_info.json").is_file())
+        if data.split not in splits:
+            raise ConfigError(f"{saved}: no split {data.split!r} (has {', '.join(splits)})")
+        try:
+            return datasets.load_from_disk(str(saved / data.split))
+        except IndexError:
+            raise ConfigError(f"{saved}: view {view!r} split {data.split!r} is empty (0 rows)") from None
     if parquet.is_file():
-        return datasets.Dataset.from_parquet(str(parquet))
+        try:
+            return datasets.Dataset.from_parquet(str(parquet))
+        except ValueError as exc:  # datasets reads a file with no row groups as "no data"
+            raise ConfigError(f"{parquet}: empty or unreadable ({exc})") from None
     raise ConfigError(f"data.corpus: {root} has no view {view!r} ({saved} or {parquet})")
 
 
