@@ -218,11 +218,13 @@ def verdicts() -> dict[str, Any]:
             provenance=CorpusProvenance(source_format="arena_run", source_path="x"),
         )
         classify(record, FilterConfig(), GateConfig())
+        assert record.evidence.proxy_log_problem is None
         dicts = [e for e in log if isinstance(e, dict)]
         responses = [e["response"] for e in dicts if isinstance(e.get("response"), dict)]
         out[name] = {
             "richness": rich.model_dump(mode="json"),
-            "evidence": record.evidence.model_dump(mode="json"),
+            # proxy_log_problem came after the recording: these logs are all present, so it is always None.
+            "evidence": record.evidence.model_dump(mode="json", exclude={"proxy_log_problem"}),
             "labels": {k: getattr(record.labels, k) for k in ("agentic_richness", "richness_pending",
                                                                 "nonce_valid_ratio")},
             "trainable": [m.trainable for m in record.messages],

@@ -19,6 +19,7 @@ from shoparena.cli.main import app
 from shoparena.judge.records import SCORE_BINS
 from shoparena.llm.planner_backend import PlannerBackend
 from shoparena.llm.scripted import ScriptedBackend
+from shoparena.records.race import RaceDocument
 
 pytestmark = needs_bwrap
 
@@ -117,6 +118,8 @@ def test_race_cli_is_deterministic_and_the_margin_decays(tmp_path, shop_world):
     scores = {row["hotkey"]: row["race_score"] for row in board}
     assert scores["agentic"] > scores["shortcut"] > 0  # the challenger wins the race on points...
     race = json.loads((tmp_path / "r1" / "race.json").read_text())
+    # The race stage writes the one race.json shape the firehose writes too (records.race.RaceDocument).
+    assert RaceDocument.model_validate(race).bank is not None
     decision = race["outcome"]["decision"]
     assert decision["promoted"] is False and decision["required_score"] > scores["agentic"]
     # ...but the fresh incumbent keeps rank 1.

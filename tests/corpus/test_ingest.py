@@ -5,12 +5,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from corpus_helpers import SN15_ROWS
 from test_fuzz_filter import ENVELOPE
 
 from shoparena.corpus import CorpusConfig, build_corpus
 from shoparena.formats import from_oro_envelope
 from shoparena.formats.sb import to_sb_rollout
+from shoparena.runs.files import RunFileError
 
 
 def test_every_input_shape_becomes_a_record_or_a_named_quarantine(tmp_path: Path):
@@ -48,14 +50,23 @@ def test_every_input_shape_becomes_a_record_or_a_named_quarantine(tmp_path: Path
 def test_damaged_run_directory_is_reported_not_raised(tmp_path: Path):
     run = tmp_path / "run"
     (run / "agents" / "a").mkdir(parents=True)
-    (run / "config.yaml").write_text(": not yaml : [")
     (run / "agents" / "a" / "output.jsonl").write_text(
         json.dumps(ENVELOPE) + "\n{torn\n" + json.dumps({"x": 1})
     )
     report = build_corpus(CorpusConfig(run_dirs=[run], out=tmp_path / "c"))
     funnel = report["funnel"]
     assert funnel["input"] == 3 and funnel["quarantined"] == 2 and funnel["adds_up"]
-    assert any("config.yaml unreadable" in note for note in report["notes"])
+    assert any("config.yaml: missing" in note for note in report["notes"])
     record = json.loads((tmp_path / "c" / "records.jsonl").read_text().splitlines()[0])
-    # The agent-written proxy_calls claim calls the (missing) trusted log never saw.
-    assert record["outcome"] == "forged_log" and record["labels"]["success"] is None
+    # The trusted log is missing: lost evidence, its own reason (an honest trajectory is not called forged).
+    assert record["outcome"] == "proxy_log_missing" and record["labels"]["success"] is None
+    assert funnel["rejected"]["proxy_log_missing"] == 1 and funnel["rejected"]["forged_log"] == 0
+
+
+def test_a_torn_run_config_is_an_error_naming_it(tmp_path: Path):
+    run = tmp_path / "run"
+    (run / "agents" / "a").mkdir(parents=True)
+    (run / "config.yaml").write_text(": not yaml : [")
+    (run / "agents" / "a" / "output.jsonl").write_text(json.dumps(ENVELOPE) + "\n")
+    with pytest.raises(RunFileError, match=r"run/config\.yaml:1: not valid YAML"):
+        build_corpus(CorpusConfig(run_dirs=[run], out=tmp_path / "c"))

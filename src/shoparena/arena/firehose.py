@@ -191,6 +191,8 @@ def _race_suite(config: FirehoseConfig, race: int, race_dir: Path) -> Path:
 def _race_and_weights(race_dir: Path, race_id: str, report: Any, race: int) -> None:
     from shoparena.arena.race import Qualifier, Race, RaceConfig, RaceStatus, resolve_race, select_qualifiers
     from shoparena.arena.weights import WeightConfig, compute_weights, weights_document
+    from shoparena.records.race import RaceDocument
+    from shoparena.runs.files import write_json_record
 
     cfg, wcfg = RaceConfig(), WeightConfig(rank_by="race_rank")
     candidates = [
@@ -211,12 +213,8 @@ def _race_and_weights(race_dir: Path, race_id: str, report: Any, race: int) -> N
         outcome = resolve_race(result, None, cfg)
         result = result.model_copy(update={"qualifiers": outcome.ranking})
         weights = compute_weights(result, uid_map, config=wcfg)
-    doc = {
-        "race": result.model_dump(mode="json"),
-        "qualifying": qualifying.model_dump(mode="json"),
-        "outcome": outcome.model_dump(mode="json") if outcome else None,
-    }
-    (race_dir / "race.json").write_text(json.dumps(doc, indent=2), encoding="utf-8")
+    doc = RaceDocument(race=result, qualifying=qualifying, outcome=outcome)
+    write_json_record(race_dir / "race.json", doc)
     (race_dir / "weights.json").write_bytes(weights_document(result, weights, uid_map, wcfg))
 
 
@@ -230,6 +228,8 @@ def run_race(config: FirehoseConfig, race: int, *, search: Any = None, backend: 
     from shoparena.arena.judging import judge_run
     from shoparena.arena.run import ArenaRunConfig, run_arena
     from shoparena.arena.sandbox import SandboxConfig
+    from shoparena.records.race import MinerTruth
+    from shoparena.runs.files import write_json_record
 
     race_dir = config.out / f"race-{race:03d}"
     race_dir.mkdir(parents=True, exist_ok=True)
@@ -254,12 +254,10 @@ def run_race(config: FirehoseConfig, race: int, *, search: Any = None, backend: 
         search=search,
     )
     for name, kind, teacher in config.population:
-        truth = {
-            "kind": kind,
-            "teacher": teacher,
-            "hotkey_hash": hashlib.sha256(f"hotkey:{name}".encode()).hexdigest()[:16],
-        }
-        (race_dir / "agents" / name / "miner.json").write_text(json.dumps(truth), encoding="utf-8")
+        truth = MinerTruth(
+            kind=kind, teacher=teacher, hotkey_hash=hashlib.sha256(f"hotkey:{name}".encode()).hexdigest()[:16]
+        )
+        write_json_record(race_dir / "agents" / name / "miner.json", truth, indent=0)
     report = judge_run(race_dir)
     _race_and_weights(race_dir, race_id, report, race)
     return race_dir

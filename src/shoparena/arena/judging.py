@@ -21,7 +21,6 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
 from shoparena.arena.proxy_log import read_trusted_log
@@ -30,6 +29,8 @@ from shoparena.arena.runner import safe_name
 from shoparena.jsonl import read_jsonl_dicts
 from shoparena.judge.coefficient import ArenaScore, combine_scores, reasoning_coefficient, reasoning_quality
 from shoparena.judge.records import JudgeStatus, JudgeVerdict
+from shoparena.records.race import ArenaRunFile
+from shoparena.runs.files import read_yaml_record
 from shoparena.runs.manifest import ArenaManifest, manifest_path, read_manifest
 
 ScoreVariant = Literal["judge", "richness", "base"]
@@ -141,9 +142,9 @@ def make_judge(
     return LLMJudge([(str(model), backend)], llm_config), label
 
 
-def _suite_queries(run_dir: Path, config: dict[str, Any]) -> tuple[dict[str, str], list[str], str | None]:
+def _suite_queries(run_dir: Path, config: ArenaRunFile) -> tuple[dict[str, str], list[str], str | None]:
     """(problem id → query, suite order, note) from the suite the run used (never agent-written text)."""
-    suite = config.get("suite")
+    suite = config.suite
     if not suite or not Path(suite).exists():
         return {}, [], f"suite {suite!r} not found: judge queries taken from the trajectories"
     from shoparena.arena.run import load_problems
@@ -190,7 +191,7 @@ def judge_run(
     root = Path(run_dir)
     if not (root / "config.yaml").exists():
         raise FileNotFoundError(f"{root}: not an arena run directory (no config.yaml)")
-    config = yaml.safe_load((root / "config.yaml").read_text(encoding="utf-8")) or {}
+    config = read_yaml_record(root / "config.yaml", ArenaRunFile)
     manifest = read_manifest(root, ArenaManifest) if manifest_path(root).exists() else None
     scores_path = root / "scores.json"
     scores = json.loads(scores_path.read_text(encoding="utf-8")) if scores_path.exists() else {}
@@ -265,7 +266,7 @@ def judge_run(
         entries.append(entry)
     report = IncentiveReport(
         run_dir=str(root),
-        run_id=manifest.run_id if manifest is not None else config.get("run_id"),
+        run_id=manifest.run_id if manifest is not None else config.run_id,
         judge=str(JudgeKind(judge).value),
         judge_model=judge_model,
         profile=profile,

@@ -9,79 +9,20 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from datetime import datetime
 from enum import StrEnum
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-
-class RaceStatus(StrEnum):
-    QUALIFYING_OPEN = "QUALIFYING_OPEN"
-    RACE_RUNNING = "RACE_RUNNING"
-    RACE_COMPLETE = "RACE_COMPLETE"
-    CANCELLED = "CANCELLED"
-
-
-class QualificationType(StrEnum):
-    INCUMBENT = "INCUMBENT"
-    SCORED = "SCORED"
-
-
-def _aware(value: datetime | None, where: str) -> datetime | None:
-    if value is not None and value.tzinfo is None:
-        raise ValueError(f"{where} must be timezone-aware (e.g. '2026-05-04T19:00:00Z')")
-    return value
-
-
-class Qualifier(BaseModel):
-    """One agent version in a race (one active qualifier per hotkey)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    hotkey: str | None = None
-    agent_version_id: str
-    qualification_type: QualificationType = QualificationType.SCORED
-    qualifying_score: float | None = None
-    race_score: float | None = Field(default=None, description="None: did not finish (0.0 still counts).")
-    race_rank: int | None = Field(default=None, ge=1)
-
-
-class Race(BaseModel):
-    """A race as the Backend publishes it (``/v1/public/races/history``)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    schema_version: int = 1
-    race_id: str
-    status: RaceStatus
-    qualifiers: list[Qualifier] = Field(default_factory=list)
-    completed_at: datetime | None = None
-    problem_seed: int | None = None
-    problem_count: int | None = None
-
-    @field_validator("completed_at")
-    @classmethod
-    def _completed_aware(cls, value: datetime | None) -> datetime | None:
-        return _aware(value, "Race.completed_at")
-
-
-class Incumbent(BaseModel):
-    """The current top miner and when it took the top."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    hotkey: str
-    top_at: datetime
-    agent_version_id: str | None = None
-    top_score: float | None = Field(
-        default=None, description="Informational; races compare scores from the same race."
-    )
-
-    @field_validator("top_at")
-    @classmethod
-    def _top_at_aware(cls, value: datetime) -> datetime:
-        _aware(value, "Incumbent.top_at")
-        return value
+from shoparena.records.race import (
+    Incumbent,
+    PromotionDecision,
+    QualificationType,
+    Qualifier,
+    QualifyingResult,
+    Race,
+    RaceOutcome,
+    RaceStatus,
+)
 
 
 class DecayShape(StrEnum):
@@ -132,19 +73,6 @@ def qualifying_threshold(qualifying_scores: Iterable[float], config: RaceConfig)
     """``max(qualifying_floor, qualifying_ratio * best qualifying score)``, rounded to 6 decimals."""
     best = max(qualifying_scores, default=0.0)
     return round(max(config.qualifying_floor, config.qualifying_ratio * best), SCORE_DECIMALS)
-
-
-class QualifyingResult(BaseModel):
-    """Who enters the race, or CANCELLED."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    status: RaceStatus = Field(
-        description="RACE_RUNNING when a scored qualifier met the threshold, else CANCELLED."
-    )
-    threshold: float
-    qualifiers: list[Qualifier] = Field(default_factory=list)
-    rejected: list[Qualifier] = Field(default_factory=list)
 
 
 def _qualifying_key(q: Qualifier) -> tuple[float, str]:
@@ -217,33 +145,6 @@ def margin_at(elapsed_s: float, config: RaceConfig) -> float:
 def required_score(top_score: float, elapsed_s: float, config: RaceConfig) -> float:
     """``top_score * (1 + margin(t))`` rounded to 6 decimals; a challenger must score strictly more."""
     return round(top_score * (1.0 + margin_at(elapsed_s, config)), SCORE_DECIMALS)
-
-
-class PromotionDecision(BaseModel):
-    """The incumbent-versus-best-challenger comparison (mirrors ORO's SCORE_BELOW_THRESHOLD fields)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    candidate_hotkey: str | None
-    candidate_score: float | None
-    current_top_score: float
-    required_score: float
-    margin: float
-    elapsed_s: float
-    promoted: bool
-
-
-class RaceOutcome(BaseModel):
-    """A finished race: ranked finishers (``race_rank`` set), the new top and how it was decided."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    race_id: str
-    status: RaceStatus
-    ranking: list[Qualifier] = Field(default_factory=list)
-    top_hotkey: str | None = None
-    incumbent: Incumbent | None = Field(default=None, description="The top after this race.")
-    decision: PromotionDecision | None = None
 
 
 def resolve_race(race: Race, incumbent: Incumbent | None, config: RaceConfig) -> RaceOutcome:

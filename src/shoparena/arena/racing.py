@@ -31,6 +31,8 @@ from shoparena.arena.race import (
 )
 from shoparena.arena.weights import WeightConfig, WeightVector, compute_weights, weights_document
 from shoparena.jsonl import sha256_file
+from shoparena.records.race import RaceBank, RaceDocument
+from shoparena.runs.files import write_json_record
 from shoparena.runs.manifest import ArenaManifest, read_manifest
 
 
@@ -258,16 +260,16 @@ def race_run(
         score=cfg.score,
         notes=notes,
     )
-    race_doc = {
-        "race": race.model_dump(mode="json"),
-        "qualifying": qualifying.model_dump(mode="json"),
-        "outcome": outcome.model_dump(mode="json") if outcome else None,
-        "config": cfg.model_dump(mode="json"),
-        "bank": {"path": str(bank), "sha256": bank_sha},
-        "qualifying_runs": [str(p) for p in qualifying_run_dirs],
-        "notes": notes,
-    }
-    (out / "race.json").write_text(json.dumps(race_doc, indent=2), encoding="utf-8")
+    race_doc = RaceDocument(
+        race=race,
+        qualifying=qualifying,
+        outcome=outcome,
+        config=cfg.model_dump(mode="json"),
+        bank=RaceBank(path=str(bank), sha256=bank_sha),
+        qualifying_runs=[str(p) for p in qualifying_run_dirs],
+        notes=notes,
+    )
+    write_json_record(out / "race.json", race_doc)
     (out / "weights.json").write_bytes(weights_document(race, weights, uid_map, cfg.weights))
     (out / "leaderboard.json").write_text(
         json.dumps([r.model_dump(mode="json") for r in rows], indent=2), encoding="utf-8"

@@ -10,37 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
-
-import orjson
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from typing import Any
 
 from shoparena.arena.race import Race, RaceStatus
+from shoparena.records.race import WeightConfig, WeightsDocument, WeightVector
 
 U16_MAX = 65535
-
-
-class WeightConfig(BaseModel):
-    """Weight-setting knobs. Defaults are ORO production values."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    t_top: float = Field(default=0.25, ge=0, description="Share of the vector pinned to the top miner.")
-    t_burn: float = Field(
-        default=0.75, ge=0, description="Share pinned to the burn UID (the tail comes out of it)."
-    )
-    burn_uid: int = Field(default=0, ge=0)
-    rank_by: Literal["race_score", "race_rank"] = Field(
-        default="race_score",
-        description="race_score: ORO validator order (score desc, agent_version_id asc). race_rank: honour "
-        "the race's published ranks (e.g. incumbent protection from shoparena.arena.race), ties as ORO.",
-    )
-
-    @model_validator(mode="after")
-    def _shares_sum_to_one(self) -> WeightConfig:
-        if abs(self.t_top + self.t_burn - 1.0) > 1e-9:
-            raise ValueError("WeightConfig.t_top + WeightConfig.t_burn must equal 1 (within 1e-9)")
-        return self
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,28 +26,6 @@ class Finisher:
     agent_version_id: str
     race_score: float
     race_rank: int | None = None
-
-
-class WeightVector(BaseModel):
-    """Dense weights over UIDs ``0..n-1``.
-
-    An entry can exceed 65535 only when the top miner sits on the burn UID (the two are added, as ORO does);
-    the chain normalises by the maximum on submission.
-    """
-
-    model_config = ConfigDict(extra="forbid")
-
-    race_id: str | None = None
-    uids: list[int]
-    weights: list[int]
-    top_hotkey: str | None = None
-    top: int = 0
-    burn: int = 0
-    tail_sum: int = Field(default=0, description="Sum of tail weights that reached a registered UID.")
-
-    def to_bytes(self) -> bytes:
-        """Canonical serialisation of (uids, weights) for cross-validator byte comparison."""
-        return orjson.dumps({"uids": self.uids, "weights": self.weights}, option=orjson.OPT_SORT_KEYS)
 
 
 def finishers(race: Race) -> list[Finisher]:
@@ -201,17 +154,17 @@ def weights_document(
     race: Race, weights: WeightVector | None, uid_map: dict[str, int], config: WeightConfig
 ) -> bytes:
     """Canonical ``weights.json`` bytes (sorted keys, no timestamps): identical inputs, identical bytes."""
-    doc: dict[str, Any] = {
+    fields: dict[str, Any] = {
         "race_id": race.race_id,
-        "status": race.status.value,
+        "status": race.status,
         "hotkey_to_uid": dict(sorted(uid_map.items())),
-        "config": config.model_dump(mode="json"),
+        "config": config,
     }
     if weights is None:
-        doc["skipped"] = True  # no RACE_COMPLETE race: validators skip the tick
+        fields["skipped"] = True  # no RACE_COMPLETE race: validators skip the tick
     else:
-        doc.update(weights.model_dump(mode="json"))
-    return orjson.dumps(doc, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2) + b"\n"
+        fields.update({name: getattr(weights, name) for name in type(weights).model_fields})
+    return WeightsDocument(**fields).to_bytes()
 
 
 __all__ = [

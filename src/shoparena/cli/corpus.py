@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 
 import typer
-import yaml
 from rich.console import Console
 
 corpus_app = typer.Typer(
@@ -47,11 +46,16 @@ def build(
 
     A build over other inputs or settings than OUT's is refused (exit 2) unless --restart.
     """
+    from pydantic import ValidationError
+
     from shoparena.corpus import CorpusConfig, build_corpus
     from shoparena.corpus.report import report_table
+    from shoparena.runs.files import RunFileError, load_yaml, validation_detail
 
-    base = yaml.safe_load(config_file.read_text(encoding="utf-8")) if config_file else {}
-    base = base or {}
+    base = (load_yaml(config_file, what="corpus config") if config_file else None) or {}
+    if not isinstance(base, dict):
+        kind = type(base).__name__
+        raise RunFileError(f"{config_file}: not a corpus config: expected a mapping, got {kind}")
     base.update(out=out)
     if run_dirs:
         base["run_dirs"] = list(run_dirs)
@@ -63,8 +67,9 @@ def build(
         base["index"] = index
     try:
         config = CorpusConfig.model_validate(base)
-    except ValueError as err:
-        raise typer.BadParameter(str(err), param_hint="--config") from None
+    except ValidationError as err:
+        where = config_file or "corpus build"
+        raise RunFileError(f"{where}: not a corpus config: {validation_detail(err)}") from None
     if not config.run_dirs and not config.files:
         raise typer.BadParameter("give run directories and/or --from files", param_hint="RUN_DIRS")
     for run_dir in config.run_dirs:
@@ -94,7 +99,11 @@ def report(
         raise typer.BadParameter(f"{corpus_dir}: no report.json (run `shoparena corpus build` first)")
     if (suite is None) != (index is None):
         raise typer.BadParameter("give both --suite and --index (or neither)")
-    data = json.loads(path.read_text(encoding="utf-8"))
+    from shoparena.runs.files import RunFileError, load_json
+
+    data = load_json(path, what="corpus report")
+    if not isinstance(data, dict) or not isinstance(data.get("funnel"), dict):
+        raise RunFileError(f"{path}: not a corpus report: funnel: missing or not an object")
     console.print(report_table(data))
     quality = data.get("filter_quality")
     if quality:

@@ -4,8 +4,9 @@ Each module exposes ``register(app: typer.Typer) -> None`` and stays a thin wrap
 so the logic is importable and testable without the CLI. Every command reports an input file that cannot
 be read at the byte level (:class:`~shoparena.jsonl.JsonlReadError`: a corrupt, truncated or mislabelled
 gzip file) as one line naming the file and line, with exit code ``EXIT_UNREADABLE_INPUT`` (3), and a
-directory whose ``manifest.json`` is empty, torn or of another kind (:class:`~shoparena.runs.ManifestError`)
-with exit code 2.
+run-directory file that is missing, torn or not its typed record (:class:`~shoparena.runs.files.RunFileError`,
+:class:`~shoparena.runs.ManifestError` included) as one line naming the file, line and field, with exit
+code 2.
 """
 
 from __future__ import annotations
@@ -22,8 +23,8 @@ import typer
 
 import shoparena
 from shoparena.jsonl import EXIT_UNREADABLE_INPUT, JsonlReadError
+from shoparena.runs.files import RunFileError
 from shoparena.runs.identity import RunDirError
-from shoparena.runs.manifest import ManifestError
 
 app = typer.Typer(
     name="shoparena",
@@ -79,7 +80,7 @@ def _guard(callback: Callable[..., Any]) -> Callable[..., Any]:
         except JsonlReadError as exc:
             typer.echo(f"error: unreadable input: {exc}", err=True)
             raise typer.Exit(code=EXIT_UNREADABLE_INPUT) from None
-        except ManifestError as exc:  # an index or run directory with an empty, torn or foreign manifest
+        except RunFileError as exc:  # a run-directory file (manifest included) missing, torn or foreign
             typer.echo(f"error: {exc}", err=True)
             raise typer.Exit(code=2) from None
         except RunDirError as exc:  # --out of another kind or run, over an input, or locked by a live run

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from shoparena.formats.profiles import ProfileName
 from shoparena.suites.clusters import NEAR_DUP_THRESHOLD
@@ -41,7 +41,13 @@ class GateConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    judge_bar: float | None = Field(default=0.7, description="Keep judge_q >= bar (G3 passed); None = off.")
+    judge_bar: float | None = Field(
+        default=0.7,
+        ge=0.0,
+        le=1.0,
+        allow_inf_nan=False,
+        description="Keep judge_q >= bar (G3 passed); None = off.",
+    )
     success_profile: Literal["strict", "shoppingbench", "off"] = "strict"
     near_dup_threshold: float = Field(
         default=0.9, ge=0.0, le=1.0, description="MinHash Jaccard of the assistant turns of the same problem."
@@ -84,6 +90,14 @@ class CorpusConfig(BaseModel):
         description="Render profile of the views (upstream | compact; shoparena.formats.profiles).",
     )
 
+    @field_validator("tokenizer")
+    @classmethod
+    def _tokenizer_folder(cls, value: str | None) -> str | None:
+        # A missing folder would fail only at the token gate, after the whole ingest. A relative name that
+        # is not a folder here may be a Hub id: left to the tokenizer loader.
+        if value and value.startswith(("/", ".", "~")) and not Path(value).expanduser().is_dir():
+            raise ValueError(f"{value}: no such tokenizer folder")
+        return value
 
 
 __all__ = ["CorpusConfig", "FilterConfig", "GateConfig", "SplitConfig"]

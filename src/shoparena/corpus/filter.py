@@ -32,6 +32,8 @@ def structural_label(record: CorpusRecord, cfg: FilterConfig) -> StructuralLabel
     ev = record.evidence
     if ev.envelope_status not in ("SUCCESS", "CHAT") or not ev.has_dialogue:
         return "malformed"
+    if ev.proxy_log_problem:
+        return "malformed"  # no evidence to classify by: lost, not forged
     if ev.forged:
         return "forged"
     if ev.envelope_status == "CHAT":
@@ -49,6 +51,8 @@ def first_failure(record: CorpusRecord, fcfg: FilterConfig, gcfg: GateConfig) ->
     ev = record.evidence
     if ev.envelope_status not in ("SUCCESS", "CHAT") or not ev.has_dialogue:
         return "not_success_envelope"
+    if ev.proxy_log_problem:
+        return "proxy_log_missing"
     if ev.forged:
         return "forged_log"
     if ev.dispatches == 0:

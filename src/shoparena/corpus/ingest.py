@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-import yaml
 
 from shoparena.arena.miners.agentic import SYSTEM_PROMPT as AGENTIC_SYSTEM_PROMPT
 from shoparena.arena.proxy_log import (
@@ -37,7 +36,7 @@ from shoparena.formats._common import FormatError
 from shoparena.formats.io import parse_trajectory_value
 from shoparena.formats.native import trajectory_to_chat
 from shoparena.formats.oro import all_proxy_calls
-from shoparena.jsonl import iter_raw_lines
+from shoparena.jsonl import iter_jsonl, iter_raw_lines
 from shoparena.records.corpus import (
     CorpusLabels,
     CorpusMessage,
@@ -46,10 +45,13 @@ from shoparena.records.corpus import (
     Quarantined,
     StructuralEvidence,
 )
+from shoparena.records.judge import JudgeStatus, JudgeVerdict
 from shoparena.records.problem import Problem
 from shoparena.records.proxy_log import ProxyLogEntry, proxy_entries
+from shoparena.records.race import ArenaRunFile, MinerTruth, RaceDocument
 from shoparena.records.tools import CATALOGUE_TOOLS
 from shoparena.records.trajectory import Trajectory
+from shoparena.runs.files import RunFileError, iter_records, read_json_record, read_yaml_record
 
 Emit = Callable[[CorpusRecord | Quarantined], None]
 
@@ -421,70 +423,156 @@ def _read_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
 
 
 def load_run_context(run_dir: Path, cache: dict[str, Any]) -> tuple[ScoringContext, list[str]]:
-    """Problems of the run's suite and its index (opened once per path), with notes on what is missing."""
+    """Problems of the run's suite and its index (opened once per path), with notes on what is missing.
+
+    Raises:
+        RunFileError: ``config.yaml`` is torn or not an arena run config, or names a suite or index that
+            exists but cannot be read (the message names the config and the key).
+    """
     notes: list[str] = []
-    try:
-        config = yaml.safe_load((run_dir / "config.yaml").read_text(encoding="utf-8")) or {}
-    except (OSError, yaml.YAMLError) as exc:
-        config = {}
-        notes.append(f"{run_dir}/config.yaml unreadable ({type(exc).__name__}); trajectories are not scored")
-    if not isinstance(config, dict):
-        config = {}
-    context = ScoringContext(similarity=str(config.get("similarity") or "lexical"))
-    suite = config.get("suite")
+    config_path = run_dir / "config.yaml"
+    if config_path.is_file():
+        config = read_yaml_record(config_path, ArenaRunFile)
+    else:
+        config = ArenaRunFile()
+        notes.append(f"{config_path}: missing; trajectories are not scored")
+    context = ScoringContext(similarity=config.similarity)
+    suite = config.suite
     if suite and Path(suite).exists():
         key = f"suite:{suite}"
         if key not in cache:
             from shoparena.suites.loaders import load_suite
 
-            cache[key] = {p.problem_id: p for p in load_suite(suite)[0]}
+            try:
+                cache[key] = {p.problem_id: p for p in load_suite(suite)[0]}
+            except (ValueError, OSError) as exc:
+                raise RunFileError(f"{config_path}: suite: {suite}: {_first_line(exc)}") from None
         context.problems = cache[key]
     else:
         notes.append(f"{run_dir}: suite {suite!r} not readable; trajectories are not scored")
-    index = config.get("index")
+    index = config.index
     if index and Path(index).exists():
         key = f"index:{index}"
         if key not in cache:
             from shoparena.search import SearchIndex
 
-            cache[key] = SearchIndex.open(index)
+            try:
+                cache[key] = SearchIndex.open(index)
+            except (ValueError, OSError) as exc:
+                raise RunFileError(
+                    f"{config_path}: index: {index} is not an index ({_first_line(exc)})"
+                ) from None
         context.lookup = cache[key]
     else:
         notes.append(f"{run_dir}: index {index!r} not readable; trajectories are not scored")
     return context, notes
 
 
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _trusted_log(path: Path) -> tuple[list[ProxyLogEntry], str | None]:
+    """The trusted log of one problem and what is wrong with it: missing, or a torn / foreign line. The
+    proxy creates the file when the episode starts, so a missing or damaged one is lost evidence (never
+    read as an empty log, which would make an honest trajectory look forged)."""
+    if not path.is_file():
+        return [], f"{path.name}: missing"
+    for line_no, value in iter_jsonl(path):
+        if not isinstance(value, dict):
+            return [], f"{path.name}:{line_no}: torn or not an object"
+    return read_trusted_log(path), None
+
+
+def _agents(run_dir: Path, manifest: Any) -> tuple[list[str], list[str]]:
+    """(agents the manifest lists, agent folders it does not list). Without a manifest, every folder."""
+    folders = (
+        sorted(p.name for p in (run_dir / "agents").iterdir() if p.is_dir())
+        if (run_dir / "agents").is_dir()
+        else []
+    )
+    if manifest is None:
+        return folders, []
+    listed = list(manifest.agents)
+    for agent in listed:
+        if not (run_dir / "agents" / agent / "output.jsonl").is_file():
+            raise RunFileError(
+                f"{run_dir / 'manifest.json'}: agents.{agent}: listed, but "
+                f"{run_dir}/agents/{agent}/output.jsonl does not exist"
+            )
+    return listed, [a for a in folders if a not in manifest.agents]
+
+
+def _ingest_eval_dir(run_dir: Path, run_id: str, context: ScoringContext, emit: Emit) -> list[str]:
+    """An ``eval run`` directory: each envelope of ``output.jsonl`` (a policy's scored episodes, the input of
+    rejection sampling) → one record or quarantine, evidence from the envelope as for ``--from`` files."""
+    source = run_dir / "output.jsonl"
+    if not source.is_file():
+        raise RunFileError(f"{source}: missing (an eval run directory without its episodes)")
+    counts: dict[str, int] = {}
+    for line_no, raw in iter_raw_lines(source):
+        try:
+            obj = orjson.loads(raw)
+        except orjson.JSONDecodeError as exc:
+            emit(_line_quarantine(source, line_no, "", f"invalid JSON: {exc}"))
+            continue
+        emit(_ingest_value(obj, source, line_no, f"{run_id}/eval", counts, context))
+    return []
+
+
 def ingest_run_dir(run_dir: Path, emit: Emit, cache: dict[str, Any]) -> list[str]:
-    """Every envelope of every agent of an arena run directory → one record or quarantine."""
+    """Every envelope of every agent of an arena run directory → one record or quarantine.
+
+    An agent folder the manifest does not list is still counted: each of its lines is quarantined with the
+    reason. A verdict line that is not a :class:`~shoparena.records.judge.JudgeVerdict` is an error
+    (:class:`RunFileError`), like a torn ``race.json`` or ``miner.json``.
+    """
     from shoparena.arena.runner import safe_name
+    from shoparena.runs.manifest import ArenaManifest, read_manifest
 
     context, notes = load_run_context(run_dir, cache)
-    from shoparena.runs.manifest import ArenaManifest, ManifestError, read_manifest
-
-    try:
-        manifest: ArenaManifest | None = read_manifest(run_dir, ArenaManifest)
-    except ManifestError as exc:
-        manifest = None
-        notes.append(f"{exc}; run id taken from the folder name, agents from agents/")
+    manifest: ArenaManifest | None = None
+    if (run_dir / "manifest.json").is_file():  # torn or foreign: an error, not a guess from the folder names
+        header = read_manifest(run_dir)
+        if header.kind == "eval":
+            return notes + _ingest_eval_dir(run_dir, header.run_id, context, emit)
+        if header.kind != "arena":
+            raise RunFileError(
+                f"{run_dir / 'manifest.json'}: kind: a {header.kind!r} run directory; corpus build reads "
+                "arena runs (firehose races) and eval runs"
+            )
+        manifest = read_manifest(run_dir, ArenaManifest)
+    else:
+        notes.append(f"{run_dir / 'manifest.json'}: missing; run id from the folder name, agents/ listed")
     base_run = manifest.run_id if manifest is not None else run_dir.name
     race_path = run_dir / "race.json"  # written by `arena firehose` (and the race stage)
-    race = None
-    if race_path.exists():
-        race = ((json.loads(race_path.read_text(encoding="utf-8")) or {}).get("race") or {}).get("race_id")
-    agents = list(manifest.agents) if manifest is not None and manifest.agents else []
-    if not agents and (run_dir / "agents").is_dir():
-        agents = sorted(p.name for p in (run_dir / "agents").iterdir() if p.is_dir())
-    if not agents:
+    race = read_json_record(race_path, RaceDocument).race.race_id if race_path.exists() else None
+    agents, unlisted = _agents(run_dir, manifest)
+    if not agents and not unlisted:
         notes.append(f"{run_dir}: no agents (no agents/ folder): nothing ingested")
+    for agent in unlisted:
+        source = run_dir / "agents" / agent / "output.jsonl"
+        if not source.is_file():
+            continue
+        for line_no, _ in iter_raw_lines(source):
+            emit(
+                Quarantined(
+                    source=str(source),
+                    line=line_no,
+                    record=f"{agent} line {line_no}",
+                    field="agent",
+                    reason=f"agent {agent!r} is not listed in {run_dir / 'manifest.json'}",
+                )
+            )
     for agent in agents:
         agent_dir = run_dir / "agents" / agent
         truth_path = agent_dir / "miner.json"
-        truth = json.loads(truth_path.read_text(encoding="utf-8")) if truth_path.exists() else {}
-        verdicts = {
-            str(v.get("problem_id")): v
-            for _, v in _read_jsonl(agent_dir / "judge.jsonl")
-            if isinstance(v, dict)
-        }
+        truth = read_json_record(truth_path, MinerTruth) if truth_path.exists() else None
+        verdicts: dict[str, JudgeVerdict] = {}
+        if (agent_dir / "judge.jsonl").is_file():
+            for _, verdict in iter_records(agent_dir / "judge.jsonl", JudgeVerdict):
+                verdicts[str(verdict.problem_id)] = verdict
         run_id = f"{base_run}/{agent}"
         agent_ref = manifest.agents.get(agent) if manifest is not None else None
         counts: dict[str, int] = {}
@@ -510,10 +598,10 @@ def ingest_run_dir(run_dir: Path, emit: Emit, cache: dict[str, Any]) -> list[str
                     )
                 )
                 continue
-            trusted = read_trusted_log(run_dir / "proxy" / agent / f"{safe_name(pid)}.jsonl")
+            trusted, log_problem = _trusted_log(run_dir / "proxy" / agent / f"{safe_name(pid)}.jsonl")
             idx = counts.get(pid, 0)
             counts[pid] = idx + 1
-            verdict = verdicts.get(pid) or {}
+            verdict = verdicts.get(pid)
             prov = CorpusProvenance(
                 source_format="arena_run",
                 source_path=str(source),
@@ -522,13 +610,13 @@ def ingest_run_dir(run_dir: Path, emit: Emit, cache: dict[str, Any]) -> list[str
                 eval_run_id=base_run,
                 agent=agent,
                 agent_version=f"{agent}@{agent_ref.sha256[:12] if agent_ref else ''}",
-                miner_hotkey_hash=truth.get("hotkey_hash"),
+                miner_hotkey_hash=truth.hotkey_hash if truth is not None else None,
                 validator="shoparena",
-                judge_status=verdict.get("status"),
-                judge_model=verdict.get("model") or verdict.get("judge"),
-                judge_prompt_version=verdict.get("prompt_version"),
-                judge_parse_stage=verdict.get("parse_stage"),
-                judge_explanation=verdict.get("explanation"),
+                judge_status=verdict.status.value if verdict is not None else None,
+                judge_model=(verdict.model or verdict.judge or None) if verdict is not None else None,
+                judge_prompt_version=None,
+                judge_parse_stage=verdict.parse_stage if verdict is not None else None,
+                judge_explanation=verdict.explanation if verdict is not None else None,
                 scorer_profile="strict",
             )
             record = record_from_trajectory(
@@ -540,10 +628,11 @@ def ingest_run_dir(run_dir: Path, emit: Emit, cache: dict[str, Any]) -> list[str
                 scoring=context,
                 provenance=prov,
             )
-            if verdict.get("status") == "ok" and isinstance(verdict.get("score"), int | float):
-                record.labels.judge_q = float(verdict["score"])
-            record.miner_kind = str(truth.get("kind") or "")
-            record.teacher = str(truth.get("teacher") or "")
+            record.evidence.proxy_log_problem = log_problem
+            if verdict is not None and verdict.status is JudgeStatus.OK and verdict.score is not None:
+                record.labels.judge_q = verdict.score
+            record.miner_kind = truth.kind if truth is not None else ""
+            record.teacher = truth.teacher if truth is not None else ""
             emit(record)
     return notes
 

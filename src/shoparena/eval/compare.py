@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from shoparena.eval.config import EvalConfigError
 from shoparena.eval.run import PROFILES, problem_outcomes, read_run
+from shoparena.jsonl import sha256_file
 from shoparena.suites.loaders import load_suite
 
 
@@ -92,6 +93,18 @@ def _difference(a: np.ndarray, b: np.ndarray, resamples: int, seed: int) -> Pair
     )
 
 
+def _suite_path(run_dir: Path, suite: Path, sha256: str) -> Path:
+    """The run's suite file: as recorded, or (recorded relative to the directory a pipeline started in) the
+    same relative path under one of the run directory's parents, accepted only with the recorded hash."""
+    if suite.is_absolute() or suite.exists():
+        return suite
+    for parent in run_dir.resolve().parents:
+        candidate = parent / suite
+        if candidate.is_file() and sha256_file(candidate) == sha256:
+            return candidate
+    return suite
+
+
 def compare_runs(run_a: str | Path, run_b: str | Path, *, resamples: int = 2000, seed: int = 0) -> Comparison:
     """Compare two finished eval run directories problem by problem, under both profiles.
 
@@ -101,20 +114,20 @@ def compare_runs(run_a: str | Path, run_b: str | Path, *, resamples: int = 2000,
     """
     summary_a, records_a, config_a = read_run(run_a)
     summary_b, records_b, config_b = read_run(run_b)
-    hash_a, hash_b = summary_a["suite"]["content_hash"], summary_b["suite"]["content_hash"]
+    hash_a, hash_b = summary_a.suite.content_hash, summary_b.suite.content_hash
     if hash_a != hash_b:
         raise CompareError(
-            f"different suites: {run_a} evaluated {summary_a['suite']['path']} ({hash_a[:12]}), "
-            f"{run_b} evaluated {summary_b['suite']['path']} ({hash_b[:12]})"
+            f"different suites: {run_a} evaluated {summary_a.suite.path} ({hash_a[:12]}), "
+            f"{run_b} evaluated {summary_b.suite.path} ({hash_b[:12]})"
         )
-    scoring_a, scoring_b = summary_a.get("scoring", {}), summary_b.get("scoring", {})
+    scoring_a, scoring_b = summary_a.scoring, summary_b.scoring
     for key in ("title_backend", "profiles", "denominator"):
         if scoring_a.get(key) != scoring_b.get(key):
             raise CompareError(
                 f"different scoring ({key}): {run_a} {scoring_a.get(key)!r} vs {run_b} {scoring_b.get(key)!r}"
             )
     try:
-        problems, _ = load_suite(config_a.suite)
+        problems, _ = load_suite(_suite_path(Path(run_a), config_a.suite, summary_a.suite.sha256))
     except Exception as exc:
         raise EvalConfigError(f"{run_a}: cannot reload its suite {config_a.suite}: {exc}") from None
     if config_a.limit is not None:

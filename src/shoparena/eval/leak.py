@@ -9,44 +9,17 @@ record with ``split`` and ``cluster_id``) with :func:`shoparena.suites.audit.aud
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
 
 import orjson
-from pydantic import BaseModel, ConfigDict, Field
 
 from shoparena.jsonl import iter_raw_lines
+from shoparena.records.eval import LeakCheck, SuiteIdentity
 
 CORPUS_PROBLEMS = "problems.json"
 
 
 class LeakError(RuntimeError):
     """The suite shares leak clusters with the training corpus (and ``--allow-leak`` was not given)."""
-
-
-class SuiteIdentity(BaseModel):
-    """Which suite was evaluated: file hash, content hash, size and the partition pool it came from."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    path: str
-    sha256: str = Field(description="sha256 of the suite file.")
-    content_hash: str = Field(description="sha256 over the evaluated problems' content hashes, in order.")
-    problems: int
-    partition: str = Field(description="Pool name from a partition manifest beside the suite, or 'unknown'.")
-
-
-class LeakCheck(BaseModel):
-    """The outcome of the leak guard."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    status: Literal["held_out", "leaked", "unchecked"]
-    corpus: str | None = None
-    train_problems: int = 0
-    straddling_clusters: int = 0
-    counts: dict[str, int] = Field(default_factory=dict)
-    examples: list[dict[str, Any]] = Field(default_factory=list)
-    note: str = ""
 
 
 def partition_of(suite: Path, sha256: str) -> str:

@@ -13,6 +13,8 @@ from collections.abc import Sequence
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from shoparena.records.eval import Estimate, GroupMetrics
+
 Z95 = 1.959963984540054
 DEFAULT_BOOTSTRAP = 2000
 
@@ -79,18 +81,6 @@ def bootstrap_interval(
     return float(np.quantile(means, alpha)), float(np.quantile(means, 1 - alpha))
 
 
-class Estimate(BaseModel):
-    """A number with its 95 % interval and how the interval was made."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    value: float
-    ci_low: float
-    ci_high: float
-    method: str = Field(description="wilson or bootstrap")
-    n: int = Field(description="Problems in the denominator.")
-
-
 def proportion(successes: int, total: int) -> Estimate:
     """A 0/1 rate with its Wilson interval."""
     low, high = wilson_interval(successes, total)
@@ -124,28 +114,6 @@ class ProblemOutcome(BaseModel):
     format_score: float = 0.0
     steps: float = 0.0
     tokens: float = 0.0
-
-
-class GroupMetrics(BaseModel):
-    """Metrics of one group of problems (a category or the whole suite) under one profile."""
-
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
-
-    problems: int
-    samples: int
-    greedy_asr: Estimate | None = Field(
-        default=None, description="Share of problems the greedy episode solved."
-    )
-    pass_at_1: Estimate = Field(serialization_alias="pass@1", description="Mean over problems of c/n.")
-    pass_at_k: dict[str, Estimate] = Field(
-        default_factory=dict, serialization_alias="pass@k", description="Unbiased pass@k for k = 1..n."
-    )
-    pass_hat_k: dict[str, Estimate] = Field(
-        default_factory=dict, serialization_alias="pass^k", description="pass^k (all k samples pass)."
-    )
-    format_score: Estimate
-    mean_steps: float = 0.0
-    mean_tokens: float = 0.0
 
 
 def group_metrics(

@@ -27,18 +27,26 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from shoparena.env.episodes import suite_hash, suite_knowledge
 from shoparena.eval.config import RESUMABLE_CHANGES, EvalConfig, EvalConfigError, load_problems
 from shoparena.eval.leak import LeakCheck, SuiteIdentity, check_leaks, partition_of
-from shoparena.eval.metrics import Estimate, GroupMetrics, ProblemOutcome, metrics_by_category, proportion
+from shoparena.eval.metrics import Estimate, ProblemOutcome, metrics_by_category, proportion
 from shoparena.eval.policies import EpisodeResult, EpisodeSpec, build_policy, resolve_render_profile
 from shoparena.formats.oro import to_oro_envelope
 from shoparena.formats.profiles import RenderProfileError
 from shoparena.jsonl import append_line, repair_torn_tail, sha256_file
+from shoparena.records.eval import EpisodeRecord, EvalSummary
 from shoparena.records.problem import Problem
 from shoparena.runs.envelopes import dumps_envelope
+from shoparena.runs.files import (
+    RunFileError,
+    iter_records,
+    read_json_record,
+    read_yaml_record,
+    validate_record,
+)
 from shoparena.runs.identity import Restart, RunIdentity, RunKind, claim_run_dir
 from shoparena.runs.manifest import FileRef, RunManifest, load_or_new, write_manifest
 
@@ -47,62 +55,21 @@ logger = logging.getLogger(__name__)
 PROFILES = ("strict", "shoppingbench")
 
 
-class EpisodeRecord(BaseModel):
-    """One finished episode as ``episodes.jsonl`` stores it."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    problem_id: str
-    sample_idx: int
-    decoding: str
-    category: str
-    status: str = Field(description="SUCCESS, FAILED or TIMED_OUT (the envelope status).")
-    termination_reason: str | None = None
-    success_strict: bool
-    success_shoppingbench: bool
-    format_strict: float = 0.0
-    format_shoppingbench: float = 0.0
-    steps: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    tokens: int = 0
-    calls: int = 0
-    failed_calls: int = 0
-    wall_s: float = 0.0
-    model: str = ""
-    finish_reasons: dict[str, int] = Field(default_factory=dict)
-    error: str | None = None
-
-
-class EvalSummary(BaseModel):
-    """``summary.json``."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    run_id: str
-    run_dir: str
-    label: str = Field(description="held_out, leaked or unchecked (no --train-corpus).")
-    policy: dict[str, Any]
-    suite: SuiteIdentity
-    leak: LeakCheck
-    decoding: dict[str, Any]
-    scoring: dict[str, Any]
-    episodes: dict[str, Any]
-    profiles: dict[str, dict[str, GroupMetrics]]
-    shortcut_floor: dict[str, dict[str, Estimate]] = Field(default_factory=dict)
-    throughput: dict[str, float] = Field(default_factory=dict)
-    notes: list[str] = Field(default_factory=list)
-
-    def dump(self) -> dict[str, Any]:
-        return self.model_dump(mode="json", by_alias=True)
-
-
 def _complete_lines(path: Path) -> list[bytes]:
     """Complete lines of a JSONL file; a torn last line (killed mid-write) is cut off the file first."""
     repair_torn_tail(path)
     if not path.exists():
         return []
     return [line for line in path.read_bytes().split(b"\n") if line]
+
+
+def _episode(path: Path, line_no: int, line: bytes) -> EpisodeRecord:
+    """One ``episodes.jsonl`` line, or :class:`RunFileError` naming the file, line and field."""
+    try:
+        value = json.loads(line)
+    except ValueError as exc:
+        raise RunFileError(f"{path}:{line_no}: torn or corrupt line, not JSON ({exc})") from None
+    return validate_record(value, EpisodeRecord, path, where=str(line_no))
 
 
 class EvalManifest(RunManifest):
@@ -129,7 +96,7 @@ class EpisodeStore:
             self.output.write_bytes(b"".join(line + b"\n" for line in envelopes[:keep]))
         if len(records) != keep:
             self.episodes.write_bytes(b"".join(line + b"\n" for line in records[:keep]))
-        self.records = [EpisodeRecord.model_validate_json(line) for line in records[:keep]]
+        self.records = [_episode(self.episodes, i + 1, line) for i, line in enumerate(records[:keep])]
         self._lock = threading.Lock()
 
     def done(self) -> set[tuple[str, int]]:
@@ -176,6 +143,16 @@ def eval_identity(config: EvalConfig) -> RunIdentity:
     if _policy_path(config.policy) is not None:
         settings["policy"] = config.policy.partition(":")[0] + ":"
     return RunIdentity.of(RunKind.EVAL, settings, _input_paths(config))
+
+
+def _check_policy(config: EvalConfig) -> None:
+    """A policy that names a local file or folder must exist, checked before anything is written (its
+    backend would fail only after the run directory is set up)."""
+    kind, _, target = config.policy.partition(":")
+    if kind == "hf" and not Path(target).is_dir():
+        raise EvalConfigError(f"policy: {config.policy}: no such model folder")
+    if kind == "miner" and ("/" in target or target.endswith(".py")) and not Path(target).is_file():
+        raise EvalConfigError(f"policy: {config.policy}: no such miner file")
 
 
 class _Scorer:
@@ -322,6 +299,7 @@ def run_eval(
         config = resolve_render_profile(config)
     except RenderProfileError as exc:
         raise EvalConfigError(str(exc)) from None
+    _check_policy(config)
     claim = claim_run_dir(
         config.out,
         eval_identity(config),
@@ -494,15 +472,33 @@ def _progress(enabled: bool, total: int, completed: int) -> _Progress | None:
     return _Progress(total, completed) if enabled else None
 
 
-def read_run(run_dir: str | Path) -> tuple[dict[str, Any], list[EpisodeRecord], EvalConfig]:
-    """``(summary, episode records, config)`` of a finished run directory."""
+def read_run(run_dir: str | Path) -> tuple[EvalSummary, list[EpisodeRecord], EvalConfig]:
+    """``(summary, episode records, config)`` of a finished run directory; reads only, never repairs.
+
+    Raises:
+        EvalConfigError: no ``summary.json`` (not a finished eval run directory).
+        RunFileError: ``summary.json``, ``config.yaml`` or ``episodes.jsonl`` missing, torn or not its record
+            (names the file, line and field), or an episode (problem, sample) that repeats.
+    """
     root = Path(run_dir)
     summary_path = root / "summary.json"
     if not summary_path.is_file():
         raise EvalConfigError(f"{root}: no summary.json (not a finished eval run directory)")
-    summary = json.loads(summary_path.read_text(encoding="utf-8"))
-    config = EvalConfig.model_validate(yaml.safe_load((root / "config.yaml").read_text(encoding="utf-8")))
-    records = [EpisodeRecord.model_validate_json(line) for line in _complete_lines(root / "episodes.jsonl")]
+    summary = read_json_record(summary_path, EvalSummary)
+    config = read_yaml_record(root / "config.yaml", EvalConfig)
+    episodes = root / "episodes.jsonl"
+    if not episodes.is_file():
+        raise RunFileError(f"{episodes}: missing (the run's per-episode outcomes; its score would be 0)")
+    records: list[EpisodeRecord] = []
+    seen: dict[tuple[str, int], int] = {}
+    for line_no, record in iter_records(episodes, EpisodeRecord):
+        key = (record.problem_id, record.sample_idx)
+        if key in seen:
+            raise RunFileError(
+                f"{episodes}:{line_no}: problem_id: episode {key[0]} sample {key[1]} repeats line {seen[key]}"
+            )
+        seen[key] = line_no
+        records.append(record)
     return summary, records, config
 
 

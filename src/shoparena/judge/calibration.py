@@ -8,10 +8,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
-from shoparena.jsonl import iter_raw_lines
 from shoparena.judge.records import SCORE_BINS, JudgeStatus, JudgeVerdict
+from shoparena.runs.files import iter_records
 
 Verdicts = Sequence[JudgeVerdict] | Mapping[str, JudgeVerdict]
 
@@ -143,8 +143,8 @@ def load_run_verdicts(run_dir: str | Path) -> dict[str, JudgeVerdict]:
 
     Raises:
         FileNotFoundError: ``run_dir`` has no ``agents`` folder.
-        ValueError: A line is not a JudgeVerdict, or an (agent, problem_id) repeats; the message names the
-            file and line.
+        ValueError: A line is not a JudgeVerdict (``RunFileError``), or an (agent, problem_id) repeats; the
+            message names the file and line.
     """
     agents_dir = Path(run_dir) / "agents"
     if not agents_dir.is_dir():
@@ -152,11 +152,7 @@ def load_run_verdicts(run_dir: str | Path) -> dict[str, JudgeVerdict]:
     verdicts: dict[str, JudgeVerdict] = {}
     for path in sorted(agents_dir.glob("*/judge.jsonl")):
         agent = path.parent.name
-        for number, line in iter_raw_lines(path):
-            try:
-                verdict = JudgeVerdict.model_validate_json(line)
-            except ValidationError as err:
-                raise ValueError(f"{path}:{number}: not a JudgeVerdict ({err.errors()[0]['msg']})") from None
+        for number, verdict in iter_records(path, JudgeVerdict):
             key = f"{agent}/{verdict.problem_id}" if verdict.problem_id else f"{agent}/#{number}"
             if key in verdicts:
                 raise ValueError(f"{path}:{number}: JudgeVerdict.problem_id {verdict.problem_id!r} repeats")

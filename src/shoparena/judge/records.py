@@ -3,21 +3,14 @@
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field
+
+# The verdict is a run-directory file record (judge.jsonl): its home is records.judge; re-exported here.
+from shoparena.records.judge import JudgeAttempt, JudgeStatus, JudgeVerdict  # noqa: F401
 
 SCORE_BINS: tuple[float, ...] = (0.1, 0.3, 0.5, 0.7, 0.9)
 """The rubric's score for: G1 fails, G2 fails, G3 fails, G4 fails, all gates pass."""
-
-
-class JudgeStatus(StrEnum):
-    """Outcome of judging one trajectory. Only ``ok`` carries a score; nothing silently becomes 0."""
-
-    OK = "ok"
-    PARSE_ERROR = "parse_error"
-    UNAVAILABLE = "unavailable"
-    SKIPPED_BREAKER = "skipped_breaker"
 
 
 class CallKind(StrEnum):
@@ -128,43 +121,3 @@ class JudgeInput(BaseModel):
     steps: list[JudgeStep] = Field(default_factory=list)
 
 
-class JudgeAttempt(BaseModel):
-    """One call to one judge model and what came of it."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    model: str
-    outcome: str = Field(
-        description="ok | unparseable | invalid_response | auth | rate_limited | server | timeout | "
-        "connection | http_error"
-    )
-    status_code: int | None = None
-    detail: str = ""
-    slept_s: float = 0.0
-
-
-class JudgeVerdict(BaseModel):
-    """A judge's verdict on one trajectory. ``score`` is None unless ``status`` is ``ok``."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    schema_version: int = 1
-    problem_id: str | None = None
-    judge: str = Field(default="", description="Judge name, e.g. 'llm' or 'rubric'.")
-    status: JudgeStatus
-    score: float | None = None
-    explanation: str = ""
-    model: str | None = Field(default=None, description="Model that produced the verdict (LLM judge).")
-    parse_stage: str | None = Field(default=None, description="json | last_match | repair (LLM judge).")
-    gates: dict[str, bool] | None = Field(default=None, description="G1..G4 pass flags (rubric judge).")
-    evidence: dict[str, Any] = Field(default_factory=dict, description="What each gate matched (rubric).")
-    attempts: list[JudgeAttempt] = Field(default_factory=list)
-
-    @model_validator(mode="after")
-    def _score_matches_status(self) -> JudgeVerdict:
-        if self.status is JudgeStatus.OK:
-            if self.score is None or not 0.0 <= self.score <= 1.0:
-                raise ValueError("JudgeVerdict.score must be in [0, 1] when status is ok")
-        elif self.score is not None:
-            raise ValueError(f"JudgeVerdict.score must be None when status is {self.status.value}")
-        return self

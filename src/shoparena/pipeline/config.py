@@ -9,11 +9,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from shoparena.formats.profiles import ProfileName
+from shoparena.pipeline.checks import PipelineConfigError, check_pipeline_config
 from shoparena.runs.config import deep_merge
+from shoparena.runs.files import RunFileError, load_yaml
 
 
 class _Section(BaseModel):
@@ -203,10 +204,6 @@ PAPER_PRESET: dict[str, Any] = {
 PRESETS: dict[str, dict[str, Any]] = {"default": {}, "paper": PAPER_PRESET}
 
 
-class PipelineConfigError(ValueError):
-    """A pipeline.yaml that cannot be used; the message names the file and the field."""
-
-
 def load_pipeline_config(path: str | Path | None = None, *, preset: str | None = None) -> PipelineConfig:
     """The preset (default: embedded) overlaid with ``path``'s YAML; errors name the file and field."""
     name = preset or "default"
@@ -217,15 +214,17 @@ def load_pipeline_config(path: str | Path | None = None, *, preset: str | None =
     if path is not None:
         where = str(path)
         try:
-            loaded = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
-        except (OSError, yaml.YAMLError) as exc:
-            raise PipelineConfigError(f"{path}: cannot read pipeline config: {exc}") from None
+            loaded = load_yaml(path, what="pipeline config") or {}
+        except (OSError, RunFileError) as exc:
+            raise PipelineConfigError(f"cannot read pipeline config: {exc}") from None
         if not isinstance(loaded, dict):
             raise PipelineConfigError(f"{path}: top level must be a mapping, got {type(loaded).__name__}")
         data = deep_merge(data, loaded)
     try:
-        return PipelineConfig.model_validate(data)
+        config = PipelineConfig.model_validate(data)
     except ValidationError as exc:
         first = exc.errors()[0]
         field = ".".join(str(part) for part in first["loc"])
         raise PipelineConfigError(f"{where}: field {field}: {first['msg']}") from None
+    check_pipeline_config(config, where)  # every section as its stage reads it, before any stage runs
+    return config

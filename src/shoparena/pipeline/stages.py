@@ -198,26 +198,25 @@ def firehose_stage(ctx: StageContext) -> dict[str, Any]:
 def race_summary(race_dir: Path) -> dict[str, Any]:
     """Race id, suite, winner, trajectories and the weight per miner of one firehose race directory."""
     from shoparena.jsonl import read_jsonl_dicts
+    from shoparena.records.race import RaceDocument, WeightsDocument
+    from shoparena.runs.files import read_json_record
 
-    race = json.loads((race_dir / "race.json").read_text(encoding="utf-8"))
-    weights = json.loads((race_dir / "weights.json").read_text(encoding="utf-8"))
-    uid_to_hotkey = {uid: key for key, uid in weights.get("hotkey_to_uid", {}).items()}
-    burn = weights.get("config", {}).get("burn_uid", 0)
+    race = read_json_record(race_dir / "race.json", RaceDocument).race
+    weights = read_json_record(race_dir / "weights.json", WeightsDocument)
+    uid_to_hotkey = {uid: key for key, uid in weights.hotkey_to_uid.items()}
+    burn = weights.config.burn_uid
     uid_to_hotkey.setdefault(burn, f"burn (uid {burn})")
-    per_miner = {
-        uid_to_hotkey.get(uid, f"uid {uid}"): w
-        for uid, w in zip(weights.get("uids", []), weights.get("weights", []), strict=False)
-        if w
-    }
+    pairs = zip(weights.uids, weights.weights, strict=False)
+    per_miner = {uid_to_hotkey.get(uid, f"uid {uid}"): w for uid, w in pairs if w}
     total = sum(per_miner.values()) or 1
     trajectories = sum(
         len(read_jsonl_dicts(path)) for path in sorted((race_dir / "agents").glob("*/output.jsonl"))
     )
     return {
-        "race_id": race["race"]["race_id"],
-        "status": race["race"]["status"],
+        "race_id": race.race_id,
+        "status": race.status.value,
         "suite": "race_suite.json",
-        "winner": weights.get("top_hotkey") or "",
+        "winner": weights.top_hotkey or "",
         "trajectories": trajectories,
         "weights": {k: round(v / total, 4) for k, v in sorted(per_miner.items())},
     }

@@ -17,6 +17,7 @@ StructuralLabel = Literal["agentic", "subtask", "no_llm", "forged", "malformed"]
 #: Every outcome reason, in the fixed order the filter and the gates test them; ``kept`` when none fails.
 OUTCOME_ORDER: tuple[str, ...] = (
     "not_success_envelope",
+    "proxy_log_missing",
     "forged_log",
     "no_dispatch",
     "nonce_invalid",
@@ -78,6 +79,10 @@ class StructuralEvidence(BaseModel):
     )
     format_ok: bool | None = None
     format_detail: str = ""
+    proxy_log_problem: str | None = Field(
+        default=None,
+        description="Trusted log missing or torn: lost evidence (proxy_log_missing), never forged.",
+    )
     message_rule_ok: bool | None = Field(default=None, description="Chat-only rule; None when not applied.")
     message_rule_detail: str = ""
 

@@ -13,9 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from shoparena.jsonl import iter_jsonl
+from shoparena.runs.files import RunFileError, load_json, load_yaml
+from shoparena.runs.manifest import read_manifest
+from shoparena.runs.rundir import from_run_relative
 
 
 @dataclass
@@ -31,6 +32,7 @@ class ReportData:
     problems: list[str] = field(default_factory=list)
     comparison: dict[str, Any] | None = None  # base vs student, paired (eval.compare), when both ran
     comparison_error: str = ""
+    missing: dict[str, str] = field(default_factory=dict)  # stage -> which output of a stage that ran is gone
 
     def outputs(self, stage: str) -> dict[str, Any] | None:
         record = self.stages.get(stage)
@@ -54,45 +56,72 @@ def metric(block: Any, name: str) -> tuple[float, float, float] | None:
 
 
 def _read_json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return None
-    except (OSError, json.JSONDecodeError) as exc:
-        raise ValueError(f"{path}: not readable JSON: {exc}") from None
+    """A JSON file a stage wrote; None when it is absent, :class:`RunFileError` when torn or not UTF-8."""
+    return load_json(path) if path.is_file() else None
 
 
-def _dir_of(outputs: dict[str, Any] | None, key: str = "path") -> Path | None:
+def _dir_of(run: Path, outputs: dict[str, Any] | None, key: str = "path") -> Path | None:
     if not outputs or not outputs.get(key):
         return None
-    path = Path(outputs[key])
+    path = stage_path(run, outputs[key])
+    if path is None:
+        return None
     return path if path.is_dir() else path.parent
+
+
+def stage_path(run: Path, value: str) -> Path | None:
+    """A stage output path as the manifest records it, found inside ``run`` whatever the working directory.
+
+    ``./x`` is relative to the run directory (:func:`shoparena.runs.rundir.run_relative`). A bare relative
+    path is from a run recorded before that (relative to the directory the pipeline started in): it is
+    looked up only inside ``run`` (by its trailing components), never in the working directory, so the
+    report never shows another run's data. None when it is not there.
+    """
+    path = from_run_relative(value, run)
+    if not isinstance(path, str):
+        return path
+    candidate = Path(path)
+    if candidate.is_absolute():
+        return candidate if candidate.exists() else None
+    parts = candidate.parts
+    for start in range(len(parts)):
+        inside = run.joinpath(*parts[start:])
+        if inside.exists():
+            return inside
+    return None
 
 
 def load_report_data(run_dir: str | Path, examples: int = 3) -> ReportData:
     run = Path(run_dir)
     if not (run / "manifest.json").exists():
         raise FileNotFoundError(f"{run}: no manifest.json (not a run directory)")
+    read_manifest(run)  # a torn, foreign or list-shaped manifest: one line naming the file and field
     data = ReportData(run_dir=run, manifest=_read_json(run / "manifest.json") or {})
     config_path = run / "config.yaml"
     if config_path.exists():
-        data.config = yaml.safe_load(config_path.read_text(encoding="utf-8")) or {}
+        config = load_yaml(config_path, what="pipeline config")
+        data.config = config if isinstance(config, dict) else {}
     data.stages = data.manifest.get("stages", {})
 
-    corpus_dir = _dir_of(data.outputs("corpus"))
+    corpus_dir = _dir_of(run, data.outputs("corpus"))
     if corpus_dir is not None:
         data.corpus_report = _read_json(corpus_dir / "report.json")
+    if data.outputs("corpus") is not None and data.corpus_report is None:
+        data.missing["corpus"] = f"stage corpus ran, but its report.json is not in {run} (moved or deleted)"
     firehose = data.outputs("firehose") or {}
     races = firehose.get("races")
-    if races is None and _dir_of(firehose) is not None:
-        races = _read_json(_dir_of(firehose) / "races.json")
+    if races is None and _dir_of(run, firehose) is not None:
+        races = _read_json(_dir_of(run, firehose) / "races.json")  # type: ignore[operator]
     data.races = races if isinstance(races, list) else None
     for stage, label in (("eval_base", "base"), ("eval_student", "student")):
-        eval_dir = _dir_of(data.outputs(stage))
+        eval_dir = _dir_of(run, data.outputs(stage))
         summary = _read_json(eval_dir / "summary.json") if eval_dir is not None else None
         if summary:
             data.evals[label] = summary
-    base_dir, student_dir = _dir_of(data.outputs("eval_base")), _dir_of(data.outputs("eval_student"))
+        elif data.outputs(stage) is not None:
+            data.missing[stage] = f"stage {stage} ran, but its summary.json is not in {run} (moved, deleted)"
+    base_dir = _dir_of(run, data.outputs("eval_base"))
+    student_dir = _dir_of(run, data.outputs("eval_student"))
     if "base" in data.evals and "student" in data.evals and base_dir and student_dir:
         from shoparena.eval.compare import CompareError, compare_runs
         from shoparena.eval.config import EvalConfigError
@@ -115,7 +144,9 @@ def _examples(
     if corpus_dir is not None:
         path = corpus_dir / "views" / "sft-train.jsonl"
         if path.exists():
-            for _, row in iter_jsonl(path):
+            for line_no, row in iter_jsonl(path):
+                if isinstance(row, ValueError):
+                    raise RunFileError(f"{path}:{line_no}: torn or corrupt line ({row})")
                 if isinstance(row, dict) and row.get("outcome") == "kept":
                     out.append(
                         (f"corpus {row.get('record_id', '')} ({row.get('category', '')})", row["messages"])
@@ -123,10 +154,13 @@ def _examples(
                 if len(out) >= limit:
                     return out
     reference = data.outputs("reference")
-    if reference and Path(reference.get("path", "")).exists():
+    reference_path = None
+    if reference and reference.get("path"):
+        reference_path = stage_path(data.run_dir, reference["path"])
+    if reference_path is not None and reference_path.is_file():
         from shoparena.formats.io import read_trajectories
 
-        for traj in read_trajectories(reference["path"]):
+        for traj in read_trajectories(reference_path):
             out.append(
                 (f"reference planner on {traj.problem_id} ({traj.status.value})", trajectory_messages(traj))
             )

@@ -38,6 +38,10 @@ class SectionNotRun(Exception):
     """The data a section needs is absent; the message says why."""
 
 
+class SectionMissing(SectionNotRun):
+    """The stage ran but the output this section reads is no longer in the run directory."""
+
+
 def _esc(value: Any) -> str:
     return html.escape(str(value))
 
@@ -66,6 +70,8 @@ def _fmt(value: float | int) -> str:
 
 def _need(data: ReportData, stage: str, notes: Mapping[str, str]) -> dict[str, Any]:
     outputs = data.outputs(stage)
+    if stage in data.missing:
+        raise SectionMissing(data.missing[stage])
     if outputs is None:
         raise SectionNotRun(f"stage {stage} has not run" + (f": {notes[stage]}" if stage in notes else ""))
     return outputs
@@ -232,11 +238,14 @@ def section_asr(data: ReportData, notes: Mapping[str, str]) -> str:
         parts.append(_table(["model", "category", "ASR", "95 % CI"], rows))
     if not any(parts):
         raise SectionNotRun("no evaluation and no reference run: " + "; ".join(notes.values()))
+    for stage in ("eval_base", "eval_student"):
+        if stage in data.missing and data.evals:
+            parts.insert(0, f'<p class="notrun">output missing: {_esc(data.missing[stage])}</p>')
     if not data.evals:
+        why = data.missing.get("eval_base") or notes.get("eval_base", "stage eval_base has not run")
         parts.insert(
             0,
-            '<p class="notrun">base and student not evaluated yet: '
-            f"{_esc(notes.get('eval_base', 'stage eval_base has not run'))}</p>",
+            f'<p class="notrun">base and student not evaluated yet: {_esc(why)}</p>',
         )
     return "".join(parts)
 
@@ -260,6 +269,8 @@ def _pass_at_k_points(overall: dict[str, Any]) -> list[tuple[float, float, float
 
 def section_pass_at_k(data: ReportData, notes: Mapping[str, str]) -> str:
     if not data.evals:
+        if "eval_base" in data.missing:
+            raise SectionMissing(data.missing["eval_base"])
         raise SectionNotRun(notes.get("eval_base", "stage eval_base has not run"))
     series = {}
     rows = []
@@ -373,6 +384,8 @@ def render_report(
     for key, title, render in SECTIONS:
         try:
             content = render(data, notes)
+        except SectionMissing as why:
+            content = f'<p class="notrun">output missing: {_esc(why)}</p>'
         except SectionNotRun as why:
             content = f'<p class="notrun">not run: {_esc(why)}</p>'
         body.append(f'<section id="{key}"><h2>{_esc(title)}</h2>{content}</section>')

@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 import shoparena
 from shoparena.jsonl import sha256_file
+from shoparena.runs.files import RunFileError
 
 log = logging.getLogger(__name__)
 
@@ -33,7 +34,7 @@ MANIFEST_NAME = "manifest.json"
 M = TypeVar("M", bound="RunManifest")
 
 
-class ManifestError(ValueError):
+class ManifestError(RunFileError):
     """A ``manifest.json`` is missing, empty, torn or of another kind; names the file."""
 
 
@@ -178,7 +179,9 @@ def read_manifest(run_dir: str | Path, model: type[M] = RunManifest) -> M:  # ty
         data = json.loads(raw)
     except ValueError as exc:
         raise ManifestError(f"{path}: torn or corrupt manifest, not JSON ({exc})") from None
-    if model is RunManifest and isinstance(data, dict):
+    if not isinstance(data, dict):
+        raise ManifestError(f"{path}: not a {model.__name__}: expected an object, got {type(data).__name__}")
+    if model is RunManifest:
         data = {k: v for k, v in data.items() if k in RunManifest.model_fields}
     try:
         return model.model_validate(data)

@@ -29,6 +29,49 @@ def config_hash(payload: Any) -> str:
     return hashlib.sha256(blob).hexdigest()[:16]
 
 
+#: Prefix of a stage output path stored relative to its run directory (see :func:`run_relative`).
+RUN_RELATIVE = "./"
+
+
+def _as_strings(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _as_strings(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_as_strings(v) for v in value]
+    return str(value) if isinstance(value, Path) else value
+
+
+def run_relative(value: Any, root: Path) -> Any:
+    """``value`` (a stage's outputs) with every string that names an existing path inside ``root`` stored as
+    ``./<path relative to root>``: the manifest then finds its outputs from any working directory, and a
+    copied or moved run directory still points into itself (never into another run)."""
+    if isinstance(value, dict):
+        return {k: run_relative(v, root) for k, v in value.items()}
+    if isinstance(value, list):
+        return [run_relative(v, root) for v in value]
+    if not isinstance(value, str) or not value or value.startswith(RUN_RELATIVE) or "\n" in value:
+        return value
+    try:
+        path = Path(value)
+        if not path.exists():
+            return value
+        inner = path.resolve().relative_to(root.resolve())
+    except (OSError, ValueError):  # not a path, or a path outside the run
+        return value
+    return RUN_RELATIVE + inner.as_posix()
+
+
+def from_run_relative(value: Any, root: Path) -> Any:
+    """The inverse of :func:`run_relative`: ``./x`` becomes the path ``root / x``; anything else unchanged."""
+    if isinstance(value, dict):
+        return {k: from_run_relative(v, root) for k, v in value.items()}
+    if isinstance(value, list):
+        return [from_run_relative(v, root) for v in value]
+    if isinstance(value, str) and value.startswith(RUN_RELATIVE):
+        return root / value[len(RUN_RELATIVE) :]
+    return value
+
+
 class RunDir:
     """A resumable run directory: ``config.yaml`` (the resolved config) and ``manifest.json``.
 
@@ -80,7 +123,9 @@ class RunDir:
         """The completed record of ``stage`` if its config is unchanged, else None (the stage must run)."""
         record = self.manifest.stages.get(stage)
         if record is not None and record.config_hash == config_hash(stage_config):
-            return record
+            # Stage outputs come back as paths from here (they are stored relative to the run directory).
+            outputs = from_run_relative(record.outputs, self.path)
+            return record.model_copy(update={"outputs": _as_strings(outputs)})
         return None
 
     def complete(
@@ -99,7 +144,7 @@ class RunDir:
             config_hash=config_hash(stage_config),
             completed_at=time.time(),
             seconds=round(time.time() - started, 3),
-            outputs=outputs,
+            outputs=run_relative(outputs, self.path),
         )
         self.manifest.stages[stage] = record
         if not invalidate_later:

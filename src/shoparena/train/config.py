@@ -109,12 +109,19 @@ def read_preset(name: str) -> dict[str, Any]:
     return yaml.safe_load(path.read_text(encoding="utf-8")) or {}
 
 
-def _read_mapping(source: str | Path) -> tuple[dict[str, Any], str]:
-    """A config file, or a preset name when no such file exists."""
+def _read_mapping(source: str | Path, chain: tuple[str, ...] = ()) -> tuple[dict[str, Any], str]:
+    """A config file, or a preset name when no such file exists (``chain``: the files and presets that
+    extend it, so a cycle of ``extends`` is an error, not a RecursionError)."""
     path = Path(source)
+    key = str(path.resolve()) if path.is_file() else f"preset {source}"
+    if key in chain:
+        names = " -> ".join([*chain[chain.index(key) :], key])
+        raise ConfigError(f"{source}: extends: a cycle ({names})")
     if path.is_file():
         try:
-            raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+            raw = yaml.safe_load(path.read_bytes().decode("utf-8")) or {}
+        except UnicodeDecodeError as exc:
+            raise ConfigError(f"{path}: not UTF-8 (byte {exc.start})") from None
         except yaml.YAMLError as exc:
             raise ConfigError(f"{path}: not valid YAML: {exc}") from exc
         label = str(path)
@@ -124,7 +131,10 @@ def _read_mapping(source: str | Path) -> tuple[dict[str, Any], str]:
         raise ConfigError(f"{label}: expected a mapping at the top level")
     parent = raw.pop("extends", None)
     if parent:
-        base, _ = _read_mapping(parent)
+        if not isinstance(parent, str):
+            kind = type(parent).__name__
+            raise ConfigError(f"{label}: extends: expected a preset name or a file, got {kind}")
+        base, _ = _read_mapping(parent, (*chain, key))
         raw = deep_merge(base, raw)
     return raw, label
 

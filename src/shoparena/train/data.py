@@ -51,12 +51,20 @@ def load_view(data: DataSection, view: str) -> Any:
     saved = root / "views" / view
     parquet = root / "views" / f"{view}-{data.split}.parquet"
     if saved.is_dir():
-        dsd = datasets.load_from_disk(str(saved))
-        if data.split not in dsd:
-            raise ConfigError(f"{saved}: no split {data.split!r} (has {', '.join(dsd)})")
-        return dsd[data.split]
+        # One split only: datasets cannot load a split saved with no rows (IndexError), so an empty eval
+        # split would make the train split unloadable too.
+        splits = sorted(p.name for p in saved.iterdir() if (p / "dataset_info.json").is_file())
+        if data.split not in splits:
+            raise ConfigError(f"{saved}: no split {data.split!r} (has {', '.join(splits)})")
+        try:
+            return datasets.load_from_disk(str(saved / data.split))
+        except IndexError:
+            raise ConfigError(f"{saved}: view {view!r} split {data.split!r} is empty (0 rows)") from None
     if parquet.is_file():
-        return datasets.Dataset.from_parquet(str(parquet))
+        try:
+            return datasets.Dataset.from_parquet(str(parquet))
+        except ValueError as exc:  # datasets reads a file with no row groups as "no data"
+            raise ConfigError(f"{parquet}: empty or unreadable ({exc})") from None
     raise ConfigError(f"data.corpus: {root} has no view {view!r} ({saved} or {parquet})")
 
 
@@ -74,6 +82,8 @@ def select_rows(cfg: TrainConfig) -> tuple[Any, DataReport]:
     a seeded uniform sample of N with ``data.sample_seed``)."""
     dataset = load_view(cfg.data, cfg.view)
     report = DataReport(view=cfg.view, split=cfg.data.split, select=cfg.data.select, rows=len(dataset))
+    if len(dataset) == 0:  # nothing to train on: say so here, not as an IndexError inside the trainer
+        raise ConfigError(f"{cfg.data.corpus}: view {cfg.view!r} split {cfg.data.split!r} is empty (0 rows)")
     for column in ("outcome", "origin", "record_id"):
         if column not in dataset.column_names:
             raise ConfigError(
@@ -85,6 +95,11 @@ def select_rows(cfg: TrainConfig) -> tuple[Any, DataReport]:
     )
     report.not_selected = dict(reasons)
     selected = dataset.select([i for i, k in enumerate(keep) if k])
+    if len(selected) == 0:
+        raise ConfigError(
+            f"{cfg.data.corpus}: data.select {cfg.data.select!r} keeps 0 of the {len(dataset)} rows of view "
+            f"{cfg.view!r} split {cfg.data.split!r} (not selected: {dict(reasons)})"
+        )
     if cfg.data.max_rows is not None and len(selected) > cfg.data.max_rows:
         report.dropped["max_rows"] = len(selected) - cfg.data.max_rows
         picked = range(cfg.data.max_rows)

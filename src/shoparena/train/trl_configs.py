@@ -10,6 +10,7 @@ Defaults changed on purpose: activation (gradient) checkpointing is off (TRL tur
 from __future__ import annotations
 
 import dataclasses
+import typing
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -123,6 +124,48 @@ class ShopKTOConfig(KTOConfig):
 CONFIG_CLASSES: dict[str, type] = {"sft": ShopSFTConfig, "grpo": ShopGRPOConfig, "kto": ShopKTOConfig}
 
 
+def _check_trainer_values(cls: type, cfg: TrainConfig) -> None:
+    """Each ``trainer`` value against its TRL field's type, and the ranges TRL leaves open: the dataclasses
+    check neither, so ``learning_rate: fast`` would fail only in the optimiser, after the data is prepared,
+    and ``max_steps: -3`` would silently train by epochs."""
+    from pydantic import TypeAdapter, ValidationError
+
+    try:
+        hints = typing.get_type_hints(cls)
+    except Exception:  # an annotation that does not resolve here: leave the values to TRL
+        hints = {}
+    for key, value in cfg.trainer.items():
+        hint = hints.get(key)
+        if hint is None:
+            continue
+        try:
+            adapter = TypeAdapter(hint)
+        except Exception:  # a type pydantic cannot build a validator for: TRL checks it itself
+            continue
+        try:
+            adapter.validate_python(value)
+        except ValidationError as exc:
+            raise ConfigError(f"{cfg.method}.{key}: {value!r}: {exc.errors()[0]['msg']}") from None
+    steps = cfg.trainer.get("max_steps")
+    if isinstance(steps, int) and steps != -1 and steps < 1:
+        raise ConfigError(f"{cfg.method}.max_steps: {steps}: must be at least 1 (or -1: train by epochs)")
+
+
+def check_trainer(cfg: TrainConfig) -> None:
+    """The ``trainer`` section's keys and values against the method's TRL config, without building it (no
+    device checks): what ``pipeline run --dry-run`` and :func:`build_trl_config` both run first.
+
+    Raises:
+        ConfigError: an unknown field, a value of the wrong type, or ``max_steps`` out of range (named).
+    """
+    cls = CONFIG_CLASSES[cfg.method]
+    known = {f.name for f in dataclasses.fields(cls)}
+    unknown = sorted(set(cfg.trainer) - known)
+    if unknown:
+        raise ConfigError(f"{cfg.method}: unknown {cls.__mro__[1].__name__} field(s) {unknown}")
+    _check_trainer_values(cls, cfg)
+
+
 def build_trl_config(cfg: TrainConfig, output_dir: str, **forced: Any) -> Any:
     """Instantiate the method's TRL config from the ``trainer`` section.
 
@@ -130,10 +173,7 @@ def build_trl_config(cfg: TrainConfig, output_dir: str, **forced: Any) -> Any:
         ConfigError: an unknown or invalid TRL field (named).
     """
     cls = CONFIG_CLASSES[cfg.method]
-    known = {f.name for f in dataclasses.fields(cls)}
-    unknown = sorted(set(cfg.trainer) - known)
-    if unknown:
-        raise ConfigError(f"{cfg.method}: unknown {cls.__mro__[1].__name__} field(s) {unknown}")
+    check_trainer(cfg)
     kwargs = {"report_to": "none", **cfg.trainer, **forced, "output_dir": output_dir}
     try:
         return cls(**kwargs)

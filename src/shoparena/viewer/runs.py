@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from shoparena.formats.io import read_trajectories
@@ -184,20 +183,21 @@ def _eval(run: LoadedRun, number: int) -> None:
 
 
 def _arena(run: LoadedRun, number: int) -> None:
-    from shoparena.judge.records import JudgeVerdict
+    from shoparena.records.judge import JudgeVerdict
+    from shoparena.records.race import ArenaRunFile
+    from shoparena.runs.files import iter_records, read_yaml_record
 
     config_path = run.path / "config.yaml"
     if config_path.is_file():
-        config = yaml.safe_load(config_path.read_text(encoding="utf-8")) or {}
-        run.suite = Path(config["suite"]) if config.get("suite") else None
-        run.index = Path(config["index"]) if config.get("index") else None
-        run.similarity = str(config.get("similarity") or "lexical")
+        config = read_yaml_record(config_path, ArenaRunFile)
+        run.suite = Path(config.suite) if config.suite else None
+        run.index = Path(config.index) if config.index else None
+        run.similarity = config.similarity
     for agent_dir in sorted(p for p in (run.path / "agents").iterdir() if p.is_dir()):
         judged: dict[str, JudgeVerdict] = {}
         if (agent_dir / "judge.jsonl").is_file():
-            for _, raw in iter_raw_lines(agent_dir / "judge.jsonl"):
-                verdict = JudgeVerdict.model_validate_json(raw)
-                judged[verdict.problem_id] = verdict
+            for _, verdict in iter_records(agent_dir / "judge.jsonl", JudgeVerdict):
+                judged[str(verdict.problem_id)] = verdict
         if not (agent_dir / "output.jsonl").is_file():
             continue
         for traj in read_trajectories(agent_dir / "output.jsonl"):

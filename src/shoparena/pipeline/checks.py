@@ -1,0 +1,118 @@
+"""The whole pipeline config checked before the first stage (and on ``--dry-run``): every section's values
+as the stage that consumes them will read them, so junk in ``firehose.options`` or ``sft.trainer`` fails in
+seconds, naming the key, instead of after the firehose has spent its minutes.
+
+The ``options`` sections pass further fields to another layer's config class as is; they are validated
+against that class with placeholders for the fields the stage fills in (paths of earlier stages), and only
+the errors of the keys the user wrote are reported.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+
+class PipelineConfigError(ValueError):
+    """A pipeline.yaml that cannot be used; the message names the file and the field."""
+
+#: Model names the model stage resolves itself (``train.models.resolve_model`` and the pipeline's student).
+KNOWN_MODELS = ("student-word", "tiny", "student-cpu", "smollm2")
+#: A Hugging Face Hub id (``org/name``): loaded by transformers, not checkable offline.
+_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
+
+
+def _options(where: str, section: str, model: type[BaseModel], options: dict[str, Any], fill: dict[str, Any]):
+    """Validate ``options`` as fields of ``model`` (``fill``: the stage's own fields); raise on the first
+    error that falls on a key of ``options``."""
+    try:
+        model.model_validate({**fill, **options})
+    except ValidationError as exc:
+        for err in exc.errors():
+            loc = err["loc"]
+            if loc and loc[0] in options:
+                key = ".".join(str(p) for p in loc)
+                raise PipelineConfigError(f"{where}: field {section}.{key}: {err['msg']}") from None
+
+
+def _check_model_base(where: str, base: str, served: bool) -> None:
+    if served or base in KNOWN_MODELS or Path(base).expanduser().is_dir() or _HUB_ID.match(base):
+        return
+    raise PipelineConfigError(
+        f"{where}: field model.base: {base!r} is none of {', '.join(KNOWN_MODELS)}, a model folder, a hub id"
+    )
+
+
+def _check_trainer(where: str, config: Any) -> None:
+    from shoparena.train.config import ConfigError, load_config
+
+    try:
+        cfg = load_config(config.sft.preset, "sft")
+    except ConfigError as exc:
+        raise PipelineConfigError(f"{where}: field sft.preset: {exc}") from None
+    try:
+        from shoparena.train.trl_configs import check_trainer
+    except ImportError:  # no train extra here: the sft stage will say so itself
+        return
+    cfg = cfg.model_copy(update={"trainer": {**cfg.trainer, **config.sft.trainer}})
+    try:
+        check_trainer(cfg)
+    except ConfigError as exc:
+        raise PipelineConfigError(f"{where}: field sft.trainer: {exc}") from None
+
+
+def check_pipeline_config(config: Any, where: str) -> None:
+    """Every section of ``config`` (a :class:`~shoparena.pipeline.config.PipelineConfig`) as its stage will
+    use it.
+
+    Raises:
+        PipelineConfigError: naming ``where`` (the file or preset) and the first bad key.
+    """
+    from shoparena.agents import AGENTS
+    from shoparena.arena.firehose import FirehoseConfig
+    from shoparena.corpus.config import CorpusConfig
+    from shoparena.eval.config import EvalConfig
+    from shoparena.llm.factory import parse_backend_spec
+
+    reference = config.reference
+    if reference.agent not in AGENTS:
+        raise PipelineConfigError(
+            f"{where}: field reference.agent: unknown agent {reference.agent!r}; known: {sorted(AGENTS)}"
+        )
+    if reference.similarity not in ("exact", "lexical", "embedding"):
+        raise PipelineConfigError(
+            f"{where}: field reference.similarity: {reference.similarity!r} (exact, lexical, embedding)"
+        )
+    if config.judge.judge not in ("rubric", "llm"):
+        raise PipelineConfigError(f"{where}: field judge.judge: {config.judge.judge!r} (rubric, llm)")
+    if config.judge.judge == "llm" and not config.judge.backend:
+        raise PipelineConfigError(f"{where}: field judge.backend: the llm judge needs a backend spec")
+    if config.judge.backend:
+        try:
+            parse_backend_spec(config.judge.backend)
+        except ValueError as exc:
+            raise PipelineConfigError(f"{where}: field judge.backend: {exc}") from None
+    placeholder = Path("/nonexistent/shoparena-check")
+    _options(
+        where,
+        "firehose.options",
+        FirehoseConfig,
+        config.firehose.options,
+        {"suites": [placeholder], "index": placeholder, "out": placeholder},
+    )
+    _options(where, "corpus.options", CorpusConfig, config.corpus.options, {"out": placeholder})
+    _options(
+        where,
+        "eval.options",
+        EvalConfig,
+        config.eval.options,
+        {"policy": "planner", "suite": placeholder, "index": placeholder, "out": placeholder},
+    )
+    _check_model_base(where, config.model.base, served=bool(config.eval.server))
+    _check_trainer(where, config)
+
+
+__all__ = ["KNOWN_MODELS", "PipelineConfigError", "check_pipeline_config"]
