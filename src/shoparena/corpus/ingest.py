@@ -24,7 +24,7 @@ from typing import Any
 import orjson
 import yaml
 
-from shoparena.arena.miners.agentic import SYSTEM_PROMPT as AGENTIC_SYSTEM_PROMPT
+from shoparena.agent_sdk.prompt import SYSTEM_PROMPT as AGENTIC_SYSTEM_PROMPT
 from shoparena.arena.proxy_log import (
     is_inference,
     llm_requested,
