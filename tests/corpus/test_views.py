@@ -89,3 +89,10 @@ def test_a_view_added_as_one_entry_is_built_and_trained_on(toy_view: str, tmp_pa
     assert report.view == toy_view and report.rows == 4
     kept = [r for r in records if r["outcome"] == "kept" and len(r["messages"]) <= 5]
     assert sorted(rows["record_id"]) == sorted(r["record_id"] for r in kept)
+
+
+def test_the_train_cli_has_one_command_per_method() -> None:
+    result = CliRunner().invoke(app, ["train", "--help"])
+    assert result.exit_code == 0
+    for name, method in METHODS.items():
+        assert f" {name} " in result.output and method.help.split(":")[0].split(" (")[0][:20] in result.output

@@ -182,7 +182,8 @@ class TrainMethod:
     """One training method.
 
     Attributes:
-        name: the CLI command and the config section (``sft:``) of the method.
+        name: the CLI command (``shoparena train sft``) and the config section (``sft:``) of the method.
+        help: the CLI command's help.
         config_class: the name of its TRL config class in :mod:`shoparena.train.trl_configs` (by name: that
             module imports TRL, this one must not).
         prepare: ``(cfg, trl_args, view_rows, tokenizer, report) -> dataset``.
@@ -190,6 +191,7 @@ class TrainMethod:
     """
 
     name: str
+    help: str
     config_class: str
     prepare: Prepare
     build_trainer: BuildTrainer
@@ -203,9 +205,28 @@ class TrainMethod:
 METHODS: dict[str, TrainMethod] = {
     m.name: m
     for m in (
-        TrainMethod("sft", "ShopSFTConfig", _prepare_sft, _sft_trainer),
-        TrainMethod("grpo", "ShopGRPOConfig", _prepare_grpo, _grpo_trainer),
-        TrainMethod("kto", "ShopKTOConfig", _prepare_kto, _kto_trainer),
+        TrainMethod(
+            "sft",
+            "Supervised fine-tuning on the `sft` view (loss on trainable assistant turns only).",
+            "ShopSFTConfig",
+            _prepare_sft,
+            _sft_trainer,
+        ),
+        TrainMethod(
+            "grpo",
+            "Dr. GRPO: offline per step on the `steps` view (ToolRL reward) or online in ShopEnv "
+            "(grpo_mode).",
+            "ShopGRPOConfig",
+            _prepare_grpo,
+            _grpo_trainer,
+        ),
+        TrainMethod(
+            "kto",
+            "KTO on the `kto` view, per trajectory (default) or per step (kto.kto_granularity).",
+            "ShopKTOConfig",
+            _prepare_kto,
+            _kto_trainer,
+        ),
     )
 }
 
