@@ -15,7 +15,7 @@ from typing import Any, Literal
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from shoparena.arena.race import Race, RaceStatus
+from shoparena.arena.race_rules import Race, RaceStatus
 
 U16_MAX = 65535
 
@@ -33,7 +33,8 @@ class WeightConfig(BaseModel):
     rank_by: Literal["race_score", "race_rank"] = Field(
         default="race_score",
         description="race_score: ORO validator order (score desc, agent_version_id asc). race_rank: honour "
-        "the race's published ranks (e.g. incumbent protection from shoparena.arena.race), ties as ORO.",
+        "the race's published ranks (e.g. incumbent protection from shoparena.arena.race_rules), ties as "
+        "ORO.",
     )
 
     @model_validator(mode="after")

@@ -456,7 +456,7 @@ def load_run_context(run_dir: Path, cache: dict[str, Any]) -> tuple[ScoringConte
 
 def ingest_run_dir(run_dir: Path, emit: Emit, cache: dict[str, Any]) -> list[str]:
     """Every envelope of every agent of an arena run directory → one record or quarantine."""
-    from shoparena.arena.runner import safe_name
+    from shoparena.arena.agent_runner import safe_name
 
     context, notes = load_run_context(run_dir, cache)
     from shoparena.runs.manifest import ArenaManifest, ManifestError, read_manifest

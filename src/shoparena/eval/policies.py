@@ -253,8 +253,8 @@ def resolve_render_profile(config: EvalConfig) -> EvalConfig:
 class MinerPolicy:
     """An arena agent file, run in the sandbox with the trusted proxy exactly as ``arena run`` does.
 
-    One :class:`~shoparena.arena.runner.AgentRunner` per sample index keeps its own resumable envelope log
-    under ``RUN/miner/s<idx>/``; the miner file chooses its own decoding.
+    One :class:`~shoparena.arena.agent_runner.AgentRunner` per sample index keeps its own resumable envelope
+    log under ``RUN/miner/s<idx>/``; the miner file chooses its own decoding.
     """
 
     kind = "miner"
@@ -271,7 +271,7 @@ class MinerPolicy:
         self.server = ProxyServer(create_proxy_app(engine, backend, state=self.state)).start()
 
     def run(self, episodes: Sequence[EpisodeSpec], on_done: OnDone, run_id: str = "") -> None:
-        from shoparena.arena.runner import AgentRunner, ArenaProblem
+        from shoparena.arena.agent_runner import AgentRunner, ArenaProblem
         from shoparena.formats.oro import from_oro_envelope
 
         by_sample: dict[int, dict[str, EpisodeSpec]] = {}
