@@ -57,7 +57,7 @@ def main() -> None:
     from shoparena.arena.miners import miner_path
     from shoparena.arena.proxy import ProxyConfig
     from shoparena.arena.proxy_log import is_model_reply, read_trusted_log
-    from shoparena.arena.run import ArenaRunConfig, run_arena
+    from shoparena.arena.run_directory import ArenaRunConfig, run_arena
     from shoparena.arena.sandbox import SandboxConfig
     from shoparena.jsonl import read_jsonl_dicts
 

@@ -16,8 +16,8 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
+from shoparena.arena.agent_runner import AgentRunner, ArenaProblem
 from shoparena.arena.proxy import ProxyConfig, ProxyServer, ProxyState, create_proxy_app
-from shoparena.arena.runner import AgentRunner, ArenaProblem
 from shoparena.arena.sandbox import Sandbox, SandboxConfig
 
 TRIVIAL = "def agent_main(problem):\n    return [{'completion': {'content': ''}, 'extra_info': {}}]\n"

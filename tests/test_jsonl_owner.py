@@ -22,7 +22,7 @@ WHOLE_READS = frozenset({"read_text", "read_bytes", "read"})
 ALLOWED = {
     ("corpus/export.py", "opens a .jsonl file"): "views writer; the corpus → train registry work owns it",
     ("eval/run.py", "splits a whole file into lines"): "split on b'\\n' only (correct); eval run owner",
-    ("arena/judging.py", "opens a .jsonl file"): "judge.jsonl, moving to typed records (issue 23)",
+    ("arena/run_judging.py", "opens a .jsonl file"): "judge.jsonl, moving to typed records (issue 23)",
 }
 
 

@@ -134,9 +134,12 @@ def src_copy(tmp_path: Path) -> Path:
 
 def test_a_planted_upward_import_is_caught(src_copy: Path) -> None:
     target = src_copy / "catalog" / "io.py"
-    target.write_text(target.read_text() + "\n\ndef _late():\n    from shoparena.arena import run  # noqa\n")
+    late = "\n\ndef _late():\n    from shoparena.arena import run_directory  # noqa\n"
+    target.write_text(target.read_text() + late)
     found = upward_imports(src_copy)
-    assert found == ["shoparena.catalog.io (catalog) imports shoparena.arena.run (arena), a higher layer"]
+    assert found == [
+        "shoparena.catalog.io (catalog) imports shoparena.arena.run_directory (arena), a higher layer"
+    ]
 
 
 def test_a_planted_circle_is_caught(src_copy: Path) -> None:

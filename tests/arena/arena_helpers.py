@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from sandbox_marks import needs_bwrap  # noqa: F401 - arena tests import the mark from here
+from shoparena.arena.agent_runner import AgentRunner, ArenaProblem
 from shoparena.arena.proxy import ProxyConfig, ProxyServer, ProxyState, create_proxy_app
-from shoparena.arena.runner import AgentRunner, ArenaProblem
 from shoparena.arena.sandbox import Sandbox, SandboxConfig, peer_gid_for
 from shoparena.records.catalog import ProductHit, ProductView
 

@@ -123,3 +123,22 @@ def test_client_keeps_oro_request_log_and_inference_stats(tmp_path, monkeypatch)
     assert entries[0]["error_class"] and entries[-1]["path"] == "/inference/chat/completions"
     stats = json.loads((tmp_path / "stats.jsonl").read_text().splitlines()[-1])
     assert stats == {"problem_id": "p9", "inference_success": 0, "inference_failed": 1, "inference_total": 1}
+
+
+def test_the_policy_prompt_has_one_home_in_the_sdk() -> None:
+    import ast
+    from pathlib import Path
+
+    from shoparena.agent_sdk import prompt
+    from shoparena.arena.miners import agentic
+    from shoparena.eval.chat_agent import NATIVE_SYSTEM_PROMPT
+
+    src = Path(prompt.__file__).resolve().parents[1]
+    opening = prompt.SYSTEM_PROMPT[:80]
+    holders = sorted(str(p.relative_to(src)) for p in src.rglob("*.py") if opening in p.read_text("utf-8"))
+    assert holders == ["agent_sdk/prompt.py"]
+    assert agentic.SYSTEM_PROMPT is prompt.SYSTEM_PROMPT is NATIVE_SYSTEM_PROMPT
+    # Inside the sandbox only the SDK is mounted: the prompt module imports nothing else.
+    tree = ast.parse(Path(prompt.__file__).read_text("utf-8"))
+    imported = [n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
+    assert imported == ["__future__"] and not any(isinstance(n, ast.Import) for n in ast.walk(tree))

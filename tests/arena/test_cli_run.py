@@ -84,7 +84,7 @@ def test_run_dir_and_resume(tmp_path):
 def test_run_arena_scores_both_profiles(tmp_path):
     from arena_helpers import ScoringSearch
 
-    from shoparena.arena.run import ArenaRunConfig, run_arena
+    from shoparena.arena.run_directory import ArenaRunConfig, run_arena
 
     suite = tmp_path / "suite.json"
     suite.write_text(json.dumps([

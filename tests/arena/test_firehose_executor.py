@@ -124,8 +124,8 @@ def test_cli_rejects_an_unknown_executor(shop_world, tmp_path: Path):
 
 
 def test_a_task_asking_for_more_cpus_than_any_node_still_runs(local_ray):
+    from shoparena.arena.agent_runner import safe_name
     from shoparena.arena.executor import RayExecutor
-    from shoparena.arena.runner import safe_name
 
     executor = RayExecutor(2)
     assert executor.largest_node_cpus() == 2

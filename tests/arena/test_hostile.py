@@ -13,7 +13,7 @@ import time
 
 from arena_helpers import AGENTS, needs_bwrap, run_agent
 
-from shoparena.arena.runner import AgentRunner, ArenaProblem
+from shoparena.arena.agent_runner import AgentRunner, ArenaProblem
 from shoparena.llm.scripted import ScriptedBackend, scripted_reply
 from world import SHARED_DATA
 

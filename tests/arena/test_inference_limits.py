@@ -13,7 +13,7 @@ from miner_helpers import read_jsonl
 from shoparena.arena.inference import InferenceLimits
 from shoparena.arena.miners import miner_path
 from shoparena.arena.proxy import ProxyConfig
-from shoparena.arena.run import ArenaRunConfig, run_arena
+from shoparena.arena.run_directory import ArenaRunConfig, run_arena
 from shoparena.arena.sandbox import SandboxConfig
 from shoparena.llm.types import ChatResponse
 

@@ -10,7 +10,7 @@ from arena_helpers import needs_bwrap
 from miner_helpers import read_jsonl
 
 from shoparena.arena.miners import BUILTIN_MINERS, miner_path, resolve_agent
-from shoparena.arena.run import ArenaRunConfig, run_arena
+from shoparena.arena.run_directory import ArenaRunConfig, run_arena
 from shoparena.arena.sandbox import SandboxConfig
 from shoparena.llm.planner_backend import MODEL_NAME, PlannerBackend
 from shoparena.llm.scripted import ScriptedBackend, scripted_reply

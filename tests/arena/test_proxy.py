@@ -9,9 +9,9 @@ import pytest
 from arena_helpers import FakeSearch
 from fastapi.testclient import TestClient
 
+from shoparena.arena.agent_runner import inference_counts
 from shoparena.arena.proxy import ProxyConfig, ProxyState, create_proxy_app
 from shoparena.arena.proxy_log import read_trusted_log
-from shoparena.arena.runner import inference_counts
 from shoparena.llm.scripted import ScriptedBackend, scripted_reply
 from shoparena.llm.types import RateLimited
 from shoparena.records.proxy_log import ProxyLogEntry

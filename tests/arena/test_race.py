@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from shoparena.arena.race import (
+from shoparena.arena.race_rules import (
     DecayShape,
     Incumbent,
     QualificationType,

@@ -9,12 +9,12 @@ from arena_helpers import needs_bwrap
 from miner_helpers import read_jsonl
 from typer.testing import CliRunner
 
-from shoparena.arena.judging import judge_run
 from shoparena.arena.miners import miner_path
 from shoparena.arena.proxy import ClientIdentity
 from shoparena.arena.proxy_log import ParsedToolCall
 from shoparena.arena.richness import ProofKind, normalise_arguments
-from shoparena.arena.run import ArenaRunConfig, run_arena
+from shoparena.arena.run_directory import ArenaRunConfig, run_arena
+from shoparena.arena.run_judging import judge_run
 from shoparena.arena.sandbox import SandboxConfig
 from shoparena.cli.main import app
 from shoparena.llm.planner_backend import MODEL_NAME, PlannerBackend

@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from shoparena.arena.race import Qualifier, Race, RaceStatus
+from shoparena.arena.race_rules import Qualifier, Race, RaceStatus
 from shoparena.arena.weights import (
     U16_MAX,
     WeightConfig,

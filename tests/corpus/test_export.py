@@ -7,36 +7,13 @@ from pathlib import Path
 
 import orjson
 import pytest
+from corpus_helpers import view_record as _record
 
-from shoparena.corpus.export import ROW_BUILDERS, VIEWS, ViewWriter, _Sink, features, save_stream_to_disk
-
-
-def _record(i: int, steps: int) -> dict:
-    messages = [
-        {"role": "system", "content": "sys", "trainable": False},
-        {"role": "user", "content": f"query {i} café", "trainable": False},
-    ]
-    for k in range(steps):
-        call = {
-            "id": f"c{k}",
-            "type": "function",
-            "function": {"name": "find_product", "arguments": '{"q": 1}'},
-        }
-        messages.append(
-            {"role": "assistant", "content": f"step {k}", "tool_calls": [call], "trainable": k % 2 == 0}
-        )
-        messages.append({"role": "tool", "content": json.dumps({"hits": [k] * k}), "tool_call_id": f"c{k}"})
-    messages.append({"role": "assistant", "content": "done", "tool_calls": None, "trainable": True})
-    return {
-        "record_id": f"r:p{i}:0", "run_id": "r", "problem_id": f"p{i}", "rollout_idx": 0, "split": "train",
-        "cluster_id": f"c{i}", "category": "product", "difficulty": "", "tools": "[]",
-        "outcome": "kept" if i % 3 else "judge_below_bar", "origin": "agentic", "miner_kind": "",
-        "structural_label": "agentic", "labels": {"b": 1, "a": None}, "provenance": {"z": "x", "agent": i},
-        "messages": messages,
-    }  # fmt: skip
+from shoparena.corpus.export import ViewWriter, _Sink, save_stream_to_disk
+from shoparena.corpus.views import VIEWS, features
 
 
-@pytest.mark.parametrize("view", VIEWS)
+@pytest.mark.parametrize("view", list(VIEWS))
 def test_sink_writes_what_plain_pyarrow_and_orjson_write(tmp_path: Path, view: str):
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -44,7 +21,7 @@ def test_sink_writes_what_plain_pyarrow_and_orjson_write(tmp_path: Path, view: s
     cache = tmp_path / "cache"
     cache.mkdir()
     sink = _Sink(tmp_path, cache, view, "train")
-    rows = [row for i in range(700) for row in ROW_BUILDERS[view](_record(i, i % 6))]
+    rows = [row for i in range(700) for row in VIEWS[view].rows(_record(i, i % 6))]
     for row in rows:
         sink.add(row)
     sink.close()
@@ -68,7 +45,7 @@ def test_stream_copy_matches_datasets_save_to_disk(tmp_path: Path, monkeypatch, 
     cache.mkdir()
     sink = _Sink(tmp_path, cache, "steps", "train")
     for i in range(300):
-        for row in ROW_BUILDERS["steps"](_record(i, i % 7)):
+        for row in VIEWS["steps"].rows(_record(i, i % 7)):
             sink.add(row)
     sink.close()
     ours, theirs = tmp_path / "ours", tmp_path / "theirs"
@@ -96,3 +73,16 @@ def test_view_folders_are_byte_identical_on_rewrite(tmp_path: Path):
         outputs.append({str(p.relative_to(tmp_path / name)): p.read_bytes() for p in files})
     assert counts["sft"] == {"train": 40, "eval": 10} and counts["kto"]["train"] > 0
     assert outputs[0] == outputs[1] and any(k.endswith("state.json") for k in outputs[0])
+
+
+def test_an_empty_split_loads_back_with_its_features(tmp_path: Path):
+    from datasets import load_from_disk
+
+    from shoparena.corpus.export import export_views
+
+    counts = export_views(lambda: [_record(i, 2) for i in range(3)], tmp_path / "views")
+    assert counts["steps"] == {"train": 9, "eval": 0}  # two tool steps and the answer each
+    for view in VIEWS:
+        # An empty split used to be written without a shard, which load_from_disk cannot read.
+        loaded = load_from_disk(str(tmp_path / "views" / view))
+        assert len(loaded["eval"]) == 0 and loaded["eval"].features == features(view)

@@ -189,7 +189,14 @@ def _race_suite(config: FirehoseConfig, race: int, race_dir: Path) -> Path:
 
 
 def _race_and_weights(race_dir: Path, race_id: str, report: Any, race: int) -> None:
-    from shoparena.arena.race import Qualifier, Race, RaceConfig, RaceStatus, resolve_race, select_qualifiers
+    from shoparena.arena.race_rules import (
+        Qualifier,
+        Race,
+        RaceConfig,
+        RaceStatus,
+        resolve_race,
+        select_qualifiers,
+    )
     from shoparena.arena.weights import WeightConfig, compute_weights, weights_document
     from shoparena.records.race import RaceDocument
     from shoparena.runs.files import write_json_record
@@ -225,8 +232,8 @@ _UID_BLOCKS = 64
 
 def run_race(config: FirehoseConfig, race: int, *, search: Any = None, backend: Any = None) -> Path:
     """Run, judge, rank and weight race ``race`` in ``OUT/race-NNN`` (resuming a partial one)."""
-    from shoparena.arena.judging import judge_run
-    from shoparena.arena.run import ArenaRunConfig, run_arena
+    from shoparena.arena.run_directory import ArenaRunConfig, run_arena
+    from shoparena.arena.run_judging import judge_run
     from shoparena.arena.sandbox import SandboxConfig
     from shoparena.records.race import MinerTruth
     from shoparena.runs.files import write_json_record

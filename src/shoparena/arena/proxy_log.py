@@ -8,7 +8,8 @@ Richness (:mod:`shoparena.arena.richness`), the corpus's structural evidence
   :mod:`shoparena.jsonl` and :class:`~shoparena.records.proxy_log.ProxyLogEntry`;
 - :func:`catalogue_tool`, :func:`is_inference`, :func:`is_model_reply`: what an entry is;
 - :func:`parse_response_tool_calls`: the one parser of the tool calls in a chat-completion response
-  (native ``tool_calls``, then ``<tool_call>`` blocks); :func:`requested_tool_names` on an entry;
+  (native ``tool_calls``, then ``<tool_call>`` blocks as :mod:`shoparena.formats.tool_blocks` reads them);
+  :func:`requested_tool_names` on an entry;
 - :func:`pending_target_walk`: published Variant A (distillation spec §2).
 
 Every function here takes typed entries; raw dicts (agent-written ``proxy_calls``) go through
@@ -18,12 +19,12 @@ Every function here takes typed entries; raw dicts (agent-written ``proxy_calls`
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from shoparena.formats.tool_blocks import block_call, tool_call_blocks
 from shoparena.jsonl import append_line, read_jsonl_dicts
 from shoparena.records.proxy_log import ProxyLogEntry, proxy_entries
 from shoparena.records.tools import CATALOGUE_TOOLS
@@ -31,8 +32,6 @@ from shoparena.records.tools import CATALOGUE_TOOLS
 SEARCH_PREFIX = "/search/"
 INFERENCE_PREFIX = "/inference/"
 INFERENCE_PATH = "/inference/chat/completions"
-
-_TOOL_CALL_BLOCK = re.compile(r"<tool_call>(.*?)</tool_call>", re.DOTALL)
 
 
 @dataclass(slots=True)
@@ -52,34 +51,16 @@ class ParsedToolCall:
     arguments: str
 
 
-def _block_call(item: Any) -> tuple[str, Any] | None:
-    """(name, arguments) of one item of a ``<tool_call>`` block; the name from ``name``, ``tool`` or
-    ``function`` (published), where a ``function`` object gives its own ``name`` and ``arguments``."""
-    if not isinstance(item, dict):
-        return None
-    name = item.get("name") or item.get("tool") or item.get("function")
-    args = item.get("parameters", item.get("arguments", {}))
-    if isinstance(name, dict):
-        args = name.get("arguments", name.get("parameters", args))
-        name = name.get("name")
-    return (name, args) if isinstance(name, str) else None
-
-
 def _xml_calls(content: str, choice: int) -> list[ParsedToolCall]:
     calls: list[ParsedToolCall] = []
-    for block_no, match in enumerate(_TOOL_CALL_BLOCK.finditer(content)):
-        try:
-            parsed = json.loads(match.group(1).strip())
-        except ValueError:
-            continue  # unparseable blocks are skipped, as published
-        items = parsed if isinstance(parsed, list) else [parsed]
-        for k, item in enumerate(items):
-            call = _block_call(item)
+    for block in tool_call_blocks(content):
+        for k, item in enumerate(block.items or ()):  # unparseable blocks are skipped, as published
+            call = block_call(item)
             if call is None:
                 continue
             name, args = call
             raw = args if isinstance(args, str) else json.dumps(args)
-            call_id = f"xml_{choice}_{block_no}" + (f"_{k}" if isinstance(parsed, list) else "")
+            call_id = f"xml_{choice}_{block.index}" + (f"_{k}" if block.listed else "")
             calls.append(ParsedToolCall(call_id=call_id, name=name, arguments=raw))
     return calls
 

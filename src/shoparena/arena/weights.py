@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from shoparena.arena.race import Race, RaceStatus
+from shoparena.arena.race_rules import Race, RaceStatus
 from shoparena.records.race import WeightConfig, WeightsDocument, WeightVector
 
 U16_MAX = 65535

@@ -50,7 +50,7 @@ def run(
     """Run each agent on every suite problem, one sandbox per problem; print a summary table."""
     from shoparena.arena.config import ProxyConfig
     from shoparena.arena.miners import resolve_agent
-    from shoparena.arena.run import run_arena
+    from shoparena.arena.run_directory import run_arena
     from shoparena.arena.sandbox import SandboxConfig
 
     try:
@@ -111,8 +111,8 @@ def run(
     for note in summary.notes:
         console.print(f"[yellow]note[/]: {note}")
     if judge is not None or race_bank is not None:
-        from shoparena.arena.judging import judge_run
-        from shoparena.arena.racing import RaceRunConfig, race_run
+        from shoparena.arena.race_stage import RaceRunConfig, race_run
+        from shoparena.arena.run_judging import judge_run
         from shoparena.cli.arena_tables import incentives_table, leaderboard_table
 
         report = judge_run(out, judge or "rubric", backend)
@@ -138,7 +138,7 @@ def judge_cmd(
     ),
 ) -> None:
     """Judge every SUCCESS trajectory; write judge.jsonl, richness and final scores; print a table."""
-    from shoparena.arena.judging import judge_run
+    from shoparena.arena.run_judging import judge_run
     from shoparena.cli.arena_tables import incentives_table
     from shoparena.judge.llm_judge import LLMJudgeConfig
 
@@ -208,8 +208,8 @@ def race_cmd(
     """Race the qualifiers on the hidden bank; resolve the incumbent; write weights; print the leaderboard."""
     from pydantic import ValidationError
 
-    from shoparena.arena.race import Incumbent, RaceConfig
-    from shoparena.arena.racing import RaceRunConfig, race_run
+    from shoparena.arena.race_rules import Incumbent, RaceConfig
+    from shoparena.arena.race_stage import RaceRunConfig, race_run
     from shoparena.cli.arena_tables import leaderboard_table
 
     if (incumbent is None) != (incumbent_since is None):

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from rich.table import Table
 
-from shoparena.arena.judging import IncentiveReport
-from shoparena.arena.racing import RaceRunResult
+from shoparena.arena.race_stage import RaceRunResult
+from shoparena.arena.run_judging import IncentiveReport
 
 
 def _fmt(value: float | None) -> str:

@@ -1,11 +1,14 @@
-"""``shoparena train sft|grpo|kto --config FILE [--set key=value] --out RUN``: thin wrapper over
+"""``shoparena train <method> --config FILE [--set key=value] --out RUN``: thin wrapper over
 :func:`shoparena.train.runner.train`."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import typer
+
+from shoparena.train.methods import METHODS
 
 train_app = typer.Typer(
     help="Post-train a model on corpus views with TRL (SFT, Dr. GRPO offline/online, KTO).",
@@ -47,40 +50,22 @@ _RESTART = typer.Option(
 )
 
 
-@train_app.command("sft")
-def sft(
-    config: str = _CONFIG,
-    sets: list[str] = _SET,
-    out: Path = _OUT,
-    quiet: bool = _QUIET,
-    restart: bool = _RESTART,
-) -> None:
-    """Supervised fine-tuning on the `sft` view (loss on trainable assistant turns only)."""
-    _run("sft", config, sets, out, quiet, restart)
+def _method_command(method: str) -> Callable[..., None]:
+    def command(
+        config: str = _CONFIG,
+        sets: list[str] = _SET,
+        out: Path = _OUT,
+        quiet: bool = _QUIET,
+        restart: bool = _RESTART,
+    ) -> None:
+        _run(method, config, sets, out, quiet, restart)
+
+    return command
 
 
-@train_app.command("grpo")
-def grpo(
-    config: str = _CONFIG,
-    sets: list[str] = _SET,
-    out: Path = _OUT,
-    quiet: bool = _QUIET,
-    restart: bool = _RESTART,
-) -> None:
-    """Dr. GRPO: offline per step on the `steps` view (ToolRL reward) or online in ShopEnv (grpo_mode)."""
-    _run("grpo", config, sets, out, quiet, restart)
-
-
-@train_app.command("kto")
-def kto(
-    config: str = _CONFIG,
-    sets: list[str] = _SET,
-    out: Path = _OUT,
-    quiet: bool = _QUIET,
-    restart: bool = _RESTART,
-) -> None:
-    """KTO on the `kto` view, per trajectory (default) or per step (kto.kto_granularity)."""
-    _run("kto", config, sets, out, quiet, restart)
+# One command per training method of the table (train.methods.METHODS).
+for _method in METHODS.values():
+    train_app.command(_method.name, help=_method.help)(_method_command(_method.name))
 
 
 @train_app.command("presets")

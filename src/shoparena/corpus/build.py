@@ -28,13 +28,14 @@ import orjson
 
 from shoparena.corpus.config import CorpusConfig
 from shoparena.corpus.diversity import DiversityBuilder
-from shoparena.corpus.export import SPLITS, VIEWS, ViewWriter
+from shoparena.corpus.export import ViewWriter
 from shoparena.corpus.filter import classify
 from shoparena.corpus.gates import OnlineGates, default_tokenizer
 from shoparena.corpus.ingest import ScoringContext, ingest_file, ingest_run_dir
 from shoparena.corpus.recover import recover_record, recoverable
 from shoparena.corpus.report import ReportBuilder, write_card
 from shoparena.corpus.split import ProblemIndex, assign_split
+from shoparena.corpus.views import SPLITS, VIEWS
 from shoparena.formats.profiles import profile_hash
 from shoparena.jsonl import LineWriter, iter_raw_lines
 from shoparena.records.corpus import CorpusRecord, Quarantined

@@ -16,7 +16,7 @@ from typing import Any
 
 import yaml
 
-from shoparena.corpus.export import SPLITS, VIEWS
+from shoparena.corpus.views import SPLITS, VIEWS
 
 LICENSE = "apache-2.0"
 #: Files staged for the Hub besides the card and the Parquet views.
@@ -58,7 +58,7 @@ def card_metadata(corpus_dir: str | Path, report: dict[str, Any]) -> dict[str, A
             "config_name": view,
             "data_files": [{"split": split, "path": f"views/{path.name}"} for split, path in present],
         }
-        if view == VIEWS[0]:
+        if view == next(iter(VIEWS)):
             config["default"] = True
         configs.append(config)
         info: dict[str, Any] = {"config_name": view}

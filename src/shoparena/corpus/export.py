@@ -1,4 +1,5 @@
-"""Views (corpus contract): ``sft``, ``steps``, ``kto`` as HF ``datasets`` (save_to_disk, Parquet, JSONL).
+"""Views (corpus contract) as HF ``datasets`` (save_to_disk, Parquet, JSONL): every view of
+:data:`shoparena.corpus.views.VIEWS`.
 
 Rows come one record dict at a time (``records.jsonl`` order) into Parquet (pyarrow, fixed batches, the schema
 of explicit :class:`datasets.Features`), JSONL (sorted keys) and an Arrow IPC stream of the same batches, from
@@ -11,136 +12,14 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 import orjson
 
+from shoparena.corpus.views import SPLITS, VIEWS, features, view_spec
 from shoparena.formats.profiles import check_profile, render_chat
-
-VIEWS = ("sft", "steps", "kto")
-SPLITS = ("train", "eval")
-COMMON = (
-    "record_id", "run_id", "problem_id", "split", "cluster_id", "category", "difficulty", "tools", "outcome",
-    "origin", "miner_kind",
-)  # fmt: skip
-
-
-def features(view: str) -> Any:
-    from datasets import Features, Value
-
-    call = {
-        "id": Value("string"),
-        "type": Value("string"),
-        "function": {"name": Value("string"), "arguments": Value("string")},
-    }
-    message = {
-        "role": Value("string"),
-        "content": Value("string"),
-        "tool_calls": [call],
-        "tool_call_id": Value("string"),
-        "name": Value("string"),
-        "trainable": Value("bool"),
-    }
-    common = {name: Value("string") for name in (*COMMON, "labels", "provenance")}
-    common["rollout_idx"] = Value("int64")
-    if view == "sft":
-        return Features({**common, "messages": [message]})
-    if view == "steps":
-        return Features(
-            {
-                **common,
-                "step_idx": Value("int64"),
-                "prompt": [message],
-                "completion": [message],
-                "teacher_action": Value("string"),
-            }
-        )
-    return Features(
-        {
-            **common,
-            "prompt": [message],
-            "completion": [message],
-            "label": Value("bool"),
-            "granularity": Value("string"),
-        }
-    )
-
-
-def _message(m: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "role": m["role"],
-        "content": m.get("content"),
-        "tool_calls": m.get("tool_calls") or [],
-        "tool_call_id": m.get("tool_call_id"),
-        "name": m.get("name"),
-        "trainable": bool(m.get("trainable")),
-    }
-
-
-def _common(r: dict[str, Any]) -> dict[str, Any]:
-    row = {key: r[key] for key in COMMON}
-    row["rollout_idx"] = r["rollout_idx"]
-    row["labels"] = orjson.dumps(r["labels"], option=orjson.OPT_SORT_KEYS).decode()
-    row["provenance"] = orjson.dumps(r["provenance"], option=orjson.OPT_SORT_KEYS).decode()
-    return row
-
-
-def sft_rows(r: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    yield {**_common(r), "messages": [_message(m) for m in r["messages"]]}
-
-
-def _arguments(call: dict[str, Any]) -> Any:
-    """A call's arguments as a JSON value (the teacher_action column nests them); raw text if not JSON."""
-    raw = call["function"]["arguments"]
-    try:
-        return orjson.loads(raw) if isinstance(raw, str) else raw
-    except orjson.JSONDecodeError:
-        return raw
-
-
-def step_rows(r: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    common = _common(r)
-    messages = [_message(m) for m in r["messages"]]
-    step = 0
-    for i, m in enumerate(messages):
-        if m["role"] != "assistant":
-            continue
-        action = [{"name": c["function"]["name"], "arguments": _arguments(c)} for c in m["tool_calls"]]
-        yield {
-            **common,
-            "step_idx": step,
-            "prompt": messages[:i],
-            "completion": [m],
-            "teacher_action": orjson.dumps(action).decode(),
-        }
-        step += 1
-
-
-def kto_rows(r: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    """Trajectory-level KTO: desirable = kept; undesirable = a structurally agentic (or recovered) trajectory
-    that failed the judge bar or success. Other rejects carry no preference signal and give no row."""
-    agentic = r["origin"] == "recovered" or r["structural_label"] == "agentic"
-    if not agentic or r["outcome"] not in ("kept", "judge_below_bar", "not_successful"):
-        return
-    messages = [_message(m) for m in r["messages"]]
-    first = next(i for i, m in enumerate(messages) if m["role"] == "assistant")
-    yield {
-        **_common(r),
-        "prompt": messages[:first],
-        "completion": messages[first:],
-        "label": r["outcome"] == "kept",
-        "granularity": "trajectory",
-    }
-
-
-ROW_BUILDERS: dict[str, Callable[[dict[str, Any]], Iterator[dict[str, Any]]]] = {
-    "sft": sft_rows,
-    "steps": step_rows,
-    "kto": kto_rows,
-}
-
 
 BATCH_ROWS = 256
 
@@ -248,7 +127,8 @@ def save_stream_to_disk(arrow_path: Path, target: Path, view: str, fingerprint: 
     from datasets.utils.py_utils import asdict, convert_file_size_to_int  # datasets' asdict drops Nones
 
     rows, nbytes = _stream_size(arrow_path)
-    shards = min(rows, int(nbytes / convert_file_size_to_int(config.MAX_SHARD_SIZE)) + 1)
+    # At least one shard: datasets writes none for an empty split and then cannot load it back.
+    shards = max(1, min(rows, int(nbytes / convert_file_size_to_int(config.MAX_SHARD_SIZE)) + 1))
     batch_size = config.DEFAULT_MAX_BATCH_SIZE
     if nbytes > 0:
         batch_size = min(batch_size, get_writer_batch_size_from_data_size(rows, nbytes))
@@ -311,7 +191,7 @@ class ViewWriter:
             record = rendered_record(record, self.profile)
         for view in VIEWS:
             sink = self.sinks[(view, record["split"])]
-            for row in ROW_BUILDERS[view](record):
+            for row in view_spec(view).rows(record):
                 sink.add(row)
 
     def abort(self) -> None:
@@ -322,8 +202,6 @@ class ViewWriter:
 
     def close(self) -> dict[str, dict[str, int]]:
         """Finish every file; returns view → split → rows."""
-        from datasets import Dataset
-
         self.abort()
         counts: dict[str, dict[str, int]] = {}
         for view in VIEWS:
@@ -332,11 +210,7 @@ class ViewWriter:
             target.mkdir()
             for split in SPLITS:
                 sink = self.sinks[(view, split)]
-                if sink.count:
-                    save_stream_to_disk(sink.arrow, target / split, view, sink.digest.hexdigest())
-                else:  # keep the empty split's features explicit
-                    empty = Dataset.from_dict({k: [] for k in features(view)}, features=features(view))
-                    empty.save_to_disk(str(target / split))
+                save_stream_to_disk(sink.arrow, target / split, view, sink.digest.hexdigest())
             # What DatasetDict.save_to_disk writes next to the splits.
             (target / "dataset_dict.json").write_text(json.dumps({"splits": list(SPLITS)}), encoding="utf-8")
             counts[view] = {split: self.sinks[(view, split)].count for split in SPLITS}
@@ -374,12 +248,8 @@ def export_views(
 
 
 __all__ = [
-    "ROW_BUILDERS",
-    "SPLITS",
-    "VIEWS",
     "ViewWriter",
     "export_views",
-    "features",
     "rendered_record",
     "save_stream_to_disk",
 ]

@@ -23,7 +23,7 @@ from typing import Any
 
 import orjson
 
-from shoparena.arena.miners.agentic import SYSTEM_PROMPT as AGENTIC_SYSTEM_PROMPT
+from shoparena.agent_sdk.prompt import SYSTEM_PROMPT as AGENTIC_SYSTEM_PROMPT
 from shoparena.arena.proxy_log import (
     is_inference,
     llm_requested,
@@ -528,7 +528,7 @@ def ingest_run_dir(run_dir: Path, emit: Emit, cache: dict[str, Any]) -> list[str
     reason. A verdict line that is not a :class:`~shoparena.records.judge.JudgeVerdict` is an error
     (:class:`RunFileError`), like a torn ``race.json`` or ``miner.json``.
     """
-    from shoparena.arena.runner import safe_name
+    from shoparena.arena.agent_runner import safe_name
     from shoparena.runs.manifest import ArenaManifest, read_manifest
 
     context, notes = load_run_context(run_dir, cache)

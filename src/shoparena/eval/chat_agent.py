@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from shoparena.arena.miners.agentic import SYSTEM_PROMPT as AGENTIC_SYSTEM_PROMPT
+from shoparena.agent_sdk.prompt import SYSTEM_PROMPT as AGENTIC_SYSTEM_PROMPT
 from shoparena.env.environment import Observation
 from shoparena.formats.native import trajectory_to_chat
 from shoparena.formats.profiles import check_profile, render_chat, template_kwargs

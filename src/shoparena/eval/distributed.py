@@ -18,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from shoparena.eval.config import EvalConfig
-from shoparena.eval.policies import EpisodeResult, EpisodeSpec, InProcessPolicy, OnDone
+from shoparena.eval.policies import EpisodeResult, EpisodeSpec, InProcessPolicy, OnDone, policy_kind
 from shoparena.records.problem import Problem
 
 #: Per worker process: config JSON → (policy, thread pool), built by the first task of an evaluation and
@@ -81,7 +81,8 @@ class RayPolicy:
     """
 
     def __init__(self, config: EvalConfig) -> None:
-        if config.policy.strip().startswith("miner:"):
+        kind = policy_kind(config.policy)
+        if kind is not None and kind.name == "miner":
             raise ValueError(
                 f"--policy {config.policy!r} with --executor ray: miner: policies run behind this process's "
                 "sandbox proxy; use --executor process (arena firehose --executor ray spreads races instead)"

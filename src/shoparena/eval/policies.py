@@ -1,5 +1,7 @@
 """Policies ``eval run`` can evaluate, behind one interface: play a list of episodes, report each one.
 
+Each kind of spec is one :class:`PolicyKind` entry of :data:`POLICY_KINDS`:
+
 | spec | how it runs |
 |---|---|
 | ``planner`` | the rule-based planner agent, in process (a baseline, no model) |
@@ -219,10 +221,10 @@ def resolve_render_profile(config: EvalConfig) -> EvalConfig:
 
     if config.render_profile is not None:
         check_profile(config.render_profile)
-    spec = config.policy.strip()
-    if not spec.startswith(("hf:", "transformers:")):
+    kind = policy_kind(config.policy)
+    if kind is None or kind.name != "hf":
         return config
-    folder = Path(spec.split(":", 1)[1].partition("#")[0])
+    folder = policy_folder(config.policy)
     stamp = read_render_stamp(folder) if folder.is_dir() else None
     if stamp is None:
         return config
@@ -251,8 +253,8 @@ def resolve_render_profile(config: EvalConfig) -> EvalConfig:
 class MinerPolicy:
     """An arena agent file, run in the sandbox with the trusted proxy exactly as ``arena run`` does.
 
-    One :class:`~shoparena.arena.runner.AgentRunner` per sample index keeps its own resumable envelope log
-    under ``RUN/miner/s<idx>/``; the miner file chooses its own decoding.
+    One :class:`~shoparena.arena.agent_runner.AgentRunner` per sample index keeps its own resumable envelope
+    log under ``RUN/miner/s<idx>/``; the miner file chooses its own decoding.
     """
 
     kind = "miner"
@@ -269,7 +271,7 @@ class MinerPolicy:
         self.server = ProxyServer(create_proxy_app(engine, backend, state=self.state)).start()
 
     def run(self, episodes: Sequence[EpisodeSpec], on_done: OnDone, run_id: str = "") -> None:
-        from shoparena.arena.runner import AgentRunner, ArenaProblem
+        from shoparena.arena.agent_runner import AgentRunner, ArenaProblem
         from shoparena.formats.oro import from_oro_envelope
 
         by_sample: dict[int, dict[str, EpisodeSpec]] = {}
@@ -327,10 +329,130 @@ class MinerPolicy:
         self.sandbox.close()
 
 
+def _planner(spec: str, config: EvalConfig, engine: Any, knowledge: Any, backend: Any) -> Policy:
+    from shoparena.agents.planner import PlannerAgent
+
+    agent = PlannerAgent()
+    return InProcessPolicy(
+        "planner",
+        "planner",
+        lambda _s, _d: agent,
+        config,
+        engine,
+        knowledge,
+        {"note": "rule-based baseline, not a language model"},
+    )
+
+
+def _miner(spec: str, config: EvalConfig, engine: Any, knowledge: Any, backend: Any) -> Policy:
+    from shoparena.arena.miners import resolve_agent
+
+    path = resolve_agent(spec.removeprefix("miner:"))
+    if backend is None and config.miner_backend:
+        from shoparena.llm.factory import backend_from_spec
+
+        backend = backend_from_spec(config.miner_backend)
+    return MinerPolicy(path, config, engine, backend)
+
+
+def policy_folder(spec: str) -> Path:
+    """The model folder of an ``hf:DIR`` (or ``transformers:DIR``) spec."""
+    return Path(spec.strip().split(":", 1)[1].partition("#")[0])
+
+
+def _hf(spec: str, config: EvalConfig, engine: Any, knowledge: Any, backend: Any) -> Policy:
+    folder = policy_folder(spec)
+    if backend is None:
+        from shoparena.eval.batching import BatchedTransformersBackend
+
+        backend = BatchedTransformersBackend(
+            folder,
+            max_batch=config.max_batch,
+            default_max_tokens=config.max_tokens,
+            seed=config.seed,
+            threads=config.threads,
+        )
+    closer = getattr(backend, "close", None)
+    return chat_policy(
+        backend,
+        config,
+        engine,
+        knowledge,
+        kind="hf",
+        name=folder.name or str(folder),
+        info={
+            "model_dir": str(folder),
+            "engine": "batched transformers generate (in process)",
+            "max_batch": config.max_batch,
+            "threads": config.threads,
+        },
+        closer=closer,
+    )
+
+
+def _openai(spec: str, config: EvalConfig, engine: Any, knowledge: Any, backend: Any) -> Policy:
+    from shoparena.llm.factory import parse_backend_spec
+    from shoparena.llm.openai_compat import OpenAICompatibleBackend
+
+    _, url, model = parse_backend_spec(spec)
+    if backend is None:
+        backend = OpenAICompatibleBackend(url, None, model, timeout=config.request_timeout_s)
+    return chat_policy(
+        backend,
+        config,
+        engine,
+        knowledge,
+        kind="openai",
+        name=model or url,
+        model=model,
+        info={"url": url, "model": model},
+    )
+
+
+@dataclass(frozen=True)
+class PolicyKind:
+    """One kind of ``--policy`` spec.
+
+    Attributes:
+        name: The kind (``Policy.kind``, the run's ``describe()``).
+        usage: How a spec of this kind is written (error messages).
+        exact: Specs that are this kind as written (``planner``).
+        prefixes: Spec prefixes that make this kind (``hf:``).
+        build: ``(spec, config, engine, knowledge, backend) -> Policy``; ``backend``, when given (tests),
+            replaces the one the spec would build.
+    """
+
+    name: str
+    usage: str
+    exact: tuple[str, ...]
+    prefixes: tuple[str, ...]
+    build: Callable[[str, EvalConfig, Any, KnowledgeBase | None, Any], Policy]
+
+    def matches(self, spec: str) -> bool:
+        return spec in self.exact or spec.startswith(self.prefixes)
+
+
+POLICY_KINDS: dict[str, PolicyKind] = {
+    kind.name: kind
+    for kind in (
+        PolicyKind("planner", "planner", ("planner",), (), _planner),
+        PolicyKind("hf", "hf:DIR", (), ("hf:", "transformers:"), _hf),
+        PolicyKind("openai", "openai:URL#model", (), ("openai:", "http://", "https://"), _openai),
+        PolicyKind("miner", "miner:FILE", (), ("miner:",), _miner),
+    )
+}
+
+
+def policy_kind(spec: str) -> PolicyKind | None:
+    """The kind of policy ``spec`` names (None: no kind)."""
+    spec = spec.strip()
+    return next((kind for kind in POLICY_KINDS.values() if kind.matches(spec)), None)
+
+
 def build_policy(
     config: EvalConfig, engine: Any, knowledge: KnowledgeBase | None, *, backend: Any = None
 ) -> Policy:
-    """The policy named by ``config.policy``.
+    """The policy named by ``config.policy`` (its kind in :data:`POLICY_KINDS`).
 
     Args:
         config: The evaluation configuration.
@@ -341,84 +463,25 @@ def build_policy(
     Raises:
         ValueError: an unknown or malformed policy spec (the message names it).
     """
-    spec = config.policy.strip()
-    if spec == "planner":
-        from shoparena.agents.planner import PlannerAgent
-
-        agent = PlannerAgent()
-        return InProcessPolicy(
-            "planner",
-            "planner",
-            lambda _s, _d: agent,
-            config,
-            engine,
-            knowledge,
-            {"note": "rule-based baseline, not a language model"},
-        )
-    if spec.startswith("miner:"):
-        from shoparena.arena.miners import resolve_agent
-
-        path = resolve_agent(spec.removeprefix("miner:"))
-        if backend is None and config.miner_backend:
-            from shoparena.llm.factory import backend_from_spec
-
-            backend = backend_from_spec(config.miner_backend)
-        return MinerPolicy(path, config, engine, backend)
-    if spec.startswith(("hf:", "transformers:")):
-        folder = Path(spec.split(":", 1)[1].partition("#")[0])
-        if backend is None:
-            from shoparena.eval.batching import BatchedTransformersBackend
-
-            backend = BatchedTransformersBackend(
-                folder,
-                max_batch=config.max_batch,
-                default_max_tokens=config.max_tokens,
-                seed=config.seed,
-                threads=config.threads,
-            )
-        closer = getattr(backend, "close", None)
-        return chat_policy(
-            backend,
-            config,
-            engine,
-            knowledge,
-            kind="hf",
-            name=folder.name or str(folder),
-            info={
-                "model_dir": str(folder),
-                "engine": "batched transformers generate (in process)",
-                "max_batch": config.max_batch,
-                "threads": config.threads,
-            },
-            closer=closer,
-        )
-    if spec.startswith("openai:") or spec.startswith(("http://", "https://")):
-        from shoparena.llm.factory import parse_backend_spec
-        from shoparena.llm.openai_compat import OpenAICompatibleBackend
-
-        _, url, model = parse_backend_spec(spec)
-        if backend is None:
-            backend = OpenAICompatibleBackend(url, None, model, timeout=config.request_timeout_s)
-        return chat_policy(
-            backend,
-            config,
-            engine,
-            knowledge,
-            kind="openai",
-            name=model or url,
-            model=model,
-            info={"url": url, "model": model},
-        )
-    raise ValueError(f"--policy {config.policy!r}: expected planner, hf:DIR, openai:URL#model or miner:FILE")
+    kind = policy_kind(config.policy)
+    if kind is None:
+        usages = [k.usage for k in POLICY_KINDS.values()]
+        expected = f"{', '.join(usages[:-1])} or {usages[-1]}"
+        raise ValueError(f"--policy {config.policy!r}: expected {expected}")
+    return kind.build(config.policy.strip(), config, engine, knowledge, backend)
 
 
 __all__ = [
+    "POLICY_KINDS",
     "EpisodeResult",
     "EpisodeSpec",
     "InProcessPolicy",
     "MinerPolicy",
     "Policy",
+    "PolicyKind",
     "build_policy",
     "chat_policy",
+    "policy_folder",
+    "policy_kind",
     "resolve_render_profile",
 ]

@@ -30,6 +30,7 @@ from shoparena.formats._common import (
     unknown_fields,
 )
 from shoparena.formats.tagged import ParseIssue, decode_json_block, make_tool_call, tool_call_id
+from shoparena.formats.tool_blocks import tool_call_blocks
 from shoparena.records.message import ToolSchema
 from shoparena.records.tools import QUERY_TOOLS
 from shoparena.records.trajectory import Step, ToolCall, Trajectory
@@ -39,7 +40,6 @@ ID_LIST_TOOLS = frozenset({"view_product_information", "recommend_product"})
 #: Tools whose ``query`` argument is renamed ``q`` when ``q`` is absent.
 
 _THINK_BLOCK = re.compile(r"<think>(.*?)</think>", re.DOTALL)
-_TOOL_BLOCK = re.compile(r"<tool_call>(.*?)</tool_call>", re.DOTALL)
 _RESPONSE_BLOCK = re.compile(r"<tool_response>\n?(.*?)\n?</tool_response>", re.DOTALL)
 _CHAT_KEYS = ("role", "content", "reasoning_content", "tool_calls")
 
@@ -263,12 +263,12 @@ def parse_hermes_completion(text: str | None, reasoning_content: str | None = No
     pieces: list[str] = []
     position = 0
     blocks = 0
-    for blocks, block in enumerate(_TOOL_BLOCK.finditer(rest), start=1):
-        pieces.append(rest[position : block.start()])
-        position = block.end()
-        value, repairs, error = decode_json_block(
-            block.group(1).strip(), "tool_call", lenient=True, element=blocks - 1
-        )
+    for block in tool_call_blocks(rest):
+        blocks = block.index + 1
+        pieces.append(rest[position : block.start])
+        position = block.end
+        # Lenient here (fences, trailing text): block.items is the strict reading.
+        value, repairs, error = decode_json_block(block.body, "tool_call", lenient=True, element=block.index)
         out.repairs.extend(repairs)
         if error is not None:
             out.parse_errors.append(error)

@@ -28,7 +28,7 @@ from typing import Any
 import verifiers as vf
 from datasets import Dataset
 
-from shoparena.arena.miners.agentic import SYSTEM_PROMPT as NATIVE_SYSTEM_PROMPT
+from shoparena.agent_sdk.prompt import SYSTEM_PROMPT as NATIVE_SYSTEM_PROMPT
 from shoparena.formats.native import result_to_text, trajectory_to_chat
 from shoparena.integrations.tasks import ShopTaskSet, verdict_summary
 from shoparena.records.trajectory import Trajectory

@@ -31,6 +31,7 @@ import re
 import uuid
 from typing import Any, Literal
 
+from shoparena.formats.tool_blocks import block_call, tool_call_blocks
 from shoparena.llm.types import ChatRequest, ChatResponse, Usage
 
 MODEL_NAME = "shoparena/planner-rule-based"
@@ -44,7 +45,6 @@ _HEADER_RE = re.compile(
     r"^\s*Shopping request \(category:\s*(?P<cat>[^,)]*)(?:,[^)]*)?\):\s*\n(?P<query>.*)\Z", re.DOTALL
 )
 _THINK_RE = re.compile(r"<think>(.*?)</think>", re.DOTALL)
-_CALL_RE = re.compile(r"<tool_call>(.*?)</tool_call>", re.DOTALL)
 _RESPONSE_RE = re.compile(r"<tool_response>(.*?)</tool_response>", re.DOTALL)
 _PIECE_RE = re.compile(r"\w+|[^\w\s]")
 
@@ -80,12 +80,12 @@ def parse_request_text(text: str) -> tuple[str, str | None]:
 
 def _xml_calls(text: str) -> list[tuple[str, dict[str, Any]]]:
     calls: list[tuple[str, dict[str, Any]]] = []
-    for block in _CALL_RE.findall(text):
-        parsed = _maybe_json(block.strip())
-        for item in parsed if isinstance(parsed, list) else [parsed]:
-            if isinstance(item, dict) and isinstance(item.get("name"), str):
-                args = _maybe_json(item.get("parameters", item.get("arguments", {})))
-                calls.append((item["name"], args if isinstance(args, dict) else {}))
+    for block in tool_call_blocks(text):
+        for item in block.items or ():
+            call = block_call(item)
+            if call is not None:
+                args = _maybe_json(call[1])
+                calls.append((call[0], args if isinstance(args, dict) else {}))
     return calls
 
 

@@ -7,17 +7,16 @@ the core package (and its tests) install and run without them.
 from __future__ import annotations
 
 import inspect
-import json
 import re
 import threading
 from pathlib import Path
 from typing import Any
 
+from shoparena.formats.tool_blocks import strip_tool_call_blocks, tool_call_blocks
 from shoparena.llm.openai_compat import normalise_tool_call
 from shoparena.llm.types import BackendError, ChatRequest, ChatResponse, Usage
 
 _THINK_RE = re.compile(r"<think>(.*?)(?:</think>|$)", re.DOTALL)
-_TOOL_CALL_RE = re.compile(r"<tool_call>(.*?)(?:</tool_call>|$)", re.DOTALL)
 
 
 def parse_generated_text(text: str, *, parse_tools: bool, split_reasoning: bool) -> ChatResponse:
@@ -46,19 +45,15 @@ def parse_generated_text(text: str, *, parse_tools: bool, split_reasoning: bool)
                 content = content[: match.start()] + content[match.end():]
     calls: list[dict[str, Any]] = []
     if parse_tools:
-        for block in _TOOL_CALL_RE.findall(content):
-            try:
-                decoded = json.loads(block.strip())
-            except ValueError:
-                continue  # keep malformed blocks in the content so the caller can see them
-            items = decoded if isinstance(decoded, list) else [decoded]
+        blocks = tool_call_blocks(content, unclosed_tail=True)
+        for block in blocks:
             calls.extend(
                 normalise_tool_call(item, len(calls) + i)
-                for i, item in enumerate(items)
+                for i, item in enumerate(block.items or ())  # a malformed block gives no call
                 if isinstance(item, dict) and item.get("name")
             )
-        if calls:
-            content = _TOOL_CALL_RE.sub("", content)
+        if calls:  # without a call, malformed blocks stay in the content so the caller can see them
+            content = strip_tool_call_blocks(content, blocks)
     return ChatResponse(
         content=content.strip(),
         reasoning_content=reasoning.strip(),

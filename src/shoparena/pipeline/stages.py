@@ -224,7 +224,7 @@ def race_summary(race_dir: Path) -> dict[str, Any]:
 
 def judge_stage(ctx: StageContext) -> dict[str, Any]:
     """Per race and miner: judged trajectories and reasoning quality. ``llm`` re-judges with the backend."""
-    from shoparena.arena.judging import judge_run, load_incentives
+    from shoparena.arena.run_judging import judge_run, load_incentives
 
     section = ctx.config.judge
     agents = []

@@ -1,6 +1,9 @@
 """Training configuration: a YAML file with ``model``, ``data``, optional ``lora``/``env`` and one TRL section
 per method (``sft``, ``grpo``, ``kto``) passed through to TRL's own config classes (see :mod:`.trl_configs`).
 
+The methods (``sft``, ``grpo``, ``kto``) are the entries of :data:`shoparena.train.methods.METHODS`; which
+corpus view each reads by default is said once, by the view (:data:`shoparena.corpus.views.VIEWS`).
+
 A file may start from a shipped preset with ``extends: <preset>``; ``--set key=value`` overrides any dotted
 key afterwards (``--set sft.learning_rate=1e-4``). Importing this module does not import torch or TRL.
 """
@@ -13,14 +16,17 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from shoparena.corpus.views import VIEWS, method_views
 from shoparena.runs.config import deep_merge
 
-METHODS = ("sft", "grpo", "kto")
-Method = Literal["sft", "grpo", "kto"]
 Selection = Literal["kept", "kept+recovered", "unfiltered"]
-DEFAULT_VIEW: dict[str, str] = {"sft": "sft", "grpo": "steps", "kto": "kto"}
+
+
+def method_names() -> list[str]:
+    """The training methods, in the order of the views that feed them."""
+    return list(method_views())
 
 
 class ConfigError(ValueError):
@@ -33,7 +39,7 @@ class DataSection(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     corpus: str | None = Field(None, description="Corpus directory written by `shoparena corpus build`.")
-    view: str | None = Field(None, description="sft | steps | kto (default: the method's view).")
+    view: str | None = Field(None, description="A corpus view: sft | steps | kto (default: the method's).")
     split: str = "train"
     select: Selection = "kept"
     max_rows: int | None = Field(None, ge=1, description="Keep only N selected rows (smoke runs, budgets).")
@@ -50,6 +56,13 @@ class DataSection(BaseModel):
         description="Render profile the corpus must have been built with (None: whatever it was); a "
         "different one is refused.",
     )
+
+    @field_validator("view")
+    @classmethod
+    def _known_view(cls, value: str | None) -> str | None:
+        if value is not None and value not in VIEWS:
+            raise ValueError(f"unknown corpus view {value!r}; known: {', '.join(VIEWS)}")
+        return value
 
 
 class LoraSection(BaseModel):
@@ -81,7 +94,7 @@ class TrainConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    method: Method
+    method: str
     model: str = Field(description="tiny | smollm2 | a model folder | a hub id.")
     data: DataSection = Field(default_factory=DataSection)
     lora: LoraSection | None = None
@@ -90,9 +103,17 @@ class TrainConfig(BaseModel):
         default_factory=dict, description="The TRL config section, passed through."
     )
 
+    @field_validator("method")
+    @classmethod
+    def _known_method(cls, value: str) -> str:
+        if value not in method_views():
+            names = ", ".join(method_names())
+            raise ValueError(f"unknown training method {value!r}; expected one of {names}")
+        return value
+
     @property
     def view(self) -> str:
-        return self.data.view or DEFAULT_VIEW[self.method]
+        return self.data.view or method_views()[self.method]
 
 
 def preset_names() -> list[str]:
@@ -182,11 +203,12 @@ def load_config(source: str | Path, method: str, overrides: list[str] | None = N
     Raises:
         ConfigError: naming the file and the offending field.
     """
-    if method not in METHODS:
-        raise ConfigError(f"unknown training method {method!r}; expected one of {', '.join(METHODS)}")
+    names = method_names()
+    if method not in names:
+        raise ConfigError(f"unknown training method {method!r}; expected one of {', '.join(names)}")
     raw, label = _read_mapping(source)
     raw = apply_overrides(raw, overrides or [])
-    sections = {m: raw.pop(m, None) or {} for m in METHODS}
+    sections = {m: raw.pop(m, None) or {} for m in names}
     trainer = deep_merge(sections[method], raw.pop("trainer", None) or {})
     try:
         return TrainConfig.model_validate({**raw, "method": method, "trainer": trainer})

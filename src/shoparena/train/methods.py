@@ -1,10 +1,18 @@
-"""Per-method data preparation and TRL trainer construction (SFT, Dr. GRPO offline/online, KTO)."""
+"""The training methods (SFT, Dr. GRPO offline/online, KTO): one :class:`TrainMethod` entry each in
+:data:`METHODS`, with its TRL config class, its data preparation and its trainer.
+
+Adding a method is one entry here (and a corpus view that names it: :data:`shoparena.corpus.views.VIEWS`);
+``tests/corpus/test_views.py`` checks that the two tables agree.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from shoparena.corpus.views import method_views
 from shoparena.train.config import ConfigError, TrainConfig
 from shoparena.train.data import (
     DataReport,
@@ -15,16 +23,24 @@ from shoparena.train.data import (
 )
 
 
+def _prepare_sft(cfg: TrainConfig, args: Any, rows: Any, tokenizer: Any, report: DataReport) -> Any:
+    return prepare_sft(rows, tokenizer, report, max_length=args.max_length, overlong=cfg.data.overlong)
+
+
+def _prepare_grpo(cfg: TrainConfig, args: Any, rows: Any, tokenizer: Any, report: DataReport) -> Any:
+    if args.grpo_mode == "online":
+        return prepare_grpo_online(rows, report)
+    limit = grpo_prompt_limit(args, tokenizer)
+    return prepare_grpo_offline(rows, tokenizer, report, max_prompt_tokens=limit)
+
+
+def _prepare_kto(cfg: TrainConfig, args: Any, rows: Any, tokenizer: Any, report: DataReport) -> Any:
+    return prepare_kto(rows, report, granularity=args.kto_granularity)
+
+
 def prepare(cfg: TrainConfig, args: Any, rows: Any, tokenizer: Any, report: DataReport) -> Any:
     """The method's training dataset from the selected view rows."""
-    if cfg.method == "sft":
-        return prepare_sft(rows, tokenizer, report, max_length=args.max_length, overlong=cfg.data.overlong)
-    if cfg.method == "grpo":
-        if args.grpo_mode == "online":
-            return prepare_grpo_online(rows, report)
-        limit = grpo_prompt_limit(args, tokenizer)
-        return prepare_grpo_offline(rows, tokenizer, report, max_prompt_tokens=limit)
-    return prepare_kto(rows, report, granularity=args.kto_granularity)
+    return method(cfg.method).prepare(cfg, args, rows, tokenizer, report)
 
 
 def grpo_prompt_limit(args: Any, tokenizer: Any) -> int | None:
@@ -106,44 +122,122 @@ def sparse_head_loss(model: Any, inputs: dict[str, Any], num_items_in_batch: Any
     return total / picked.sum().clamp(min=1)
 
 
-def build_trainer(cfg: TrainConfig, args: Any, model: Any, tokenizer: Any, dataset: Any, peft: Any) -> Any:
-    """The TRL trainer for ``cfg.method``."""
-    if cfg.method == "sft":
-        # The dataset is pre-tokenised with its own loss mask (trainable assistant turns only); TRL's
-        # assistant_only_loss would re-render conversations and cannot see `trainable`.
-        args.assistant_only_loss = False
-        return sft_trainer_class()(
-            model=model, args=args, train_dataset=dataset, processing_class=tokenizer, peft_config=peft
-        )
-    if cfg.method == "grpo":
-        from trl import GRPOTrainer
+def _sft_trainer(cfg: TrainConfig, args: Any, model: Any, tokenizer: Any, dataset: Any, peft: Any) -> Any:
+    # The dataset is pre-tokenised with its own loss mask (trainable assistant turns only); TRL's
+    # assistant_only_loss would re-render conversations and cannot see `trainable`.
+    args.assistant_only_loss = False
+    return sft_trainer_class()(
+        model=model, args=args, train_dataset=dataset, processing_class=tokenizer, peft_config=peft
+    )
 
-        from shoparena.train.reward import toolrl_reward
 
-        if args.grpo_mode == "online":
-            factory, rewards, weights = _online_parts(cfg, args)
-            args.reward_weights = weights
-            args.max_tool_calling_iterations = cfg.env.max_steps
-            return GRPOTrainer(
-                model=model,
-                reward_funcs=rewards,
-                args=args,
-                train_dataset=dataset,
-                processing_class=tokenizer,
-                peft_config=peft,
-                environment_factory=factory,
-            )
-        tokenizer.padding_side = "left"
+def _grpo_trainer(cfg: TrainConfig, args: Any, model: Any, tokenizer: Any, dataset: Any, peft: Any) -> Any:
+    from trl import GRPOTrainer
+
+    from shoparena.train.reward import toolrl_reward
+
+    if args.grpo_mode == "online":
+        factory, rewards, weights = _online_parts(cfg, args)
+        args.reward_weights = weights
+        args.max_tool_calling_iterations = cfg.env.max_steps
         return GRPOTrainer(
             model=model,
-            reward_funcs=[toolrl_reward],
+            reward_funcs=rewards,
             args=args,
             train_dataset=dataset,
             processing_class=tokenizer,
             peft_config=peft,
+            environment_factory=factory,
         )
+    tokenizer.padding_side = "left"
+    return GRPOTrainer(
+        model=model,
+        reward_funcs=[toolrl_reward],
+        args=args,
+        train_dataset=dataset,
+        processing_class=tokenizer,
+        peft_config=peft,
+    )
+
+
+def _kto_trainer(cfg: TrainConfig, args: Any, model: Any, tokenizer: Any, dataset: Any, peft: Any) -> Any:
     from trl import KTOTrainer
 
     return KTOTrainer(
         model=model, args=args, train_dataset=dataset, processing_class=tokenizer, peft_config=peft
     )
+
+
+def build_trainer(cfg: TrainConfig, args: Any, model: Any, tokenizer: Any, dataset: Any, peft: Any) -> Any:
+    """The TRL trainer for ``cfg.method``."""
+    return method(cfg.method).build_trainer(cfg, args, model, tokenizer, dataset, peft)
+
+
+Prepare = Callable[[TrainConfig, Any, Any, Any, DataReport], Any]
+BuildTrainer = Callable[[TrainConfig, Any, Any, Any, Any, Any], Any]
+
+
+@dataclass(frozen=True)
+class TrainMethod:
+    """One training method.
+
+    Attributes:
+        name: the CLI command (``shoparena train sft``) and the config section (``sft:``) of the method.
+        help: the CLI command's help.
+        config_class: the name of its TRL config class in :mod:`shoparena.train.trl_configs` (by name: that
+            module imports TRL, this one must not).
+        prepare: ``(cfg, trl_args, view_rows, tokenizer, report) -> dataset``.
+        build_trainer: ``(cfg, trl_args, model, tokenizer, dataset, peft_config) -> trainer``.
+    """
+
+    name: str
+    help: str
+    config_class: str
+    prepare: Prepare
+    build_trainer: BuildTrainer
+
+    @property
+    def view(self) -> str:
+        """The corpus view this method reads by default (the view that names it)."""
+        return method_views()[self.name]
+
+
+METHODS: dict[str, TrainMethod] = {
+    m.name: m
+    for m in (
+        TrainMethod(
+            "sft",
+            "Supervised fine-tuning on the `sft` view (loss on trainable assistant turns only).",
+            "ShopSFTConfig",
+            _prepare_sft,
+            _sft_trainer,
+        ),
+        TrainMethod(
+            "grpo",
+            "Dr. GRPO: offline per step on the `steps` view (ToolRL reward) or online in ShopEnv "
+            "(grpo_mode).",
+            "ShopGRPOConfig",
+            _prepare_grpo,
+            _grpo_trainer,
+        ),
+        TrainMethod(
+            "kto",
+            "KTO on the `kto` view, per trajectory (default) or per step (kto.kto_granularity).",
+            "ShopKTOConfig",
+            _prepare_kto,
+            _kto_trainer,
+        ),
+    )
+}
+
+
+def method(name: str) -> TrainMethod:
+    """The entry of method ``name``.
+
+    Raises:
+        ConfigError: no such method.
+    """
+    try:
+        return METHODS[name]
+    except KeyError:
+        raise ConfigError(f"unknown training method {name!r}; expected one of {', '.join(METHODS)}") from None

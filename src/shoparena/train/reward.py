@@ -20,9 +20,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from shoparena.formats.tool_blocks import strip_tool_call_blocks, tool_call_blocks
+
 _TAGS = ("<think>", "</think>", "<tool_call>", "</tool_call>")
 _THINK_RE = re.compile(r"^\s*<think>(.*?)</think>", re.DOTALL)
-_CALL_RE = re.compile(r"<tool_call>(.*?)</tool_call>", re.DOTALL)
 
 Call = dict[str, Any]  # {"name": str, "parameters": dict}
 
@@ -129,17 +130,16 @@ def parse_hermes(text: str) -> tuple[list[Call] | None, bool, str]:
         has_think = True
         body = body[match.end() :]
     calls: list[Call] = []
-    for block in _CALL_RE.findall(body):
-        try:
-            decoded = json.loads(block.strip())
-        except ValueError:
+    blocks = tool_call_blocks(body)
+    for block in blocks:
+        if block.items is None:
             return None, has_think, ""
-        for item in decoded if isinstance(decoded, list) else [decoded]:
+        for item in block.items:
             call = normalise_call(item)
             if call is None:
                 return None, has_think, ""
             calls.append(call)
-    answer = _CALL_RE.sub("", body).strip()
+    answer = strip_tool_call_blocks(body, blocks).strip()
     return calls, has_think, answer
 
 

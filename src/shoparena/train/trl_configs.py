@@ -16,6 +16,7 @@ from typing import Any
 
 from trl import GRPOConfig, KTOConfig, SFTConfig
 
+from shoparena.train import methods
 from shoparena.train.config import ConfigError, TrainConfig
 
 
@@ -121,7 +122,9 @@ class ShopKTOConfig(KTOConfig):
         super().__post_init__()
 
 
-CONFIG_CLASSES: dict[str, type] = {"sft": ShopSFTConfig, "grpo": ShopGRPOConfig, "kto": ShopKTOConfig}
+def config_class(method: str) -> type:
+    """The TRL config class of training method ``method`` (its entry in :data:`.methods.METHODS`)."""
+    return globals()[methods.method(method).config_class]
 
 
 def _check_trainer_values(cls: type, cfg: TrainConfig) -> None:
@@ -158,7 +161,7 @@ def check_trainer(cfg: TrainConfig) -> None:
     Raises:
         ConfigError: an unknown field, a value of the wrong type, or ``max_steps`` out of range (named).
     """
-    cls = CONFIG_CLASSES[cfg.method]
+    cls = config_class(cfg.method)
     known = {f.name for f in dataclasses.fields(cls)}
     unknown = sorted(set(cfg.trainer) - known)
     if unknown:
@@ -172,7 +175,7 @@ def build_trl_config(cfg: TrainConfig, output_dir: str, **forced: Any) -> Any:
     Raises:
         ConfigError: an unknown or invalid TRL field (named).
     """
-    cls = CONFIG_CLASSES[cfg.method]
+    cls = config_class(cfg.method)
     check_trainer(cfg)
     kwargs = {"report_to": "none", **cfg.trainer, **forced, "output_dir": output_dir}
     try:

@@ -70,11 +70,25 @@ class LoadedRun:
     path: Path
     label: str
     kind: str
+    number: int = 0  # position on the command line: the first part of each row's key
     items: list[_Item] = field(default_factory=list)
     suite: Path | None = None
     index: Path | None = None
     similarity: str = "lexical"
     _scorer: Any = None
+
+    def add(
+        self,
+        *,
+        record: CorpusRecord | None = None,
+        trajectory: Trajectory | None = None,
+        judge: dict[str, Any] | None = None,
+        **row: Any,
+    ) -> None:
+        """List one trajectory: its row (``row``: the :class:`ViewerRow` fields that vary; key, run and kind
+        come from here) and what its detail view is built from."""
+        listed = ViewerRow(key=f"{self.number}-{len(self.items)}", run=self.label, kind=self.kind, **row)
+        self.items.append(_Item(listed, record=record, trajectory=trajectory, judge=judge, run=self))
 
     def verdict(self, trajectory: Trajectory) -> dict[str, Any] | None:
         """The strict verdict of a trajectory (None when the suite or index is gone)."""
@@ -120,7 +134,7 @@ def _kind(path: Path) -> str:
     raise ViewerError(f"{path}: not a run directory the viewer reads (corpus, eval or arena run)")
 
 
-def _corpus(run: LoadedRun, number: int) -> None:
+def _corpus(run: LoadedRun) -> None:
     for line_no, raw in iter_raw_lines(run.path / "records.jsonl"):
         try:
             record = CorpusRecord.model_validate_json(raw)
@@ -131,10 +145,8 @@ def _corpus(run: LoadedRun, number: int) -> None:
                 f"{run.path / 'records.jsonl'}:{line_no}: not a CorpusRecord: {where}: {first['msg']}"
             ) from None
         labels = record.labels
-        row = ViewerRow(
-            key=f"{number}-{len(run.items)}",
-            run=run.label,
-            kind="corpus",
+        run.add(
+            record=record,
             problem_id=record.problem_id,
             rollout=record.rollout_idx,
             agent=record.provenance.agent or record.miner_kind or "",
@@ -150,20 +162,17 @@ def _corpus(run: LoadedRun, number: int) -> None:
             },
             steps=sum(1 for m in record.messages if m.role == "assistant"),
         )
-        run.items.append(_Item(row, record=record, run=run))
 
 
-def _eval(run: LoadedRun, number: int) -> None:
+def _eval(run: LoadedRun) -> None:
     from shoparena.eval.run import read_run
 
     _, records, config = read_run(run.path)
     run.suite, run.index, run.similarity = Path(config.suite), Path(config.index), config.similarity
     trajectories = list(read_trajectories(run.path / "output.jsonl"))
     for record, traj in zip(records, trajectories, strict=False):
-        row = ViewerRow(
-            key=f"{number}-{len(run.items)}",
-            run=run.label,
-            kind="eval",
+        run.add(
+            trajectory=traj,
             problem_id=record.problem_id,
             rollout=record.sample_idx,
             agent=record.model or record.decoding,
@@ -179,10 +188,9 @@ def _eval(run: LoadedRun, number: int) -> None:
             },
             steps=record.steps,
         )
-        run.items.append(_Item(row, trajectory=traj, run=run))
 
 
-def _arena(run: LoadedRun, number: int) -> None:
+def _arena(run: LoadedRun) -> None:
     from shoparena.records.judge import JudgeVerdict
     from shoparena.records.race import ArenaRunFile
     from shoparena.runs.files import iter_records, read_yaml_record
@@ -202,10 +210,14 @@ def _arena(run: LoadedRun, number: int) -> None:
             continue
         for traj in read_trajectories(agent_dir / "output.jsonl"):
             judge = judged.get(traj.problem_id)
-            row = ViewerRow(
-                key=f"{number}-{len(run.items)}",
-                run=run.label,
-                kind="arena",
+            detail = (
+                judge.model_dump(mode="json", include={"status", "score", "explanation", "gates"})
+                if judge
+                else None
+            )
+            run.add(
+                trajectory=traj,
+                judge=detail,
                 problem_id=traj.problem_id,
                 rollout=traj.rollout_idx,
                 agent=agent_dir.name,
@@ -217,12 +229,6 @@ def _arena(run: LoadedRun, number: int) -> None:
                 },
                 steps=len(traj.steps),
             )
-            detail = (
-                judge.model_dump(mode="json", include={"status", "score", "explanation", "gates"})
-                if judge
-                else None
-            )
-            run.items.append(_Item(row, trajectory=traj, judge=detail, run=run))
 
 
 def load_runs(paths: list[str | Path]) -> list[LoadedRun]:
@@ -236,9 +242,9 @@ def load_runs(paths: list[str | Path]) -> list[LoadedRun]:
         name = path.name or str(path)
         seen[name] = seen.get(name, 0) + 1
         label = name if seen[name] == 1 else f"{name} ({seen[name]})"
-        run = LoadedRun(path=path, label=label, kind=_kind(path))
+        run = LoadedRun(path=path, label=label, kind=_kind(path), number=number)
         try:
-            {"corpus": _corpus, "eval": _eval, "arena": _arena}[run.kind](run, number)
+            {"corpus": _corpus, "eval": _eval, "arena": _arena}[run.kind](run)
         except ViewerError:
             raise
         except (ValueError, OSError, KeyError) as exc:

@@ -22,9 +22,9 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
+from shoparena.arena.agent_runner import AgentRunner, ArenaProblem, safe_name
 from shoparena.arena.config import ArenaRunConfig
 from shoparena.arena.proxy import ProxyServer, ProxyState, create_proxy_app
-from shoparena.arena.runner import AgentRunner, ArenaProblem, safe_name
 from shoparena.arena.sandbox import Sandbox
 from shoparena.formats._common import FormatError
 from shoparena.formats.oro import from_oro_envelope

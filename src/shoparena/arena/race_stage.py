@@ -1,7 +1,7 @@
 """The race stage on judged arena runs: qualifiers, a sandboxed race run, incumbent protection, weights.
 
 :func:`race_run`: qualifiers from the qualifying runs' scores, a sandboxed run of the qualifiers on the
-hidden bank, incumbent protection with the decaying margin (:mod:`shoparena.arena.race`), ORO weights
+hidden bank, incumbent protection with the decaying margin (:mod:`shoparena.arena.race_rules`), ORO weights
 (:mod:`shoparena.arena.weights`); it writes ``race.json``, ``weights.json`` (byte-identical for identical
 inputs) and ``leaderboard.json``.
 """
@@ -17,8 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from shoparena.arena.judging import AgentIncentives, JudgeKind, ScoreVariant, judge_run, load_incentives
-from shoparena.arena.race import (
+from shoparena.arena.race_rules import (
     Incumbent,
     Qualifier,
     QualifyingResult,
@@ -29,6 +28,7 @@ from shoparena.arena.race import (
     resolve_race,
     select_qualifiers,
 )
+from shoparena.arena.run_judging import AgentIncentives, JudgeKind, ScoreVariant, judge_run, load_incentives
 from shoparena.arena.weights import WeightConfig, WeightVector, compute_weights, weights_document
 from shoparena.jsonl import sha256_file
 from shoparena.records.race import RaceBank, RaceDocument
@@ -131,12 +131,13 @@ def race_run(
 
     1. Qualifying: each qualifying run is judged if it has no ``incentives.json`` for the configured judge;
        each agent becomes a candidate (hotkey = agent name, version = name@sha) scored by ``config.score``;
-       :func:`~shoparena.arena.race.select_qualifiers` applies the threshold (CANCELLED: no race, no weights).
-    2. Race: the qualifiers run via :func:`~shoparena.arena.run.run_arena` on the hidden bank (or
+       :func:`~shoparena.arena.race_rules.select_qualifiers` applies the threshold (CANCELLED: no race, no
+       weights).
+    2. Race: the qualifiers run via :func:`~shoparena.arena.run_directory.run_arena` on the hidden bank (or
        ``problem_count`` problems drawn from it with ``problem_seed``) in ``out_dir/race_run``, which is then
        judged; race_score = the same score variant.
-    3. Resolution: :func:`~shoparena.arena.race.resolve_race` with the incumbent and the decaying margin,
-       aged at ``completed_at``; weights from :func:`~shoparena.arena.weights.compute_weights`.
+    3. Resolution: :func:`~shoparena.arena.race_rules.resolve_race` with the incumbent and the decaying
+       margin, aged at ``completed_at``; weights from :func:`~shoparena.arena.weights.compute_weights`.
 
     Args:
         qualifying_run_dirs: ``arena run`` directories whose agents compete.
@@ -146,7 +147,7 @@ def race_run(
         backend: A ready chat backend for the miners (tests); else ``config.backend``.
         search: A ready search engine (tests); else ``config.index``.
     """
-    from shoparena.arena.run import ArenaRunConfig, run_arena
+    from shoparena.arena.run_directory import ArenaRunConfig, run_arena
 
     cfg = config or RaceRunConfig()
     out = Path(out_dir)

@@ -23,9 +23,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from shoparena.arena.agent_runner import safe_name
 from shoparena.arena.proxy_log import read_trusted_log
 from shoparena.arena.richness import ProblemRichness, RichnessSummary, pooled_richness, trajectory_richness
-from shoparena.arena.runner import safe_name
 from shoparena.jsonl import read_jsonl_dicts
 from shoparena.judge.coefficient import ArenaScore, combine_scores, reasoning_coefficient, reasoning_quality
 from shoparena.judge.records import JudgeStatus, JudgeVerdict
@@ -147,7 +147,7 @@ def _suite_queries(run_dir: Path, config: ArenaRunFile) -> tuple[dict[str, str],
     suite = config.suite
     if not suite or not Path(suite).exists():
         return {}, [], f"suite {suite!r} not found: judge queries taken from the trajectories"
-    from shoparena.arena.run import load_problems
+    from shoparena.arena.run_directory import load_problems
 
     problems, _, _ = load_problems(Path(suite))
     return {p.problem_id: p.query for p in problems}, [p.problem_id for p in problems], None

@@ -1,0 +1,199 @@
+"""The corpus views: one :class:`ViewSpec` per view (its columns, its row builder, the training method that
+consumes it), the one table that ``corpus build`` writes from and ``train`` reads by.
+
+Adding a view is one entry in :data:`VIEWS` (``tests/corpus/test_views.py`` checks the table against the
+train methods). Importing this module imports neither ``datasets`` nor pyarrow.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+SPLITS = ("train", "eval")
+COMMON = (
+    "record_id", "run_id", "problem_id", "split", "cluster_id", "category", "difficulty", "tools", "outcome",
+    "origin", "miner_kind",
+)  # fmt: skip
+
+Row = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ViewSpec:
+    """One corpus view.
+
+    Attributes:
+        name: the folder and file stem under ``CORPUS/views/``.
+        columns: the view's own columns as ``datasets`` feature types, given the feature of one chat
+            message (the common columns are added to every view).
+        rows: the view's rows of one record dict (``records.jsonl``); none for a record it has no use for.
+        method: the training method (``train.methods.METHODS``) that reads this view by default.
+    """
+
+    name: str
+    columns: Callable[[dict[str, Any]], dict[str, Any]]
+    rows: Callable[[dict[str, Any]], Iterator[Row]]
+    method: str
+
+
+def _message(m: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "role": m["role"],
+        "content": m.get("content"),
+        "tool_calls": m.get("tool_calls") or [],
+        "tool_call_id": m.get("tool_call_id"),
+        "name": m.get("name"),
+        "trainable": bool(m.get("trainable")),
+    }
+
+
+def _common(r: dict[str, Any]) -> Row:
+    row = {key: r[key] for key in COMMON}
+    row["rollout_idx"] = r["rollout_idx"]
+    row["labels"] = orjson.dumps(r["labels"], option=orjson.OPT_SORT_KEYS).decode()
+    row["provenance"] = orjson.dumps(r["provenance"], option=orjson.OPT_SORT_KEYS).decode()
+    return row
+
+
+def sft_rows(r: dict[str, Any]) -> Iterator[Row]:
+    yield {**_common(r), "messages": [_message(m) for m in r["messages"]]}
+
+
+def _arguments(call: dict[str, Any]) -> Any:
+    """A call's arguments as a JSON value (the teacher_action column nests them); raw text if not JSON."""
+    raw = call["function"]["arguments"]
+    try:
+        return orjson.loads(raw) if isinstance(raw, str) else raw
+    except orjson.JSONDecodeError:
+        return raw
+
+
+def step_rows(r: dict[str, Any]) -> Iterator[Row]:
+    common = _common(r)
+    messages = [_message(m) for m in r["messages"]]
+    step = 0
+    for i, m in enumerate(messages):
+        if m["role"] != "assistant":
+            continue
+        action = [{"name": c["function"]["name"], "arguments": _arguments(c)} for c in m["tool_calls"]]
+        yield {
+            **common,
+            "step_idx": step,
+            "prompt": messages[:i],
+            "completion": [m],
+            "teacher_action": orjson.dumps(action).decode(),
+        }
+        step += 1
+
+
+def kto_rows(r: dict[str, Any]) -> Iterator[Row]:
+    """Trajectory-level KTO: desirable = kept; undesirable = a structurally agentic (or recovered) trajectory
+    that failed the judge bar or success. Other rejects carry no preference signal and give no row."""
+    agentic = r["origin"] == "recovered" or r["structural_label"] == "agentic"
+    if not agentic or r["outcome"] not in ("kept", "judge_below_bar", "not_successful"):
+        return
+    messages = [_message(m) for m in r["messages"]]
+    first = next(i for i, m in enumerate(messages) if m["role"] == "assistant")
+    yield {
+        **_common(r),
+        "prompt": messages[:first],
+        "completion": messages[first:],
+        "label": r["outcome"] == "kept",
+        "granularity": "trajectory",
+    }
+
+
+def _value(dtype: str) -> Any:
+    from datasets import Value
+
+    return Value(dtype)
+
+
+VIEWS: dict[str, ViewSpec] = {
+    spec.name: spec
+    for spec in (
+        ViewSpec("sft", lambda message: {"messages": [message]}, sft_rows, method="sft"),
+        ViewSpec(
+            "steps",
+            lambda message: {
+                "step_idx": _value("int64"),
+                "prompt": [message],
+                "completion": [message],
+                "teacher_action": _value("string"),
+            },
+            step_rows,
+            method="grpo",
+        ),
+        ViewSpec(
+            "kto",
+            lambda message: {
+                "prompt": [message],
+                "completion": [message],
+                "label": _value("bool"),
+                "granularity": _value("string"),
+            },
+            kto_rows,
+            method="kto",
+        ),
+    )
+}
+
+
+def view_spec(name: str) -> ViewSpec:
+    """The spec of view ``name``.
+
+    Raises:
+        KeyError: no such view (the message lists the known ones).
+    """
+    try:
+        return VIEWS[name]
+    except KeyError:
+        raise KeyError(f"unknown corpus view {name!r}; known: {', '.join(VIEWS)}") from None
+
+
+def method_views() -> dict[str, str]:
+    """Training method → the view it reads by default (the first view that names it)."""
+    out: dict[str, str] = {}
+    for spec in VIEWS.values():
+        out.setdefault(spec.method, spec.name)
+    return out
+
+
+def features(view: str) -> Any:
+    """The ``datasets.Features`` of ``view``: the common columns and the view's own."""
+    from datasets import Features, Value
+
+    call = {
+        "id": Value("string"),
+        "type": Value("string"),
+        "function": {"name": Value("string"), "arguments": Value("string")},
+    }
+    message = {
+        "role": Value("string"),
+        "content": Value("string"),
+        "tool_calls": [call],
+        "tool_call_id": Value("string"),
+        "name": Value("string"),
+        "trainable": Value("bool"),
+    }
+    common = {name: Value("string") for name in (*COMMON, "labels", "provenance")}
+    common["rollout_idx"] = Value("int64")
+    return Features({**common, **view_spec(view).columns(message)})
+
+
+__all__ = [
+    "COMMON",
+    "SPLITS",
+    "VIEWS",
+    "ViewSpec",
+    "features",
+    "kto_rows",
+    "method_views",
+    "sft_rows",
+    "step_rows",
+    "view_spec",
+]
