@@ -3,7 +3,8 @@
 ``race.json`` (:class:`RaceDocument`, one shape for ``arena firehose`` and the race stage), ``weights.json``
 (:class:`WeightsDocument`) and ``agents/<name>/miner.json`` (:class:`MinerTruth`, the firehose's harness
 truth). The race models themselves (:class:`Race`, :class:`Qualifier`, ...) live here so the documents can
-hold them; the rules that compute them stay in :mod:`shoparena.arena.race_rules` and :mod:`shoparena.arena.weights`.
+hold them; the rules that compute them stay in :mod:`shoparena.arena.race_rules` and
+:mod:`shoparena.arena.weights`.
 """
 
 from __future__ import annotations
@@ -138,7 +139,7 @@ class WeightConfig(BaseModel):
     rank_by: Literal["race_score", "race_rank"] = Field(
         default="race_score",
         description="race_score: ORO validator order (score desc, agent_version_id asc). race_rank: honour "
-        "the race's published ranks (e.g. incumbent protection from shoparena.arena.race_rules), ties as ORO.",
+        "the race's published ranks (e.g. incumbent protection in shoparena.arena.race_rules), ties as ORO.",
     )
 
     @model_validator(mode="after")
