@@ -20,7 +20,7 @@ from typing import Any
 from rich.console import Console
 
 from shoparena.runs import RunDir, RunManifest
-from shoparena.runs.rundir import config_hash
+from shoparena.runs.rundir import config_hash, from_run_relative
 
 
 class StageFailedError(RuntimeError):
@@ -149,8 +149,9 @@ def _missing_outputs(root: Path, outputs: Mapping[str, Any]) -> list[str]:
     inside = root.resolve()
     missing = []
     for key in _PATH_KEYS:
-        value = outputs.get(key)
+        value = from_run_relative(outputs.get(key), root)  # "./x" as the manifest stores it: root / x
         for item in value if isinstance(value, list) else [value]:
+            item = str(item) if isinstance(item, Path) else item
             if not isinstance(item, str) or not item:
                 continue
             path = Path(item)
