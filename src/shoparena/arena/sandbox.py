@@ -130,6 +130,27 @@ def _world_accessible(path: Path) -> bool:
         return False
 
 
+def _stage_runtime(staging: Path) -> tuple[Path, Path]:
+    """Copy the agent SDK and the harness into ``staging`` (world-readable); return (sys.path root, harness).
+
+    Bound from the checkout they would depend on its parents' permissions: under a 0700 directory the
+    sandbox uid cannot reach them and every miner fails before it starts (issue 23).
+    """
+    root = staging / "lib"
+    target = root / "shoparena" / "agent_sdk"
+    # No shoparena/__init__.py: a namespace package, so only the SDK is importable inside.
+    shutil.copytree(
+        SDK_DIR, target, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"), dirs_exist_ok=True
+    )
+    harness = staging / "harness.py"
+    shutil.copyfile(HARNESS, harness)
+    for path in (root, root / "shoparena", target):
+        os.chmod(path, 0o755)
+    for path in (*target.iterdir(), harness):
+        os.chmod(path, 0o644)
+    return root, harness
+
+
 def _pick_python(config: SandboxConfig, switch_uid: bool) -> tuple[str, str | None]:
     """(interpreter path, prefix to bind or None when it is under /usr)."""
     candidate = config.python or os.path.realpath(sys.executable)
@@ -167,6 +188,7 @@ class Sandbox:
         self.staging = Path(staging_dir or private_tempdir("sbx", owner=self))
         self.staging.mkdir(parents=True, exist_ok=True)
         os.chmod(self.staging, 0o711)
+        self.sdk_root, self.harness = _stage_runtime(self.staging)
         self.switch_uid = os.geteuid() == 0
         self.python, self.python_prefix = _pick_python(self.config, self.switch_uid)
         self.bwrap_path = shutil.which(self.config.bwrap) if self.config.bwrap else None
@@ -442,8 +464,8 @@ class Sandbox:
                 binds = [
                     (str(agent_copy), f"{SANDBOX_ROOT}/agent.py"),
                     (str(problem_file), f"{SANDBOX_ROOT}/problem.json"),
-                    (str(SDK_DIR), f"{sdk_root}/shoparena/agent_sdk"),
-                    (str(HARNESS), f"{SANDBOX_ROOT}/harness.py"),
+                    (str(self.sdk_root / "shoparena" / "agent_sdk"), f"{sdk_root}/shoparena/agent_sdk"),
+                    (str(self.harness), f"{SANDBOX_ROOT}/harness.py"),
                 ]
                 if proxy_socket is not None:
                     binds.append((str(proxy_socket), f"{SANDBOX_ROOT}/proxy.sock"))
@@ -461,12 +483,12 @@ class Sandbox:
                 hconf = {
                     "agent": str(agent_copy),
                     "problem": str(problem_file),
-                    "sys_path": [str(SDK_DIR.parent.parent)],
+                    "sys_path": [str(self.sdk_root)],
                     "result_fd": write_fd,
                     "proxy_socket": str(proxy_socket) if proxy_socket else None,
                     "nproc": None if self.switch_uid else self.config.nproc,
                 }
-                script = str(HARNESS)
+                script = str(self.harness)
             return self.run_raw(
                 [script, json.dumps(hconf)],
                 slot=slot,
