@@ -6,6 +6,7 @@ import json
 import logging
 import queue
 import re
+import signal
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -17,8 +18,10 @@ from shoparena.arena.proxy import ProxyState
 from shoparena.arena.proxy_log import is_chat_call, read_trusted_log
 from shoparena.arena.sandbox import Sandbox, SandboxResult
 from shoparena.jsonl import append_line
+from shoparena.records.infra import InfraFailure, InfraReason
 from shoparena.records.proxy_log import ProxyLogEntry
 from shoparena.runs.envelopes import EnvelopeLog, apply_executor_defaults, make_envelope
+from shoparena.runs.infra import append_infra
 
 logger = logging.getLogger(__name__)
 
@@ -46,6 +49,50 @@ def inference_counts(calls: list[ProxyLogEntry]) -> tuple[int, int]:
     """(inference calls, failed ones) from the trusted log: a call fails unless the backend answered 200."""
     inference = [c for c in calls if c.is_summary and is_chat_call(c)]
     return len(inference), sum(c.status_code != 200 for c in inference)
+
+
+#: Signals that kill a process from outside its own logic (a crash or the OOM killer, not an answer).
+CRASH_SIGNALS = frozenset(
+    {signal.SIGSEGV, signal.SIGBUS, signal.SIGILL, signal.SIGABRT, signal.SIGFPE, signal.SIGKILL}
+)
+#: Proxy answers that mean the model server could not be reached (no backend, connection or server error).
+UNREACHABLE_CODES = frozenset({502, 503})
+
+
+def infra_failure(
+    problem: ArenaProblem, outcome: SandboxResult, calls: list[ProxyLogEntry]
+) -> InfraFailure | None:
+    """The infrastructure failure behind ``outcome``, or None when the miner itself answered (or timed out).
+
+    Told apart from what the miner controls: bwrap's own status (the command never started), a kill by a
+    crash signal with no result, and a model server that answered every inference call with 502/503.
+    """
+
+    def failure(reason: InfraReason, message: str) -> InfraFailure:
+        return InfraFailure(
+            problem_id=problem.problem_id,
+            reason=reason,
+            message=" ".join(message.split())[:500],
+            execution_time=round(outcome.execution_time, 3),
+        )
+
+    if outcome.timed_out:
+        return None
+    stderr = outcome.stderr.decode("utf-8", "replace")[-STDERR_TAIL:]
+    if outcome.started is False:
+        return failure(InfraReason.SANDBOX_START, stderr or f"sandbox exited {outcome.exit_code}")
+    code = outcome.exit_code
+    sig = -code if code is not None and code < 0 else (code - 128 if code and code > 128 else None)
+    if outcome.result is None and sig in CRASH_SIGNALS:
+        return failure(InfraReason.MINER_CRASH, f"miner killed by {signal.Signals(sig).name}: {stderr}")
+    inference = [c for c in calls if c.is_summary and is_chat_call(c)]
+    if inference and all(c.status_code in UNREACHABLE_CODES for c in inference):
+        codes = sorted({c.status_code for c in inference})
+        return failure(
+            InfraReason.MODEL_UNREACHABLE,
+            f"all {len(inference)} inference call(s) answered {codes}: the model server is unreachable",
+        )
+    return None
 
 
 def envelope_from_result(
@@ -193,16 +240,26 @@ class AgentRunner:
             slot = slots.get()
             try:
                 envelope = self._one(problem, slot, deadline)
-            except Exception as exc:  # infrastructure failure: still exactly one envelope per problem
+            except Exception as exc:  # the runner's own failure: not the miner's, retried on resume
                 logger.exception("%s/%s: runner error", self.agent_name, problem.problem_id)
-                envelope = make_envelope(
-                    problem.problem_id,
-                    "FAILED",
-                    0.0,
-                    error={"type": "RunnerError", "message": f"{type(exc).__name__}: {exc}"},
+                envelope = InfraFailure(
+                    problem_id=problem.problem_id,
+                    reason=InfraReason.RUNNER_ERROR,
+                    message=f"{type(exc).__name__}: {exc}"[:500],
                 )
             finally:
                 slots.put(slot)
+            if isinstance(envelope, InfraFailure):
+                # No envelope: the problem stays pending, so the same command run again retries it.
+                logger.warning(
+                    "%s/%s: infrastructure failure (%s): %s",
+                    self.agent_name,
+                    problem.problem_id,
+                    envelope.reason.value,
+                    envelope.message[:200],
+                )
+                append_infra(self.out_dir, envelope)
+                return
             if self.log.append(envelope) and self.on_envelope:
                 self.on_envelope(envelope)
 
@@ -214,7 +271,7 @@ class AgentRunner:
             pool.shutdown(wait=True, cancel_futures=True)
         return self.log.read()
 
-    def _one(self, problem: ArenaProblem, slot: int, deadline: float | None) -> dict[str, Any]:
+    def _one(self, problem: ArenaProblem, slot: int, deadline: float | None) -> dict[str, Any] | InfraFailure:
         timeout = self.timeout_s
         if deadline is not None:
             remaining = deadline - time.monotonic()
@@ -262,9 +319,11 @@ class AgentRunner:
                 # Calls still in flight (a killed agent's) are cancelled and logged before the log is read.
                 self.proxy_state.wait_idle(ident)
         calls = read_trusted_log(log_path)
-        envelope = envelope_from_result(problem, outcome, timeout_s=timeout, calls=calls)
         self._side_files(problem, name, outcome)
-        return envelope
+        infra = infra_failure(problem, outcome, calls)
+        if infra is not None:
+            return infra
+        return envelope_from_result(problem, outcome, timeout_s=timeout, calls=calls)
 
     def _side_files(self, problem: ArenaProblem, name: str, outcome: SandboxResult) -> None:
         logs = self.out_dir / "logs"

@@ -37,6 +37,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from shoparena.arena.miners import miner_path
 from shoparena.runs.identity import Restart, RunIdentity, RunKind, claim_run_dir
+from shoparena.runs.infra import pending_infra, read_infra, stop_if_all_infra
 
 TEACHER_PREFIX = "teacher/"
 
@@ -244,7 +245,7 @@ def run_race(config: FirehoseConfig, race: int, *, search: Any = None, backend: 
     suite = _race_suite(config, race, race_dir)
     race_id = f"race-{config.seed}-{race:03d}"
     uid_base = SandboxConfig().sandbox_uid_base + (race % _UID_BLOCKS) * config.workers
-    run_arena(
+    summary = run_arena(
         ArenaRunConfig(
             agents=[files[n] for n, _, _ in config.population],
             suite=suite,
@@ -260,6 +261,11 @@ def run_race(config: FirehoseConfig, race: int, *, search: Any = None, backend: 
         backend=backend or TeacherPool(config.teachers, seed=config.seed),
         search=search,
     )
+    # A race in which no miner ran (no sandbox, no model server) stops here, not in a later stage.
+    pending = [
+        f for a in summary.agents for f in pending_infra(read_infra(race_dir / "agents" / a.agent), [])
+    ]
+    stop_if_all_infra(f"firehose {race_dir.name}", sum(a.problems for a in summary.agents), pending)
     for name, kind, teacher in config.population:
         truth = MinerTruth(
             kind=kind, teacher=teacher, hotkey_hash=hashlib.sha256(f"hotkey:{name}".encode()).hexdigest()[:16]

@@ -31,6 +31,7 @@ from shoparena.formats.oro import from_oro_envelope
 from shoparena.jsonl import read_jsonl_dicts
 from shoparena.records.problem import Problem
 from shoparena.records.trajectory import Trajectory
+from shoparena.runs.infra import infra_counts, pending_infra, read_infra
 from shoparena.runs.manifest import (
     ArenaAgentRef,
     ArenaManifest,
@@ -58,6 +59,11 @@ class AgentSummary(BaseModel):
     )
     inference_total: int = 0
     inference_failed: int = 0
+    infra_failed: int = Field(
+        default=0,
+        description="Problems not run for an infrastructure reason (infra.jsonl); retried on re-run.",
+    )
+    infra: dict[str, int] = Field(default_factory=dict, description="infra_failed by reason.")
     scores: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
 
@@ -231,7 +237,12 @@ def run_arena(config: ArenaRunConfig, *, backend: Any = None, search: Any = None
                 and e.get("inference_failure_count") == e.get("inference_total")
                 for e in envelopes
             )
-            scores, note = _score(loader_problems, envelopes, search, config.similarity)
+            done = {(str(e.get("problem_id")), 0) for e in envelopes}
+            infra = pending_infra(read_infra(out / "agents" / name), done)
+            unrun = {f.problem_id for f in infra}
+            # An infrastructure failure is not the miner's 0: scored over the problems that did run.
+            scored = [p for p in loader_problems if p.problem_id not in unrun]
+            scores, note = _score(scored, envelopes, search, config.similarity)
             if note and note not in notes:
                 notes.append(note)
             summaries.append(
@@ -244,6 +255,8 @@ def run_arena(config: ArenaRunConfig, *, backend: Any = None, search: Any = None
                     no_model_reply=no_reply,
                     inference_total=sum(int(e.get("inference_total") or 0) for e in envelopes),
                     inference_failed=sum(int(e.get("inference_failure_count") or 0) for e in envelopes),
+                    infra_failed=len(infra),
+                    infra=infra_counts(infra),
                     scores=scores,
                 )
             )

@@ -116,6 +116,9 @@ class SandboxResult:
     stderr_dropped: int = 0
     result_error: str | None = None
     meta: dict[str, Any] = field(default_factory=dict)
+    #: False when bwrap never ran the command (its own setup failed: an infrastructure failure, not the
+    #: miner's); None in degraded mode, where that cannot be told.
+    started: bool | None = None
 
 
 def _world_accessible(path: Path) -> bool:
@@ -284,9 +287,12 @@ class Sandbox:
 
         return apply
 
-    def _bwrap_argv(self, binds: list[tuple[str, str]], env: dict[str, str]) -> list[str]:
+    def _bwrap_argv(
+        self, binds: list[tuple[str, str]], env: dict[str, str], status_fd: int | None = None
+    ) -> list[str]:
         argv = [
             self.bwrap_path or "bwrap",
+            *(["--json-status-fd", str(status_fd)] if status_fd is not None else []),
             "--unshare-all",
             "--uid",
             "1000",
@@ -357,8 +363,12 @@ class Sandbox:
             **(env or {}),
         }
         use_bwrap = self.bwrap_path is not None
+        status_r = None
         if use_bwrap:
-            argv = [*self._bwrap_argv(binds or [], env), self.python, "-I", "-S", *py_args]
+            # bwrap writes {"exit-code": N} there only once the command itself ran and exited.
+            status_r, status_w = os.pipe()
+            pass_fds = (*pass_fds, status_w)
+            argv = [*self._bwrap_argv(binds or [], env, status_w), self.python, "-I", "-S", *py_args]
             popen_env: dict[str, str] = {}
         else:
             argv = [self.python, "-I", "-S", *py_args]
@@ -385,6 +395,7 @@ class Sandbox:
         out, err, res = _Capture(proc.stdout, cap), _Capture(proc.stderr, cap), None
         if result_fd is not None:
             res = _Capture(os.fdopen(result_fd, "rb"), self.config.result_cap_bytes)
+        status = _Capture(os.fdopen(status_r, "rb"), 64 * 1024) if status_r is not None else None
         timed_out = False
         try:
             proc.wait(timeout=timeout_s)
@@ -395,7 +406,7 @@ class Sandbox:
         # Whatever survived the harness (degraded mode, stray children) dies with the process group.
         with contextlib.suppress(OSError):
             os.killpg(proc.pid, signal.SIGKILL)
-        for capture in (out, err, res):
+        for capture in (out, err, res, status):
             if capture is not None:
                 capture.join(timeout=5)
         result, result_error = None, None
@@ -417,6 +428,7 @@ class Sandbox:
             stdout_dropped=out.dropped,
             stderr_dropped=err.dropped,
             result_error=result_error,
+            started=None if status is None else b'"exit-code"' in status.data,
         )
 
     def _terminate(self, proc: subprocess.Popen[bytes]) -> None:

@@ -87,8 +87,8 @@ def run(
         console.print(f"[bold red]error[/]: {err}")
         raise typer.Exit(1) from None
     table = Table(title=f"arena run {summary.run_id}  ({summary.run_dir}; model {summary.model or '-'})")
-    for col in ("agent", "problems", "SUCCESS", "FAILED", "TIMED_OUT", "no model reply",
-                "inference (failed/total)", "success_rate (sb / strict)"):
+    for col in ("agent", "problems", "SUCCESS", "FAILED", "TIMED_OUT", "infra (retried)",
+                "no model reply", "inference (failed/total)", "success_rate (sb / strict)"):
         table.add_column(col)
     for agent in summary.agents:
         rates = " / ".join(
@@ -101,6 +101,7 @@ def run(
             str(agent.success),
             str(agent.failed),
             str(agent.timed_out),
+            ", ".join(f"{k} {v}" for k, v in agent.infra.items()) or "0",
             str(agent.no_model_reply),
             f"{agent.inference_failed}/{agent.inference_total}",
             rates,
