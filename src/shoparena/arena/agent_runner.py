@@ -185,6 +185,7 @@ class AgentRunner:
         run_timeout_s: Limit for the whole agent run; problems not started in time become TIMED_OUT.
         agent_env: Extra environment for every agent process (the run's model and inference limits).
         on_envelope: Callback after each envelope is written (progress display).
+        on_infra: Callback after an infrastructure failure is recorded (no envelope is written for it).
     """
 
     def __init__(
@@ -203,6 +204,7 @@ class AgentRunner:
         run_timeout_s: float | None = 1800.0,
         agent_env: dict[str, str] | None = None,
         on_envelope: Callable[[dict[str, Any]], None] | None = None,
+        on_infra: Callable[[InfraFailure], None] | None = None,
     ) -> None:
         if workers < 1:
             raise ValueError("AgentRunner.workers must be >= 1")
@@ -216,7 +218,7 @@ class AgentRunner:
             run_timeout_s,
         )
         self.agent_env = dict(agent_env or {})
-        self.on_envelope = on_envelope
+        self.on_envelope, self.on_infra = on_envelope, on_infra
         self.log = EnvelopeLog(out_dir / "output.jsonl")
         (out_dir / "logs").mkdir(parents=True, exist_ok=True)
 
@@ -259,6 +261,8 @@ class AgentRunner:
                     envelope.message[:200],
                 )
                 append_infra(self.out_dir, envelope)
+                if self.on_infra:
+                    self.on_infra(envelope)
                 return
             if self.log.append(envelope) and self.on_envelope:
                 self.on_envelope(envelope)

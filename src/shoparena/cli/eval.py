@@ -91,7 +91,8 @@ def run(
 ) -> None:
     """Evaluate a policy: n episodes per problem, both scoring profiles, intervals, shortcut floor.
 
-    Exit codes: 1 the suite leaks into --train-corpus, 2 bad input or a different run in --out (without
+    Exit codes: 1 the suite leaks into --train-corpus, or every episode failed for infrastructure
+    (no model server: a re-run retries them); 2 bad input or a different run in --out (without
     --restart).
     """
     from pydantic import ValidationError
@@ -100,6 +101,7 @@ def run(
     from shoparena.eval.config import EvalConfigError
     from shoparena.eval.leak import LeakError
     from shoparena.eval.run import run_eval
+    from shoparena.runs.infra import InfraStopError
 
     try:
         config = EvalConfig(
@@ -138,7 +140,7 @@ def run(
         raise typer.Exit(code=2) from None
     try:
         summary = run_eval(config, restart=restart)
-    except LeakError as exc:
+    except (LeakError, InfraStopError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(code=1) from None
     except (EvalConfigError, ValueError, ExecutorUnavailableError) as exc:

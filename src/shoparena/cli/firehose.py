@@ -39,6 +39,7 @@ def firehose(
 
     from shoparena.arena.executor import EXECUTORS, ExecutorUnavailableError
     from shoparena.arena.firehose import run_firehose
+    from shoparena.runs.infra import InfraStopError
 
     if executor not in EXECUTORS:
         console.print(f"[red]--executor {executor!r}: choose one of {', '.join(EXECUTORS)}[/red]")
@@ -62,6 +63,9 @@ def firehose(
     except ExecutorUnavailableError as err:
         console.print(f"[red]{err}[/red]")
         raise typer.Exit(2) from None
+    except InfraStopError as err:  # nothing in a race ran: the reason in one line, a re-run retries
+        typer.echo(f"error: {err}", err=True)
+        raise typer.Exit(1) from None
     console.print(f"{len(dirs)} race directories under {out}")
 
 

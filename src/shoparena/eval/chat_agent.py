@@ -20,7 +20,7 @@ from shoparena.env.environment import Observation
 from shoparena.formats.native import trajectory_to_chat
 from shoparena.formats.profiles import check_profile, render_chat, template_kwargs
 from shoparena.llm.transformers_backend import parse_generated_text
-from shoparena.llm.types import BackendError, ChatBackend, ChatRequest
+from shoparena.llm.types import BackendError, ChatBackend, ChatRequest, Unavailable
 from shoparena.records.message import ToolSchema
 from shoparena.records.trajectory import Trajectory
 
@@ -62,6 +62,13 @@ class EpisodeUsage:
     finish_reasons: dict[str, int] = field(default_factory=dict)
 
 
+def unreachable(exc: BackendError) -> bool:
+    """True for a server that could not be reached or answered 502/503; a timeout (slow model) is not."""
+    return isinstance(exc, Unavailable) and (
+        exc.reason == "connection" or (exc.reason == "server" and exc.status_code in (502, 503))
+    )
+
+
 class ChatAgent:
     """One episode's agent over a shared backend (make one per episode: it holds that episode's usage).
 
@@ -95,6 +102,9 @@ class ChatAgent:
         self.model, self.deadline, self.request_timeout_s = model, deadline, request_timeout_s
         self.name = name
         self.usage = EpisodeUsage()
+        #: Set when a call failed because the model server could not be reached (an infrastructure
+        #: failure: the episode is retried on resume, not scored as the policy's 0).
+        self.unreachable: str | None = None
         self._lock = threading.Lock()
 
     def messages(self, observation: Observation) -> list[dict[str, Any]]:
@@ -139,9 +149,11 @@ class ChatAgent:
             self.usage.calls += 1
         try:
             response = self.backend.complete(request)
-        except BackendError:
+        except BackendError as exc:
             with self._lock:
                 self.usage.failed_calls += 1
+            if unreachable(exc):
+                self.unreachable = f"{type(exc).__name__}: {exc}"
             raise
         with self._lock:
             self.usage.prompt_tokens += response.usage.prompt_tokens

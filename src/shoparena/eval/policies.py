@@ -33,6 +33,7 @@ from shoparena.formats.profiles import (
     read_render_stamp,
     template_hash,
 )
+from shoparena.records.infra import InfraFailure, InfraReason
 from shoparena.records.problem import Problem
 from shoparena.records.trajectory import EpisodeStatus, Trajectory, TrajectoryError
 
@@ -59,6 +60,8 @@ class EpisodeResult:
     trajectory: Trajectory
     usage: EpisodeUsage = field(default_factory=EpisodeUsage)
     wall_s: float = 0.0
+    #: Set when the episode could not be run (no model server, runner error): stored apart, retried.
+    infra: InfraFailure | None = None
 
 
 OnDone = Callable[[EpisodeSpec, EpisodeResult], None]
@@ -135,10 +138,20 @@ class InProcessPolicy:
         traj.rollout_idx = spec.sample_idx
         usage = getattr(agent, "usage", None) or EpisodeUsage()
         traj.inference_total, traj.inference_failure_count = usage.calls, usage.failed_calls
-        return EpisodeResult(_timed_out(traj), usage, time.monotonic() - started)
+        wall = time.monotonic() - started
+        infra = None
+        if getattr(agent, "unreachable", None):
+            infra = InfraFailure(
+                problem_id=spec.problem.problem_id,
+                sample_idx=spec.sample_idx,
+                reason=InfraReason.MODEL_UNREACHABLE,
+                message=str(agent.unreachable)[:500],
+                execution_time=round(wall, 3),
+            )
+        return EpisodeResult(_timed_out(traj), usage, wall, infra)
 
     def play_or_fail(self, spec: EpisodeSpec, run_id: str) -> EpisodeResult:
-        """:meth:`play`, with an infrastructure failure recorded as one FAILED episode (``RunnerError``)."""
+        """:meth:`play`; the runner's own exception is an infrastructure failure (``runner_error``)."""
         try:
             return self.play(spec, run_id)
         except Exception as exc:
@@ -151,7 +164,13 @@ class InProcessPolicy:
                 status=EpisodeStatus.FAILED,
                 error=TrajectoryError(type="RunnerError", message=f"{type(exc).__name__}: {exc}"),
             )
-            return EpisodeResult(traj)
+            failure = InfraFailure(
+                problem_id=spec.problem.problem_id,
+                sample_idx=spec.sample_idx,
+                reason=InfraReason.RUNNER_ERROR,
+                message=f"{type(exc).__name__}: {exc}"[:500],
+            )
+            return EpisodeResult(traj, infra=failure)
 
     def run(self, episodes: Sequence[EpisodeSpec], on_done: OnDone, run_id: str = "") -> None:
         def work(spec: EpisodeSpec) -> None:
@@ -295,6 +314,16 @@ class MinerPolicy:
                 usage = EpisodeUsage(calls=traj.inference_total, failed_calls=traj.inference_failure_count)
                 on_done(specs[pid], EpisodeResult(traj, usage, float(envelope.get("execution_time") or 0.0)))
 
+            def skipped(
+                failure: InfraFailure, specs: dict[str, EpisodeSpec] = specs, sample_idx: int = sample_idx
+            ) -> None:
+                spec = specs.get(failure.problem_id)
+                if spec is not None:
+                    traj = Trajectory(run_id=run_id, problem_id=failure.problem_id, rollout_idx=sample_idx)
+                    on_done(
+                        spec, EpisodeResult(traj, infra=failure.model_copy(update={"sample_idx": sample_idx}))
+                    )
+
             out_dir = self.config.out / "miner" / f"s{sample_idx}"
             runner = AgentRunner(
                 f"{self.name}-s{sample_idx}",
@@ -309,6 +338,7 @@ class MinerPolicy:
                 timeout_s=self.config.episode_timeout_s,
                 run_timeout_s=None,
                 on_envelope=deliver,
+                on_infra=skipped,
             )
             problems = [ArenaProblem(s.problem.problem_id, s.problem.public_view()) for s in specs.values()]
             for envelope in runner.run(problems):  # envelopes a killed run wrote before we recorded them

@@ -38,6 +38,7 @@ from shoparena.formats.oro import to_oro_envelope
 from shoparena.formats.profiles import RenderProfileError
 from shoparena.jsonl import append_line, repair_torn_tail, sha256_file
 from shoparena.records.eval import EpisodeRecord, EvalSummary
+from shoparena.records.infra import InfraFailure
 from shoparena.records.problem import Problem
 from shoparena.runs.envelopes import dumps_envelope
 from shoparena.runs.files import (
@@ -48,6 +49,7 @@ from shoparena.runs.files import (
     validate_record,
 )
 from shoparena.runs.identity import Restart, RunIdentity, RunKind, claim_run_dir
+from shoparena.runs.infra import append_infra, infra_counts, pending_infra, read_infra, stop_if_all_infra
 from shoparena.runs.manifest import FileRef, RunManifest, load_or_new, write_manifest
 
 logger = logging.getLogger(__name__)
@@ -361,6 +363,15 @@ def _run_eval(config: EvalConfig, backend: Any, engine: Any, on_episode: Any) ->
         progress = _progress(config.progress and bool(todo), expected, expected - len(todo))
 
         def on_done(spec: EpisodeSpec, result: EpisodeResult) -> None:
+            if result.infra is not None:  # not an episode: kept apart, retried by the next run
+                logger.warning(
+                    "%s: infrastructure failure (%s): %s",
+                    spec.key,
+                    result.infra.reason.value,
+                    result.infra.message[:200],
+                )
+                append_infra(root, result.infra)
+                return
             result.trajectory.run_id = run_id
             record = scorer.record(spec, result)
             if store.append(dumps_envelope(to_oro_envelope(result.trajectory)), record):
@@ -378,7 +389,16 @@ def _run_eval(config: EvalConfig, backend: Any, engine: Any, on_episode: Any) ->
     finally:
         policy.close()
     elapsed = time.perf_counter() - wall
-    summary = summarise(config, problems, store.records, identity, leak, policy.describe(), run_id)
+    summary = summarise(
+        config,
+        problems,
+        store.records,
+        identity,
+        leak,
+        policy.describe(),
+        run_id,
+        infra=pending_infra(read_infra(root), store.done()),
+    )
     summary.scoring["title_backend"] = scorer.backend
     summary.shortcut_floor = shortcut_floor(problems, engine, config.similarity)
     new_tokens = sum(r.completion_tokens for r in new_records)
@@ -391,6 +411,7 @@ def _run_eval(config: EvalConfig, backend: Any, engine: Any, on_episode: Any) ->
     manifest.episodes_finished = summary.episodes["finished"]
     write_manifest(manifest, root)
     (root / "summary.json").write_text(json.dumps(summary.dump(), indent=2), encoding="utf-8")
+    stop_if_all_infra(f"eval run {root}", len(store.records), pending_infra(read_infra(root), store.done()))
     return summary
 
 
@@ -402,12 +423,20 @@ def summarise(
     leak: LeakCheck,
     policy: dict[str, Any],
     run_id: str,
+    infra: list[InfraFailure] | None = None,
 ) -> EvalSummary:
-    """The summary of a run directory's records (pure: no episodes are played)."""
+    """The summary of a run directory's records (pure: no episodes are played).
+
+    ``infra``: episodes not run for an infrastructure reason; their problems leave the metrics (never the
+    policy's 0) until a re-run plays them.
+    """
     plan = config.episode_plan()
     statuses = Counter(r.status for r in records)
     finished = {(r.problem_id, r.sample_idx) for r in records}
     expected = len(problems) * len(plan)
+    infra = infra or []
+    unrun = {f.problem_id for f in infra}
+    problems = [p for p in problems if p.problem_id not in unrun]
     profiles = {
         profile: metrics_by_category(
             problem_outcomes(problems, records, config, profile),
@@ -420,9 +449,15 @@ def summarise(
     notes = []
     if leak.status == "leaked":
         notes.append("LEAKED: the suite shares leak clusters with the training corpus")
-    missing = expected - len(finished)
+    missing = expected - len(finished) - len(infra)
     if missing:
         notes.append(f"{missing} episode(s) missing: counted as failures")
+    if infra:
+        counts = ", ".join(f"{k} {v}" for k, v in infra_counts(infra).items())
+        notes.append(
+            f"{len(infra)} episode(s) not run for infrastructure reasons ({counts}): their {len(unrun)} "
+            "problem(s) are left out of the metrics; re-run the same command to retry them"
+        )
     return EvalSummary(
         run_id=run_id,
         run_dir=str(config.out),
@@ -436,6 +471,7 @@ def summarise(
             "expected": expected,
             "finished": len(finished),
             "missing": missing,
+            "infra": infra_counts(infra),
             "by_status": dict(statuses),
             "termination": dict(Counter(str(r.termination_reason) for r in records)),
         },
