@@ -39,6 +39,9 @@ def run(
     )
     from shoparena.pipeline.dag import StageFailedError
 
+    if out.exists() and not out.is_dir():
+        typer.echo(f"error: --out {out} is a file, not a run directory", err=True)
+        raise typer.Exit(code=2)
     try:
         cfg = load_pipeline_config(config, preset=preset)
         if executor is not None:

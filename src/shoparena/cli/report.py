@@ -22,8 +22,12 @@ def report(
     """Render funnel, richness, judge bins, races, ASR with CIs, pass@k, examples and provenance."""
     from shoparena.report import render_report
 
+    target = out or run_dir / "report.html"
+    if target.is_dir():
+        typer.echo(f"error: --out {target} is a directory; give the HTML file to write", err=True)
+        raise typer.Exit(code=2)
     try:
-        path = render_report(run_dir, out or run_dir / "report.html", examples=examples)
+        path = render_report(run_dir, target, examples=examples)
     except (FileNotFoundError, ValueError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(code=2) from None
