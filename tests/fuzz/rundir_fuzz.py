@@ -10,13 +10,14 @@ exit 0, or a documented error exit with a message and never a traceback. Every c
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import random
 import shutil
 import traceback
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -180,30 +181,35 @@ def _copy_race(base: Base, work: Path) -> Path:
     return work / "fh" / base.race.name
 
 
+@contextlib.contextmanager
+def _damaged(path: Path, rng: random.Random) -> Iterator[str]:
+    """Damage ``path`` in place for one case and put the original back afterwards (no tree copy)."""
+    original = path.read_bytes() if path.exists() else None
+    try:
+        yield mutate_file(rng, path)
+    finally:
+        if original is None:
+            path.unlink(missing_ok=True)
+        else:
+            path.write_bytes(original)
+
+
 def _corpus_build(base: Base, work: Path, rel: str, rng: random.Random, outcome: Outcome, label: str) -> None:
-    race = _copy_race(base, work)
-    how = mutate_file(rng, race / rel)
-    _invoke(
-        "corpus build",
-        ["corpus", "build", str(race), "--out", str(work / "corpus")],
-        outcome,
-        f"{label} {rel} ({how})",
-    )
+    with _damaged(base.race / rel, rng) as how:
+        args = ["corpus", "build", str(base.race), "--out", str(work / "corpus")]
+        _invoke("corpus build", args, outcome, f"{label} {rel} ({how})")
 
 
 def _eval_compare(base: Base, work: Path, rel: str, rng: random.Random, outcome: Outcome, label: str) -> None:
-    a, b = work / "a", work / "b"
-    shutil.copytree(base.eval_a, a)
-    shutil.copytree(base.eval_b, b)
-    how = mutate_file(rng, a / rel)
-    _invoke("eval compare", ["eval", "compare", str(b), str(a)], outcome, f"{label} {rel} ({how})")
+    with _damaged(base.eval_a / rel, rng) as how:
+        args = ["eval", "compare", str(base.eval_b), str(base.eval_a)]
+        _invoke("eval compare", args, outcome, f"{label} {rel} ({how})")
 
 
 def _report(base: Base, work: Path, rel: str, rng: random.Random, outcome: Outcome, label: str) -> None:
-    run = work / "run"
-    shutil.copytree(base.pipeline, run)
-    how = mutate_file(rng, run / rel)
-    _invoke("report", ["report", str(run), "--out", str(work / "r.html")], outcome, f"{label} {rel} ({how})")
+    with _damaged(base.pipeline / rel, rng) as how:
+        args = ["report", str(base.pipeline), "--out", str(work / "r.html")]
+        _invoke("report", args, outcome, f"{label} {rel} ({how})")
 
 
 CORPUS_YAML = {
@@ -316,9 +322,21 @@ def kinds(base: Base) -> dict[str, Callable[[Path, random.Random, Outcome, str],
     }
 
 
+def private_base(base: Base, tmp: Path) -> Base:
+    """A copy of the base for one fuzz run: cases damage its files in place and restore them."""
+    root = tmp / "base"
+    shutil.copytree(base.root, root, symlinks=True)
+
+    def moved(path: Path) -> Path:
+        return root / path.relative_to(base.root)
+
+    return Base(root, moved(base.race), moved(base.eval_a), moved(base.eval_b), moved(base.pipeline))
+
+
 def fuzz_kind(base: Base, kind: str, tmp: Path, seed: int, cases: int) -> Outcome:
     """Run ``cases`` seeded cases of one kind, each in its own work directory (removed afterwards)."""
-    run = kinds(base)[kind]
+    own = private_base(base, tmp)
+    run = kinds(own)[kind]
     outcome = Outcome()
     for i in range(cases):
         rng = random.Random(f"{kind}/{seed}/{i}")
@@ -328,4 +346,5 @@ def fuzz_kind(base: Base, kind: str, tmp: Path, seed: int, cases: int) -> Outcom
             run(work, rng, outcome, f"[{kind} seed={seed} case={i}]")
         finally:
             shutil.rmtree(work, ignore_errors=True)
+    shutil.rmtree(own.root, ignore_errors=True)
     return outcome

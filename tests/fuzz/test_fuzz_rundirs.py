@@ -5,6 +5,8 @@ traceback. The default run is a few seeded cases per kind; ``-m slow`` runs the 
 
 from __future__ import annotations
 
+import os
+import time
 from pathlib import Path
 
 import pytest
@@ -42,6 +44,22 @@ def test_every_kind_is_fuzzed(base: Base) -> None:
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_damaged_run_directory_files_never_end_in_a_traceback(base: Base, kind: str, tmp_path: Path) -> None:
-    outcome = fuzz_kind(base, kind, tmp_path, seed=20261202, cases=4)
-    assert outcome.cases == 4
+    outcome = fuzz_kind(base, kind, tmp_path, seed=20261202, cases=3)
+    assert outcome.cases == 3
     assert outcome.tracebacks == [], "\n".join(outcome.tracebacks)
+
+
+#: Cases per kind of the large run (``-m slow``); SHOPARENA_FUZZ_RUNDIR_CASES changes it for a measurement.
+LARGE = int(os.environ.get("SHOPARENA_FUZZ_RUNDIR_CASES", "10000"))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", KINDS)
+def test_large_run_directory_fuzz(base: Base, kind: str, tmp_path: Path) -> None:
+    """``python -m pytest tests/fuzz/test_fuzz_rundirs.py -m slow -s`` (prints the exit tallies)."""
+    started = time.perf_counter()
+    outcome = fuzz_kind(base, kind, tmp_path, seed=20261203, cases=LARGE)
+    seconds = time.perf_counter() - started
+    print(f"\n{kind}: {outcome.cases} cases in {seconds:.0f} s, exits {dict(sorted(outcome.exits.items()))}")
+    assert outcome.cases == LARGE
+    assert outcome.tracebacks == [], "\n".join(outcome.tracebacks[:20])

@@ -209,7 +209,11 @@ def load_config(source: str | Path, method: str, overrides: list[str] | None = N
     raw, label = _read_mapping(source)
     raw = apply_overrides(raw, overrides or [])
     sections = {m: raw.pop(m, None) or {} for m in names}
-    trainer = deep_merge(sections[method], raw.pop("trainer", None) or {})
+    trainer_section = raw.pop("trainer", None) or {}
+    for name, section in [*sections.items(), ("trainer", trainer_section)]:
+        if not isinstance(section, dict):
+            raise ConfigError(f"{label}: field {name}: expected a mapping, got {type(section).__name__}")
+    trainer = deep_merge(sections[method], trainer_section)
     try:
         return TrainConfig.model_validate({**raw, "method": method, "trainer": trainer})
     except ValidationError as exc:
