@@ -28,7 +28,7 @@ def report(
         raise typer.Exit(code=2)
     try:
         path = render_report(run_dir, target, examples=examples)
-    except (FileNotFoundError, ValueError) as exc:
+    except (OSError, ValueError) as exc:  # OSError: a stage output path the system cannot open
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(code=2) from None
     typer.echo(str(path))
