@@ -133,6 +133,15 @@ def _world_accessible(path: Path) -> bool:
         return False
 
 
+def _supports_status_fd(bwrap: str) -> bool:
+    """bwrap >= 0.5 has ``--json-status-fd``; older ones would refuse every launch with it."""
+    try:
+        out = subprocess.run([bwrap, "--help"], capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return "--json-status-fd" in out.stdout + out.stderr
+
+
 def _stage_runtime(staging: Path) -> tuple[Path, Path]:
     """Copy the agent SDK and the harness into ``staging`` (world-readable); return (sys.path root, harness).
 
@@ -195,6 +204,7 @@ class Sandbox:
         self.switch_uid = os.geteuid() == 0
         self.python, self.python_prefix = _pick_python(self.config, self.switch_uid)
         self.bwrap_path = shutil.which(self.config.bwrap) if self.config.bwrap else None
+        self._status_fd = self.bwrap_path is not None and _supports_status_fd(self.bwrap_path)
         self.report = self._probe()
 
     @property
@@ -363,11 +373,12 @@ class Sandbox:
             **(env or {}),
         }
         use_bwrap = self.bwrap_path is not None
-        status_r = None
+        status_r = status_w = None
         if use_bwrap:
-            # bwrap writes {"exit-code": N} there only once the command itself ran and exited.
-            status_r, status_w = os.pipe()
-            pass_fds = (*pass_fds, status_w)
+            if self._status_fd:
+                # bwrap writes {"exit-code": N} there only once the command itself ran and exited.
+                status_r, status_w = os.pipe()
+                pass_fds = (*pass_fds, status_w)
             argv = [*self._bwrap_argv(binds or [], env, status_w), self.python, "-I", "-S", *py_args]
             popen_env: dict[str, str] = {}
         else:
