@@ -16,7 +16,7 @@ from miner_helpers import read_jsonl
 
 from shoparena.arena.firehose import FirehoseConfig, run_race, write_miners
 from shoparena.arena.miners import miner_path
-from shoparena.arena.run import ArenaRunConfig, run_arena
+from shoparena.arena.run_directory import ArenaRunConfig, run_arena
 from shoparena.arena.sandbox import SandboxConfig
 from shoparena.jsonl import read_jsonl_dicts
 from shoparena.records.infra import InfraFailure, InfraReason

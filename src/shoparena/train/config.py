@@ -145,8 +145,6 @@ def _read_mapping(source: str | Path, chain: tuple[str, ...] = ()) -> tuple[dict
             raise ConfigError(f"{path}: not UTF-8 (byte {exc.start})") from None
         except yaml.YAMLError as exc:
             raise ConfigError(f"{path}: not valid YAML: {exc}") from exc
-        except UnicodeDecodeError as exc:
-            raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start}: {exc.reason})") from None
         label = str(path)
     else:
         raw, label = read_preset(str(source)), f"preset {source}"
