@@ -66,7 +66,11 @@ def test_a_crashed_miner_process_is_infra_but_a_miner_error_is_not(tmp_path, san
 def test_an_unreachable_model_server_is_counted_apart_and_never_scored(tmp_path, shop_world):
     out = tmp_path / "run"
     config = ArenaRunConfig(
-        agents=[miner_path("agentic")], suite=shop_world.mixed, out=out, workers=2, timeout_s=20,
+        agents=[miner_path("agentic")],
+        suite=shop_world.mixed,
+        out=out,
+        workers=2,
+        timeout_s=20,
         sandbox=SandboxConfig(grace_s=1, memory_bytes=1024**3),
     )
     summary = run_arena(config, backend=Unreachable(), search=shop_world.engine)
@@ -80,8 +84,12 @@ def test_an_unreachable_model_server_is_counted_apart_and_never_scored(tmp_path,
 
 def test_a_race_where_nothing_ran_stops_with_the_reason_in_one_line(tmp_path, shop_world):
     config = FirehoseConfig(
-        suites=[shop_world.product_only], index=shop_world.index, out=tmp_path / "fh",
-        races=1, problems_per_race=1, population=[("agentic-careful", "agentic", "careful")],
+        suites=[shop_world.product_only],
+        index=shop_world.index,
+        out=tmp_path / "fh",
+        races=1,
+        problems_per_race=1,
+        population=[("agentic-careful", "agentic", "careful")],
     )
     write_miners(config)
     with pytest.raises(InfraStopError) as err:
@@ -99,8 +107,11 @@ def test_stop_rule_names_one_reason_counts_several_and_ignores_partial_stages():
         return InfraFailure(problem_id=pid, reason=reason, message="bwrap: Can't find\nsource path")
 
     one = [fail("a", InfraReason.SANDBOX_START), fail("b", InfraReason.SANDBOX_START)]
-    with pytest.raises(InfraStopError, match=r"^firehose: all 2 episode\(s\) failed for one infrastructure "
-                       r"reason, sandbox_start \(bwrap: Can't find source path\)"):
+    with pytest.raises(
+        InfraStopError,
+        match=r"^firehose: all 2 episode\(s\) failed for one infrastructure "
+        r"reason, sandbox_start \(bwrap: Can't find source path\)",
+    ):
         stop_if_all_infra("firehose", 0, one)
     with pytest.raises(InfraStopError, match="model_unreachable 1, sandbox_start 1"):
         stop_if_all_infra("eval", 0, [one[0], fail("c", InfraReason.MODEL_UNREACHABLE)])
@@ -112,8 +123,12 @@ def test_infra_reader_skips_a_torn_line_and_pending_keeps_the_latest(tmp_path: P
     first = InfraFailure(problem_id="a", reason=InfraReason.SANDBOX_START)
     later = InfraFailure(problem_id="a", reason=InfraReason.MINER_CRASH)
     (tmp_path / "infra.jsonl").write_text(
-        first.model_dump_json() + "\n" + '{"problem_id": "b", "reason": "bogus"}\n' + later.model_dump_json()
-        + "\n" + '{"problem_id": "c", "rea'
+        first.model_dump_json()
+        + "\n"
+        + '{"problem_id": "b", "reason": "bogus"}\n'
+        + later.model_dump_json()
+        + "\n"
+        + '{"problem_id": "c", "rea'
     )
     failures = read_infra(tmp_path)
     assert [f.reason for f in failures] == [InfraReason.SANDBOX_START, InfraReason.MINER_CRASH]

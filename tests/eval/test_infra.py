@@ -82,9 +82,23 @@ def test_cli_reports_an_unreachable_server_in_one_line(make_config, bank, tmp_pa
 
     config, _ = _config(make_config, bank, tmp_path)
     args = [
-        "eval", "run", "--policy", "openai:http://127.0.0.1:9/v1#m", "--suite", str(config.suite),
-        "--index", str(config.index), "--out", str(tmp_path / "cli"), "--samples", "1", "--max-steps", "2",
-        "--request-timeout", "2", "--no-progress",
+        "eval",
+        "run",
+        "--policy",
+        "openai:http://127.0.0.1:9/v1#m",
+        "--suite",
+        str(config.suite),
+        "--index",
+        str(config.index),
+        "--out",
+        str(tmp_path / "cli"),
+        "--samples",
+        "1",
+        "--max-steps",
+        "2",
+        "--request-timeout",
+        "2",
+        "--no-progress",
     ]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 1, result.output

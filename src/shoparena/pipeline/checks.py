@@ -19,6 +19,7 @@ from pydantic import BaseModel, ValidationError
 class PipelineConfigError(ValueError):
     """A pipeline.yaml that cannot be used; the message names the file and the field."""
 
+
 #: Model names the model stage resolves itself (``train.models.resolve_model`` and the pipeline's student).
 KNOWN_MODELS = ("student-word", "tiny", "student-cpu", "smollm2")
 #: A Hugging Face Hub id (``org/name``): loaded by transformers, not checkable offline.
