@@ -2,11 +2,11 @@
 
 Usage::
 
-    .venv/bin/python benchmarks/fidelity_bench.py --quick   # tiny student, small suite: the plumbing
-    .venv/bin/python benchmarks/fidelity_bench.py           # student-cpu, >= 200 held-out problems
+    .venv/bin/python benchmarks/fidelity_bench.py --quick   # a 64-wide student-word, small suite: plumbing
+    .venv/bin/python benchmarks/fidelity_bench.py           # make run's student-word, 220 held-out problems
 
 Everything runs through the pipeline's library functions (``shoparena.pipeline``): the shared stages
-(catalog → index → bank → partitions → reference → firehose → judge → corpus) once, then per arm
+(catalog → index → bank → partitions → reference → firehose → judge → corpus → model) once, then per arm
 ``train_policy`` and ``evaluate_policy`` on the same held-out partition, and ``shoparena.eval.compare`` for
 paired differences. Arms:
 
@@ -49,7 +49,7 @@ from shoparena.pipeline.stages import base_model_path, evaluate_policy, pipeline
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "fidelity.md"
-SHARED = ("catalog", "index", "bank", "partitions", "reference", "firehose", "judge", "corpus")
+SHARED = ("catalog", "index", "bank", "partitions", "reference", "firehose", "judge", "corpus", "model")
 
 QUICK: dict[str, Any] = {
     "name": "fidelity-quick",
@@ -63,8 +63,8 @@ QUICK: dict[str, Any] = {
         "hidden": 10,
     },
     "firehose": {"races": 2, "problems_per_race": 8},
-    "model": {"base": "tiny"},
-    "sft": {"preset": "tiny", "trainer": {"max_steps": 6}},
+    "model": {"base": "student-word", "hidden": 64, "pretrain_steps": 10},
+    "sft": {"preset": "student-word", "trainer": {"max_steps": 6}},
     "eval": {
         "samples": 1,
         "temperature": 0.0,
@@ -75,48 +75,37 @@ QUICK: dict[str, Any] = {
     },
 }
 FULL: dict[str, Any] = {
+    # Fixed on 2026-12-02 before any held-out number of this design was seen (issue 24, item 5): the
+    # embedded default's student (student-word, compact profile, request-item handles) on a 220-problem
+    # held-out partition, with a firehose of the default population over 4 x 150 public problems.
     "name": "fidelity",
     "catalog": {"products": 20000},
     "bank": {
-        "problems": 900,
-        "public_size": 60,
+        "problems": 1600,
+        "public_size": 150,
         "public_versions": 4,
         "reserve": 60,
         "heldout": 220,
         "hidden": 20,
     },
-    "firehose": {"races": 8, "problems_per_race": 30},
-    "model": {"base": "student-cpu"},
-    # ~20 min of SFT per arm on one core: 128 steps x 4 rows x <= 4096 tokens, bf16 autocast (this CPU has
-    # avx512_bf16); lr for a from-scratch 4 M-parameter model.
-    "sft": {
-        "preset": "student-cpu",
-        "trainer": {
-            "max_steps": 128,
-            "num_train_epochs": 100,
-            "per_device_train_batch_size": 4,
-            "learning_rate": 1.0e-3,
-            "lr_scheduler_type": "cosine",
-            "warmup_steps": 0.05,
-            "bf16": True,
-            "weights_dtype": "float32",  # mixed precision: fp32 master weights
-            "save_steps": 40,
-        },
-    },
-    # Greedy, at most 4 turns of 128 tokens: a single-product episode takes 3 (search, view, recommend).
+    "firehose": {"races": 4, "problems_per_race": 150},
+    "model": {"base": "student-word", "layers": 2, "hidden": 128, "pretrain_steps": 400},
+    # Equal budget for every SFT arm: 100 optimiser steps of 8 rows (about 3 epochs of the kept rows).
+    "sft": {"preset": "student-word", "trainer": {"max_steps": 100}},
+    # Greedy, at most 6 turns of 200 tokens (the make run settings).
     "eval": {
         "samples": 1,
         "temperature": 0.0,
-        "max_tokens": 128,
-        "max_steps": 4,
-        "options": {"threads": 1, "concurrency": 8, "max_batch": 16},
+        "max_tokens": 200,
+        "max_steps": 6,
+        "options": {"threads": 1, "concurrency": 16, "max_batch": 16},
     },
 }
 #: pass@k: ``samples`` sampled episodes on the first ``limit`` held-out problems (the greedy runs above cover
 #: the whole suite; n = 8 on all 220 problems would cost more than the rest of the run together).
 PASS_AT_K: dict[str, dict[str, Any]] = {
     "quick": {"samples": 2, "temperature": 0.7, "limit": 8},
-    "full": {"samples": 8, "temperature": 0.7, "limit": 24},
+    "full": {"samples": 8, "temperature": 0.7, "limit": 48},
 }
 #: Arms that also get the pass@k evaluation (the RL question: pass@1 vs pass@n before and after GRPO).
 SAMPLED_ARMS = ("sft-filtered", "grpo")
@@ -124,14 +113,8 @@ SAMPLED_ARMS = ("sft-filtered", "grpo")
 FOLLOW_ON_TRAINER: dict[str, dict[str, dict[str, Any]]] = {
     "quick": {"grpo": {}, "kto": {}},
     "full": {
-        "grpo": {
-            "max_steps": 24,
-            "learning_rate": 5.0e-5,
-            "max_completion_length": 128,
-            "bf16": True,
-            "weights_dtype": "float32",
-        },
-        "kto": {"max_steps": 24, "bf16": True, "weights_dtype": "float32"},
+        "grpo": {"max_steps": 24, "learning_rate": 5.0e-5, "max_completion_length": 128},
+        "kto": {"max_steps": 24},
     },
 }
 #: Paired comparisons (a, b): b − a, problem by problem (``shoparena.eval.compare``), on the greedy runs.
@@ -217,6 +200,7 @@ def run(
     summary = run_pipeline(cfg, out / "shared", stages=shared, console=console, strict=True, report=False)
     outputs = {name: r["outputs"] for name, r in summary["stages"].items()}
     corpus = Path(outputs["corpus"]["path"])
+    result["base_model"] = outputs["model"]["path"]
     heldout = outputs["partitions"]["pools"]["heldout"]["path"]
     index = outputs["index"]["path"]
     rows = _rows_per_selection(corpus)
@@ -240,6 +224,7 @@ def run(
         "index": str(index),
         "heldout": str(heldout),
         "threads": threads,
+        "base_model": result["base_model"],
     }
     arms: dict[str, dict[str, Any]] = {}
 
@@ -334,7 +319,11 @@ def teacher_forced(result: dict[str, Any], out: Path, console: Console) -> None:
     for name, arm in result["arms"].items():
         if name.endswith("@leaked"):
             continue  # the same model as sft-filtered
-        model = (arm.get("train") or {}).get("final") or base_model_path(cfg.model.base, served=False)
+        model = (
+            (arm.get("train") or {}).get("final")
+            or result.get("base_model")
+            or base_model_path(cfg.model.base, served=False)
+        )
         path = cache / f"{name}.json"
         if path.is_file():
             rows[name] = [RowLoss(**r) for r in json.loads(path.read_text(encoding="utf-8"))]
@@ -376,7 +365,7 @@ def run_arm(spec: dict[str, Any]) -> dict[str, Any]:
     since = time.time()
     cfg = PipelineConfig.model_validate(spec["config"])
     out, name = Path(spec["out"]), spec["name"]
-    model = spec.get("model") or base_model_path(cfg.model.base, served=False)
+    model = spec.get("model") or spec["base_model"]
     arm: dict[str, Any] = {"name": name}
     if spec.get("train"):
         t = spec["train"]
@@ -384,7 +373,7 @@ def run_arm(spec: dict[str, Any]) -> dict[str, Any]:
         trained = train_policy(
             method=t["method"],
             preset=cfg.sft.preset,
-            model=t.get("model") or cfg.model.base,
+            model=t.get("model") or spec["base_model"],
             corpus=spec["corpus"],
             select=t["select"],
             trainer=cfg.sft.trainer if sft else FOLLOW_ON_TRAINER[_mode(cfg)][name],
@@ -402,6 +391,7 @@ def run_arm(spec: dict[str, Any]) -> dict[str, Any]:
             out=out / "eval" / run,
             train_corpus=spec["corpus"],
             allow_leak=leak,
+            render_profile=cfg.corpus.render_profile,
         )
 
     greedy = evaluate(
