@@ -340,7 +340,11 @@ def _problem_id_of(traj: Trajectory, obj: Any, line_no: int) -> str:
 
 def ingest_file(path: Path, scoring: ScoringContext, emit: Emit) -> None:
     """Each line of a file of envelopes / bare lists / SB rollouts / chat rows → one record or quarantine."""
-    run_id = f"file-{path.stem}"
+    _ingest_lines(path, f"file-{path.stem}", scoring, emit)
+
+
+def _ingest_lines(path: Path, run_id: str, scoring: ScoringContext, emit: Emit) -> None:
+    """Each JSON line of ``path`` → one record or quarantine (a line that is not JSON is quarantined)."""
     counts: dict[str, int] = {}
     for line_no, raw in iter_raw_lines(path):
         try:
@@ -510,14 +514,7 @@ def _ingest_eval_dir(run_dir: Path, run_id: str, context: ScoringContext, emit: 
     source = run_dir / "output.jsonl"
     if not source.is_file():
         raise RunFileError(f"{source}: missing (an eval run directory without its episodes)")
-    counts: dict[str, int] = {}
-    for line_no, raw in iter_raw_lines(source):
-        try:
-            obj = orjson.loads(raw)
-        except orjson.JSONDecodeError as exc:
-            emit(_line_quarantine(source, line_no, "", f"invalid JSON: {exc}"))
-            continue
-        emit(_ingest_value(obj, source, line_no, f"{run_id}/eval", counts, context))
+    _ingest_lines(source, f"{run_id}/eval", context, emit)
     return []
 
 

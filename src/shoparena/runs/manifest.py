@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import platform
 import secrets
 import subprocess
@@ -25,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 import shoparena
 from shoparena.jsonl import sha256_file
-from shoparena.runs.files import RunFileError
+from shoparena.runs.files import RunFileError, write_json_record
 
 log = logging.getLogger(__name__)
 
@@ -193,15 +192,7 @@ def read_manifest(run_dir: str | Path, model: type[M] = RunManifest) -> M:  # ty
 
 def write_manifest(manifest: RunManifest, run_dir: str | Path, *, indent: int = 2) -> Path:
     """Write the manifest atomically (temporary file, fsync, rename); returns its path."""
-    path = manifest_path(run_dir)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(manifest.model_dump_json(indent=indent) + "\n")
-        fh.flush()
-        os.fsync(fh.fileno())
-    tmp.replace(path)
-    return path
+    return write_json_record(manifest_path(run_dir), manifest, indent=indent)
 
 
 def load_or_new(run_dir: str | Path, model: type[M], **fields: Any) -> M:
