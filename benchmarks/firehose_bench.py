@@ -55,7 +55,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--products", type=int, default=20_000)
     ap.add_argument("--problems", type=int, default=10, help="problems per race")
     ap.add_argument("--races", type=int, default=1)
-    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--workers", type=int, default=2, help="sandboxes at once in a race; bare workers")
+    ap.add_argument("--parallel-races", type=int, default=1, help="races at once, each in its own process")
+    ap.add_argument("--bank", type=int, default=None, help="problems in the bank (default problems x races)")
+    ap.add_argument("--keep", type=Path, default=None, help="run in this directory and keep it (resumes)")
     ap.add_argument("--only", choices=("bare", "firehose"), help="run one side (e.g. under a profiler)")
     args = ap.parse_args(argv)
     if args.quick:
@@ -63,14 +66,18 @@ def main(argv: list[str] | None = None) -> int:
     result: dict[str, Any] = {
         "products": args.products,
         "workers": args.workers,
+        "parallel_races": args.parallel_races,
         "load_before": os.getloadavg(),
     }
     with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp)
-        synthesize_catalog(SynthConfig(products=args.products, seed=1), root / "cat.jsonl", progress=False)
-        build_index(root / "cat.jsonl", root / "index", progress=False)
-        n_problems = args.problems * args.races
-        synthesize_bank(root / "index", root / "bank.json", SynthOptions(n=n_problems, seed=1))
+        root = args.keep or Path(tmp)
+        root.mkdir(parents=True, exist_ok=True)
+        if not (root / "bank.json").exists():
+            catalog = SynthConfig(products=args.products, seed=1)
+            synthesize_catalog(catalog, root / "cat.jsonl", progress=False)
+            build_index(root / "cat.jsonl", root / "index", progress=False)
+            n_problems = args.bank or args.problems * args.races
+            synthesize_bank(root / "index", root / "bank.json", SynthOptions(n=n_problems, seed=1))
         config = FirehoseConfig(
             suites=[root / "bank.json"],
             index=root / "index",
@@ -78,6 +85,7 @@ def main(argv: list[str] | None = None) -> int:
             races=args.races,
             problems_per_race=args.problems,
             workers=args.workers,
+            parallel_races=args.parallel_races,
         )
         population = len(config.population)
         if args.only != "firehose":

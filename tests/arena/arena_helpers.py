@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from miner_helpers import read_jsonl
 
 from sandbox_marks import needs_bwrap  # noqa: F401 - arena tests import the mark from here
 from shoparena.arena.agent_runner import AgentRunner, ArenaProblem
@@ -44,8 +46,6 @@ class FakeSearch:
             ProductView(product_id=pid, short_description="", description="d", sku_options={}, attributes={})
             for pid in product_ids.split(",")
         ]
-
-
 
 
 @pytest.fixture(scope="session")
@@ -124,5 +124,25 @@ class ScoringSearch(FakeSearch):
         title = self.titles.get(product_id)
         if title is None:
             return None
-        return Product(product_id=product_id, shop_id="7", category="A > B", title=title, price=10.0,
-                       sold_count=1)
+        return Product(
+            product_id=product_id, shop_id="7", category="A > B", title=title, price=10.0, sold_count=1
+        )
+
+
+def race_outcomes(out: Path) -> dict[tuple[str, str, str], tuple]:
+    """Per race, agent and problem: status, error type, every step's calls and text (no ids or timings)."""
+    result = {}
+    for path in sorted(out.glob("race-*/agents/*/output.jsonl")):
+        race, agent = path.parts[-4], path.parts[-2]
+        for env in read_jsonl(path):
+            steps = []
+            for step in env.get("dialogue") or []:
+                message = step.get("completion", {}).get("message", {})
+                calls = tuple(
+                    (c["name"], json.dumps(c.get("parameters"), sort_keys=True))
+                    for c in message.get("tool_call") or []
+                )
+                steps.append((calls, step.get("completion", {}).get("content")))
+            error = (env.get("error") or {}).get("type")
+            result[(race, agent, env["problem_id"])] = (env["status"], error, tuple(steps))
+    return result

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 
 import pytest
 from arena_helpers import needs_bwrap
-from miner_helpers import read_jsonl
+from arena_helpers import race_outcomes as outcomes
 from typer.testing import CliRunner
 
 from shoparena.arena.firehose import FirehoseConfig, run_firehose
@@ -57,25 +56,6 @@ def process_run(shop_world, tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("fh") / "process"
     run_firehose(_config(shop_world, out, "process"), search=shop_world.engine)
     return out
-
-
-def outcomes(out: Path) -> dict[tuple[str, str, str], tuple]:
-    """Per race, agent and problem: status, error type, every step's calls and text (no ids or timings)."""
-    result = {}
-    for path in sorted(out.glob("race-*/agents/*/output.jsonl")):
-        race, agent = path.parts[-4], path.parts[-2]
-        for env in read_jsonl(path):
-            steps = []
-            for step in env.get("dialogue") or []:
-                message = step.get("completion", {}).get("message", {})
-                calls = tuple(
-                    (c["name"], json.dumps(c.get("parameters"), sort_keys=True))
-                    for c in message.get("tool_call") or []
-                )
-                steps.append((calls, step.get("completion", {}).get("content")))
-            error = (env.get("error") or {}).get("type")
-            result[(race, agent, env["problem_id"])] = (env["status"], error, tuple(steps))
-    return result
 
 
 def test_ray_races_match_the_process_path(shop_world, process_run: Path, tmp_path: Path, local_ray):

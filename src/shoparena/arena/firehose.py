@@ -97,7 +97,12 @@ class FirehoseConfig(BaseModel):
     races: int = Field(default=1, ge=1)
     problems_per_race: int = Field(default=20, ge=1)
     seed: int = 0
-    workers: int = Field(default=2, ge=1)
+    workers: int = Field(default=2, ge=1, description="Sandboxes at once within a race.")
+    parallel_races: int = Field(
+        default=1,
+        ge=1,
+        description="Races at once with the process executor, each in its own process (own proxy, own GIL).",
+    )
     timeout_s: float = Field(default=30.0, gt=0)
     teachers: dict[str, Teacher] = Field(default_factory=lambda: dict(DEFAULT_TEACHERS))
     population: list[tuple[str, str, str]] = Field(default_factory=lambda: list(DEFAULT_POPULATION))
@@ -295,7 +300,8 @@ def firehose_identity(config: FirehoseConfig) -> RunIdentity:
     """What the races are a function of: the suites' and index's content and every setting but the race
     count (more races extend a firehose, the first ones stay the same) and where they run."""
     settings = config.model_dump(
-        mode="json", exclude={"suites", "index", "out", "races", "workers", "executor", "ray_address"}
+        mode="json",
+        exclude={"suites", "index", "out", "races", "workers", "parallel_races", "executor", "ray_address"},
     )
     inputs: dict[str, Path | None] = {f"suites.{i}": p for i, p in enumerate(config.suites)}
     inputs["index"] = config.index
@@ -359,6 +365,15 @@ def _run_firehose(config: FirehoseConfig, search: Any, progress: Any) -> list[Pa
         executor = RayExecutor(os.cpu_count() or config.workers, address=config.ray_address)
         payload = config.model_dump_json()
         for _ in executor.imap(_race_task, [(payload, r) for r in todo], cpus_per_task=config.workers):
+            advance()
+        return dirs
+    if config.parallel_races > 1 and len(todo) > 1:
+        from shoparena.arena.executor import ProcessExecutor
+
+        # The proxy, the teachers and the judges of a race share one interpreter lock: a race keeps about
+        # one core busy, so a second core needs a second race (docs/benchmarks.md, firehose).
+        payload = config.model_dump_json()
+        for _ in ProcessExecutor(config.parallel_races).imap(_race_task, [(payload, r) for r in todo]):
             advance()
         return dirs
     if todo and search is None:

@@ -22,7 +22,10 @@ def firehose(
     out: Path = typer.Option(..., help="Output folder (one arena run directory per race; resumable)."),
     problems_per_race: int = typer.Option(_D["problems_per_race"].default, min=1),
     seed: int = typer.Option(_D["seed"].default),
-    workers: int = typer.Option(_D["workers"].default, min=1, help="Parallel sandboxes."),
+    workers: int = typer.Option(_D["workers"].default, min=1, help="Parallel sandboxes within a race."),
+    parallel_races: int = typer.Option(
+        _D["parallel_races"].default, min=1, help="Races at once (process executor), each in its own process."
+    ),
     timeout: float = typer.Option(_D["timeout_s"].default, min=0.1, help="Per-problem timeout (s)."),
     executor: str = typer.Option(
         _D["executor"].default, help="process (races here, one after another) | ray (one Ray task per race)."
@@ -52,6 +55,7 @@ def firehose(
         problems_per_race=problems_per_race,
         seed=seed,
         workers=workers,
+        parallel_races=parallel_races,
         timeout_s=timeout,
         executor=executor,
         ray_address=ray_address,

@@ -193,19 +193,52 @@ def suite_knowledge(
     """The knowledge base for a suite's web problems: catalog-derived pages, plus the bank's sidecar
     ``<suite>.knowledge.jsonl`` when it exists beside the suite file, plus any ``extra`` JSONL page files.
 
-    Returns None when there are no pages at all.
+    Returns None when there are no pages at all. The result is cached per engine and page files (path,
+    size, modification time): a firehose asks once per race for the same pages, and building them is a
+    BM25 index over every catalogue product (seconds per race otherwise).
     """
+    sidecar = knowledge_path_for(suite_path) if suite_path is not None else None
+    extras = [Path(path) for path in extra]
+    # A sidecar that does not exist adds nothing: every race directory of a firehose has its own path.
+    present = [sidecar] if sidecar is not None and sidecar.exists() else []
+    key = tuple((str(f), *_file_stamp(f)) for f in [*present, *extras])
+    with _KNOWLEDGE_LOCK:
+        for cached_engine, cached_key, knowledge in _KNOWLEDGE_CACHE:
+            if cached_engine is engine and cached_key == key:
+                return knowledge
+    knowledge = _build_knowledge(engine, sidecar, extras)
+    with _KNOWLEDGE_LOCK:
+        _KNOWLEDGE_CACHE.insert(0, (engine, key, knowledge))
+        del _KNOWLEDGE_CACHE[_KNOWLEDGE_CACHE_SIZE:]
+    return knowledge
+
+
+#: (engine, page-file stamps, knowledge base), newest first; a few entries, as few engines live at once.
+_KNOWLEDGE_CACHE: list[tuple[Any, tuple[tuple[Any, ...], ...], KnowledgeBase | None]] = []
+_KNOWLEDGE_CACHE_SIZE = 4
+_KNOWLEDGE_LOCK = threading.Lock()
+
+
+def _file_stamp(path: Path) -> tuple[int, int]:
+    try:
+        stat = path.stat()
+    except OSError:
+        return (-1, -1)
+    return (stat.st_size, stat.st_mtime_ns)
+
+
+def _build_knowledge(
+    engine: SearchEngine, sidecar: Path | None, extras: Sequence[Path]
+) -> KnowledgeBase | None:
     from shoparena.env.knowledge import pages_from_catalog, read_pages
 
     pages = []
     iter_products = getattr(engine, "iter_products", None)
     if iter_products is not None:
         pages += pages_from_catalog(_bounded(iter_products()))
-    if suite_path is not None:
-        sidecar = knowledge_path_for(suite_path)
-        if sidecar.exists():
-            pages += read_pages(sidecar)
-    for path in extra:
+    if sidecar is not None and sidecar.exists():
+        pages += read_pages(sidecar)
+    for path in extras:
         pages += read_pages(path)
     return KnowledgeBase(pages) if pages else None
 
