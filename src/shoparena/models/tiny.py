@@ -244,6 +244,47 @@ def train_tiny_tokenizer(vocab_size: int = VOCAB_SIZE) -> Any:
     return wrapped
 
 
+def random_qwen3(
+    tokenizer: Any,
+    *,
+    hidden: int,
+    layers: int,
+    heads: int,
+    kv_heads: int,
+    seed: int,
+    intermediate: int | None = None,
+    max_positions: int = 4096,
+) -> Any:
+    """A randomly initialised Qwen3 causal LM over ``tokenizer`` (which holds :data:`SPECIAL_TOKENS`), with
+    tied embeddings, no BOS, ``<|im_end|>`` as EOS and ``<|endoftext|>`` as padding; weights from
+    ``torch.manual_seed(seed)``. The one recipe behind the tiny test model and the CPU students.
+    """
+    import torch
+    from transformers import GenerationConfig, Qwen3Config, Qwen3ForCausalLM
+
+    special = {tok: tokenizer.convert_tokens_to_ids(tok) for tok in SPECIAL_TOKENS}
+    config = Qwen3Config(
+        vocab_size=len(tokenizer),
+        hidden_size=hidden,
+        intermediate_size=intermediate or hidden * 3,
+        num_hidden_layers=layers,
+        num_attention_heads=heads,
+        num_key_value_heads=kv_heads,
+        head_dim=hidden // heads,
+        max_position_embeddings=max_positions,
+        tie_word_embeddings=True,
+        bos_token_id=None,
+        eos_token_id=special["<|im_end|>"],
+        pad_token_id=special["<|endoftext|>"],
+    )
+    torch.manual_seed(seed)
+    model = Qwen3ForCausalLM(config)
+    model.generation_config = GenerationConfig(
+        eos_token_id=[special["<|im_end|>"], special["<|endoftext|>"]], pad_token_id=special["<|endoftext|>"]
+    )
+    return model
+
+
 def build_tiny_qwen3(
     out_dir: str | Path,
     *,
@@ -272,33 +313,10 @@ def build_tiny_qwen3(
         if manifest is not None and manifest.details.get("seed") == seed:
             say(f"reusing {out}")
             return out
-    import torch
-    from transformers import GenerationConfig, Qwen3Config, Qwen3ForCausalLM
-
     say("training tokenizer")
     tokenizer = train_tiny_tokenizer()
-    special = {tok: tokenizer.convert_tokens_to_ids(tok) for tok in SPECIAL_TOKENS}
-    config = Qwen3Config(
-        vocab_size=len(tokenizer),
-        hidden_size=64,
-        intermediate_size=128,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        head_dim=16,
-        max_position_embeddings=4096,
-        tie_word_embeddings=True,
-        bos_token_id=None,
-        eos_token_id=special["<|im_end|>"],
-        pad_token_id=special["<|endoftext|>"],
-    )
     say("initialising weights")
-    torch.manual_seed(seed)
-    model = Qwen3ForCausalLM(config)
-    model.generation_config = GenerationConfig(
-        eos_token_id=[special["<|im_end|>"], special["<|endoftext|>"]],
-        pad_token_id=special["<|endoftext|>"],
-    )
+    model = random_qwen3(tokenizer, hidden=64, intermediate=128, layers=2, heads=4, kv_heads=2, seed=seed)
     return save_model_folder(
         model,
         tokenizer,

@@ -24,7 +24,7 @@ from typing import Any
 
 from shoparena.models.folder import is_valid_model_dir, read_manifest, save_model_folder
 from shoparena.models.templates import TEMPLATE_VERSION, chatml_tools_template
-from shoparena.models.tiny import SPECIAL_TOKENS, TAG_TOKENS
+from shoparena.models.tiny import SPECIAL_TOKENS, TAG_TOKENS, random_qwen3
 
 KIND = "student-word-qwen3"
 #: The pre-tokenizer's pieces: letter runs, single digits, single whitespace characters, single symbols.
@@ -114,32 +114,10 @@ def build_word_student(
         if manifest is not None and all(manifest.details.get(k) == v for k, v in shape.items()):
             say(f"reusing {out}")
             return out
-    import torch
-    from transformers import GenerationConfig, Qwen3Config, Qwen3ForCausalLM
-
     say("building the word-level tokenizer")
     tokenizer = build_word_tokenizer(texts)
-    special = {tok: tokenizer.convert_tokens_to_ids(tok) for tok in SPECIAL_TOKENS}
     heads = max(1, hidden // 64)
-    config = Qwen3Config(
-        vocab_size=len(tokenizer),
-        hidden_size=hidden,
-        intermediate_size=hidden * 3,
-        num_hidden_layers=layers,
-        num_attention_heads=heads,
-        num_key_value_heads=heads,
-        head_dim=hidden // heads,
-        max_position_embeddings=4096,
-        tie_word_embeddings=True,
-        bos_token_id=None,
-        eos_token_id=special["<|im_end|>"],
-        pad_token_id=special["<|endoftext|>"],
-    )
-    torch.manual_seed(seed)
-    model = Qwen3ForCausalLM(config)
-    model.generation_config = GenerationConfig(
-        eos_token_id=[special["<|im_end|>"], special["<|endoftext|>"]], pad_token_id=special["<|endoftext|>"]
-    )
+    model = random_qwen3(tokenizer, hidden=hidden, layers=layers, heads=heads, kv_heads=heads, seed=seed)
     return save_model_folder(
         model,
         tokenizer,

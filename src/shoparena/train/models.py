@@ -23,36 +23,22 @@ def build_student(out_dir: str | Path, *, seed: int = 0, force: bool = False) ->
     """Build (or reuse) the ``student-cpu`` folder (see module docstring)."""
     from shoparena.models.folder import is_valid_model_dir, read_manifest, save_model_folder
     from shoparena.models.templates import TEMPLATE_VERSION
-    from shoparena.models.tiny import SPECIAL_TOKENS, train_tiny_tokenizer
+    from shoparena.models.tiny import random_qwen3, train_tiny_tokenizer
 
     out = Path(out_dir).expanduser()
     if not force and is_valid_model_dir(out, kind=STUDENT_KIND, template_version=TEMPLATE_VERSION):
         manifest = read_manifest(out)
         if manifest is not None and manifest.details.get("seed") == seed:
             return out
-    import torch
-    from transformers import GenerationConfig, Qwen3Config, Qwen3ForCausalLM
-
     tokenizer = train_tiny_tokenizer()
-    special = {tok: tokenizer.convert_tokens_to_ids(tok) for tok in SPECIAL_TOKENS}
-    config = Qwen3Config(
-        vocab_size=len(tokenizer),
-        hidden_size=STUDENT_HIDDEN,
-        intermediate_size=STUDENT_HIDDEN * 3,
-        num_hidden_layers=STUDENT_LAYERS,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        head_dim=STUDENT_HIDDEN // 4,
-        max_position_embeddings=8192,
-        tie_word_embeddings=True,
-        bos_token_id=None,
-        eos_token_id=special["<|im_end|>"],
-        pad_token_id=special["<|endoftext|>"],
-    )
-    torch.manual_seed(seed)
-    model = Qwen3ForCausalLM(config)
-    model.generation_config = GenerationConfig(
-        eos_token_id=[special["<|im_end|>"], special["<|endoftext|>"]], pad_token_id=special["<|endoftext|>"]
+    model = random_qwen3(
+        tokenizer,
+        hidden=STUDENT_HIDDEN,
+        layers=STUDENT_LAYERS,
+        heads=4,
+        kv_heads=2,
+        seed=seed,
+        max_positions=8192,
     )
     return save_model_folder(
         model,
