@@ -24,12 +24,14 @@ from __future__ import annotations
 import json
 import math
 import random
+import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import orjson
 from datasketch import MinHash, MinHashLSH
 
 #: Price band edges (PHP): [0, 100), [100, 300), ... [10000, inf).
@@ -63,11 +65,17 @@ class Features:
     products: dict[str, dict[str, Any]] = field(default_factory=dict)
     viewed: set[str] = field(default_factory=set)
     recommended: list[str] = field(default_factory=list)
+    #: The MinHash of the tool-call shingles, computed once (a record is measured in up to four groups).
+    signature: Any = None
 
 
 def _loads(text: Any) -> Any:
     if not isinstance(text, str):
         return text
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:  # NaN, 65-bit integers, lone surrogates: the stdlib parser's reading
+        pass
     try:
         return json.loads(text)
     except ValueError:
@@ -128,7 +136,13 @@ def features_from_trajectory(trajectory: Any, problem: Any, group: str) -> Featu
     return features_from_messages(messages, group=group, query=problem.query, category=problem.category_label)
 
 
+_ASCII_WORD = re.compile(r"[a-z0-9]+")
+
+
 def _words(text: str) -> list[str]:
+    """Runs of alphanumeric characters, each lowercased by itself."""
+    if text.isascii():  # the same words, without a Python step per character
+        return _ASCII_WORD.findall(text.lower())
     return "".join(c.lower() if c.isalnum() else " " for c in text).split()
 
 
@@ -175,6 +189,22 @@ def _shingles(f: Features) -> set[str]:
     return {" ".join(g) for g in _ngrams(words, 3)} or set(words)
 
 
+_EMPTY_MINHASH: list[MinHash] = []
+
+
+def _signature(f: Features) -> MinHash:
+    """``f``'s MinHash, computed on first use: copies of one seeded MinHash (its permutations are drawn
+    once, not per trajectory), updated with every shingle in one batch (the minimum is order-free, so the
+    values are those of one ``update`` per shingle)."""
+    if f.signature is None:
+        if not _EMPTY_MINHASH:
+            _EMPTY_MINHASH.append(MinHash(num_perm=_PERMUTATIONS, seed=1))
+        mh = _EMPTY_MINHASH[0].copy()
+        mh.update_batch([shingle.encode("utf-8") for shingle in _shingles(f)])
+        f.signature = mh
+    return f.signature
+
+
 def near_duplicate_rate(items: Sequence[Features], threshold: float = NEAR_DUPLICATE_JACCARD) -> float | None:
     """Share of trajectories that have an earlier near-duplicate (MinHash LSH over tool-call shingles)."""
     if not items:
@@ -182,9 +212,7 @@ def near_duplicate_rate(items: Sequence[Features], threshold: float = NEAR_DUPLI
     lsh = MinHashLSH(threshold=threshold, num_perm=_PERMUTATIONS)
     duplicates = 0
     for i, item in enumerate(items):
-        mh = MinHash(num_perm=_PERMUTATIONS, seed=1)
-        for shingle in _shingles(item):
-            mh.update(shingle.encode("utf-8"))
+        mh = _signature(item)
         if lsh.query(mh):
             duplicates += 1
         lsh.insert(str(i), mh)
