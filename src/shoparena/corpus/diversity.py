@@ -67,6 +67,7 @@ class Features:
     recommended: list[str] = field(default_factory=list)
     #: The MinHash of the tool-call shingles, computed once (a record is measured in up to four groups).
     signature: Any = None
+    grams: Any = None  # the n-grams measure() counts, computed once (see _grams)
 
 
 def _loads(text: Any) -> Any:
@@ -219,12 +220,24 @@ def near_duplicate_rate(items: Sequence[Features], threshold: float = NEAR_DUPLI
     return round(duplicates / len(items), 4)
 
 
+def _grams(f: Features) -> tuple[list[tuple[Any, ...]], ...]:
+    """``f``'s request bigrams, search bigrams and tool-call 3-grams, computed on first use."""
+    if f.grams is None:
+        searches = [str(p.get("q", "")) for name, p in f.calls if name == "find_product"]
+        f.grams = (
+            _ngrams(_words(f.query), 2),
+            [g for q in searches for g in _ngrams(_words(q), 2)],
+            _ngrams([_call_token(n, p) for n, p in f.calls], 3),
+        )
+    return f.grams
+
+
 def measure(items: Sequence[Features]) -> dict[str, Any]:
     """The diversity row of one group (see the module docstring)."""
-    query_bigrams = [g for f in items for g in _ngrams(_words(f.query), 2)]
-    searches = [str(p.get("q", "")) for f in items for name, p in f.calls if name == "find_product"]
-    search_bigrams = [g for q in searches for g in _ngrams(_words(q), 2)]
-    call_grams = [g for f in items for g in _ngrams([_call_token(n, p) for n, p in f.calls], 3)]
+    grams = [_grams(f) for f in items]
+    query_bigrams = [g for q, _, _ in grams for g in q]
+    search_bigrams = [g for _, s, _ in grams for g in s]
+    call_grams = [g for _, _, c in grams for g in c]
     sequences = Counter(tuple(name for name, _ in f.calls) for f in items)
     shops, bands, attributes = set(), set(), set()
     for f in items:
