@@ -130,3 +130,14 @@ def test_a_steps_row_without_its_conversation_is_a_config_error(tmp_path: Path) 
 def test_a_real_corpus_steps_view_rebuilds_the_older_rows(corpus_dir: Path) -> None:
     records = [json.loads(line) for line in (corpus_dir / "records.jsonl").read_text().splitlines()]
     assert _check_grpo_preparation(corpus_dir, records) > 0
+
+
+def test_preparing_rows_without_prompts_and_no_prompts_given_says_so(tmp_path: Path) -> None:
+    import datasets
+
+    export_views(lambda: [view_record(1, 2)], tmp_path / "views")
+    rows = datasets.load_from_disk(str(tmp_path / "views" / "steps"))["train"]
+    with pytest.raises(ValueError, match="pass prompts=step_prompts"):
+        prepare_grpo_offline(rows, _TextTokenizer(), DataReport("steps", "train", "x"))
+    with pytest.raises(ValueError, match="pass prompts=step_prompts"):
+        prepare_grpo_online(rows, DataReport("steps", "train", "x"))

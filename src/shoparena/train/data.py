@@ -333,6 +333,12 @@ def step_prompts(data: DataSection, rows: Any) -> Iterator[list[dict[str, Any]]]
     return prompts()
 
 
+def _given_prompts(dataset: Any, prompts: Iterable[list[dict[str, Any]]] | None) -> Iterator[Any] | None:
+    if prompts is None and "prompt" not in dataset.column_names:
+        raise ValueError("steps rows without a prompt column: pass prompts=step_prompts(data, rows)")
+    return None if prompts is None else iter(prompts)
+
+
 def prepare_grpo_offline(
     dataset: Any,
     tokenizer: Any,
@@ -352,7 +358,7 @@ def prepare_grpo_offline(
     import datasets
 
     rows = []
-    given = None if prompts is None else iter(prompts)
+    given = _given_prompts(dataset, prompts)
     for row in dataset:
         prompt = tokenizer.apply_chat_template(
             clean_messages(row["prompt"] if given is None else next(given)),
@@ -388,7 +394,7 @@ def prepare_grpo_online(
 
     actions: dict[str, dict[int, Any]] = {}
     openings: dict[str, tuple[dict[str, Any], list[dict[str, Any]]]] = {}
-    given = None if prompts is None else iter(prompts)
+    given = _given_prompts(dataset, prompts)
     for row in dataset:
         actions.setdefault(row["record_id"], {})[row["step_idx"]] = json.loads(row["teacher_action"])
         opening = row["prompt"] if given is None else next(given)
