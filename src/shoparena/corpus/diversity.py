@@ -26,7 +26,7 @@ import math
 import random
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -151,14 +151,6 @@ def _ngrams(tokens: Sequence[Any], n: int) -> list[tuple[Any, ...]]:
     return [tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1)]
 
 
-def _distinct(grams: Iterable[tuple[Any, ...]]) -> tuple[int, float | None]:
-    seen = list(grams)
-    if not seen:
-        return 0, None
-    distinct = len(set(seen))
-    return distinct, round(distinct / len(seen), 4)
-
-
 def _entropy(counts: Counter[Any]) -> float:
     total = sum(counts.values())
     if not total:
@@ -206,18 +198,33 @@ def _signature(f: Features) -> MinHash:
     return f.signature
 
 
+class _NearDuplicates:
+    """Trajectories seen so far in an LSH index (query, then insert, in order): the near-duplicate count."""
+
+    def __init__(self, threshold: float = NEAR_DUPLICATE_JACCARD) -> None:
+        self.threshold = threshold
+        self.lsh: MinHashLSH | None = None
+        self.n = self.duplicates = 0
+
+    def add(self, item: Features) -> None:
+        if self.lsh is None:
+            self.lsh = MinHashLSH(threshold=self.threshold, num_perm=_PERMUTATIONS)
+        mh = _signature(item)
+        if self.lsh.query(mh):
+            self.duplicates += 1
+        self.lsh.insert(str(self.n), mh)
+        self.n += 1
+
+    def rate(self) -> float | None:
+        return round(self.duplicates / self.n, 4) if self.n else None
+
+
 def near_duplicate_rate(items: Sequence[Features], threshold: float = NEAR_DUPLICATE_JACCARD) -> float | None:
     """Share of trajectories that have an earlier near-duplicate (MinHash LSH over tool-call shingles)."""
-    if not items:
-        return None
-    lsh = MinHashLSH(threshold=threshold, num_perm=_PERMUTATIONS)
-    duplicates = 0
-    for i, item in enumerate(items):
-        mh = _signature(item)
-        if lsh.query(mh):
-            duplicates += 1
-        lsh.insert(str(i), mh)
-    return round(duplicates / len(items), 4)
+    found = _NearDuplicates(threshold)
+    for item in items:
+        found.add(item)
+    return found.rate()
 
 
 def _grams(f: Features) -> tuple[list[tuple[Any, ...]], ...]:
@@ -232,41 +239,69 @@ def _grams(f: Features) -> tuple[list[tuple[Any, ...]], ...]:
     return f.grams
 
 
-def measure(items: Sequence[Features]) -> dict[str, Any]:
-    """The diversity row of one group (see the module docstring)."""
-    grams = [_grams(f) for f in items]
-    query_bigrams = [g for q, _, _ in grams for g in q]
-    search_bigrams = [g for _, s, _ in grams for g in s]
-    call_grams = [g for _, _, c in grams for g in c]
-    sequences = Counter(tuple(name for name, _ in f.calls) for f in items)
-    shops, bands, attributes = set(), set(), set()
-    for f in items:
+class _Group:
+    """The diversity row of one group, counted one trajectory at a time: the distinct n-grams, sequences,
+    coverage sets and the near-duplicate index are kept, not the trajectories (memory stays flat)."""
+
+    def __init__(self) -> None:
+        self.n = 0
+        self.grams: list[tuple[set[tuple[Any, ...]], list[int]]] = [(set(), [0]) for _ in range(3)]
+        self.sequences: Counter[tuple[str, ...]] = Counter()
+        self.categories: set[str] = set()
+        self.shops: set[str] = set()
+        self.bands: set[str] = set()
+        self.attributes: set[str] = set()
+        self.near = _NearDuplicates()
+
+    def add(self, f: Features) -> None:
+        self.n += 1
+        for (seen, total), grams in zip(self.grams, _grams(f), strict=True):
+            seen.update(grams)
+            total[0] += len(grams)
+        self.sequences[tuple(name for name, _ in f.calls)] += 1
+        if f.category:
+            self.categories.add(f.category)
         for pid in f.recommended:
             product = f.products.get(pid, {})
             if product.get("shop_id") is not None:
-                shops.add(str(product["shop_id"]))
+                self.shops.add(str(product["shop_id"]))
             band = price_band(product.get("price"))
             if band is not None:
-                bands.add(band)
+                self.bands.add(band)
         for pid in f.viewed:
-            attributes.update(f.products.get(pid, {}).get("attributes", ()))
-    q_distinct, q_ratio = _distinct(query_bigrams)
-    s_distinct, s_ratio = _distinct(search_bigrams)
-    _, c_ratio = _distinct(call_grams)
-    return {
-        "trajectories": len(items),
-        "query_bigrams": q_distinct,
-        "query_distinct_2": q_ratio,
-        "search_bigrams": s_distinct,
-        "search_distinct_2": s_ratio,
-        "call_distinct_3": c_ratio,
-        "tool_seq_entropy": _entropy(sequences),
-        "categories": len({f.category for f in items if f.category}),
-        "shops": len(shops),
-        "attributes": len(attributes),
-        "price_bands": len(bands),
-        "near_duplicate_rate": near_duplicate_rate(items),
-    }
+            self.attributes.update(f.products.get(pid, {}).get("attributes", ()))
+        self.near.add(f)
+
+    def _distinct(self, kind: int) -> tuple[int, float | None]:
+        seen, (total,) = self.grams[kind]
+        return (len(seen), round(len(seen) / total, 4)) if total else (0, None)
+
+    def row(self) -> dict[str, Any]:
+        q_distinct, q_ratio = self._distinct(0)
+        s_distinct, s_ratio = self._distinct(1)
+        _, c_ratio = self._distinct(2)
+        return {
+            "trajectories": self.n,
+            "query_bigrams": q_distinct,
+            "query_distinct_2": q_ratio,
+            "search_bigrams": s_distinct,
+            "search_distinct_2": s_ratio,
+            "call_distinct_3": c_ratio,
+            "tool_seq_entropy": _entropy(self.sequences),
+            "categories": len(self.categories),
+            "shops": len(self.shops),
+            "attributes": len(self.attributes),
+            "price_bands": len(self.bands),
+            "near_duplicate_rate": self.near.rate(),
+        }
+
+
+def measure(items: Sequence[Features]) -> dict[str, Any]:
+    """The diversity row of one group (see the module docstring)."""
+    group = _Group()
+    for f in items:
+        group.add(f)
+    return group.row()
 
 
 def equal_size(items: Sequence[Features], n: int, seed: int = 0) -> list[Features]:
@@ -286,7 +321,7 @@ class DiversityBuilder:
     """
 
     def __init__(self) -> None:
-        self.groups: dict[str, list[Features]] = defaultdict(list)
+        self.groups: dict[str, _Group] = defaultdict(_Group)
 
     def add(self, record: dict[str, Any]) -> None:
         kind = record.get("miner_kind") or record.get("teacher") or "-"
@@ -300,10 +335,10 @@ class DiversityBuilder:
             if kept:
                 keys += ["kept", f"kept / miner_kind={kind}", f"kept / agent={agent}"]
         for key in keys:
-            self.groups[key].append(features)
+            self.groups[key].add(features)
 
     def build(self) -> dict[str, dict[str, Any]]:
-        return {key: measure(items) for key, items in sorted(self.groups.items())}
+        return {key: group.row() for key, group in sorted(self.groups.items())}
 
 
 def teacher_features(
