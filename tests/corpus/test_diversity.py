@@ -152,3 +152,23 @@ def test_build_report_card_and_the_single_teacher_comparison(corpus_dir: Path, s
     assert arena["query_distinct_2"] == teacher["query_distinct_2"]  # the same problems by construction
     half = CliRunner().invoke(app, ["corpus", "report", str(corpus_dir), "--suite", str(shop_world.bank)])
     assert half.exit_code == 2 and "both --suite and --index" in half.output
+
+
+def _old_words(text: str) -> list[str]:
+    return "".join(c.lower() if c.isalnum() else " " for c in text).split()
+
+
+def test_words_and_signatures_equal_the_per_character_and_per_shingle_definitions() -> None:
+    from datasketch import MinHash
+
+    from shoparena.corpus.diversity import _PERMUTATIONS, _shingles, _signature, _words
+
+    for text in ["Red RUNNING shoes_2x/500ml!", "a--b  c9", "", "ΣΟΦΙΑΣ café Ⅻ 10½", "İstanbul"]:
+        assert _words(text) == _old_words(text)
+    items = [make(i % 5, ["find_product", "view_product_information"][: 1 + i % 2]) for i in range(12)]
+    for f in items:  # one MinHash.update per shingle on a fresh seeded MinHash, as datasketch documents
+        reference = MinHash(num_perm=_PERMUTATIONS, seed=1)
+        for shingle in _shingles(f):
+            reference.update(shingle.encode("utf-8"))
+        assert (_signature(f).hashvalues == reference.hashvalues).all()
+    assert near_duplicate_rate(items) == round(2 / 12, 4)  # items 10 and 11 repeat items 0 and 1

@@ -7,8 +7,10 @@ import math
 import random
 from typing import Any
 
-from shoparena.formats.tagged import render_step_content
-from shoparena.records.trajectory import Step, ToolCall
+from shoparena.formats._common import message_dict
+from shoparena.formats._steps import step_from_dict, step_to_dict
+from shoparena.formats.tagged import OUTPUT_ROLES, _render_roles, render_step_content
+from shoparena.records.trajectory import Step, ToolCall, Trajectory
 from shoparena.scoring.format_reward import _rendered_step_verdict, format_reward
 
 #: Strings that move the verdict: every role's tags (open, close, escaped), slashes, quotes, non-ASCII.
@@ -107,3 +109,41 @@ def test_plain_results_take_the_fast_verdict() -> None:
     )
     assert _rendered_step_verdict(step, True, ROLE_SETS[0]) == 1.0
     assert format_reward(render_step_content(step, include_results=True)) == 1.0
+
+
+def _reread(step: Step, rng: random.Random) -> Step:
+    """``step`` written as an ORO step and read back, its message keys in a random order: what the corpus
+    ingests (a step read from a file carries the message's key order)."""
+    obj = step_to_dict(step, Trajectory(steps=[step]), mode="oro", position=0)
+    message = obj["completion"]["message"]
+    keys = list(message)
+    rng.shuffle(keys)
+    if rng.random() < 0.3:  # an empty role the writer would leave out
+        message.setdefault(rng.choice(["think", "response"]), "")
+        keys = list(message)
+    obj["completion"]["message"] = {k: message[k] for k in keys}
+    return step_from_dict(obj, position=0, path="dialogue[0]")
+
+
+def test_steps_read_from_files_take_the_fast_path_with_the_same_text_and_verdict() -> None:
+    rng = random.Random(5)
+    fast_taken = ordered = 0
+    for step in _steps()[:1500]:
+        parsed = _reread(step, rng)
+        assert "message" in parsed.key_order  # the case this test is about
+        ordered += bool(parsed.key_order["message"])
+        for with_results in (True, False):
+            try:
+                full = _render_roles(
+                    message_dict(parsed, with_results=with_results, with_obs=False), OUTPUT_ROLES
+                )
+            except (TypeError, ValueError):
+                continue
+            if parsed.unknown_keys.get("message"):
+                continue  # raw overrides render through message_dict, as before
+            assert render_step_content(parsed, include_results=with_results) == full
+            for roles in ROLE_SETS:
+                fast = _rendered_step_verdict(parsed, with_results, roles)
+                assert fast is None or fast == format_reward(full, roles), (parsed, roles)
+                fast_taken += fast is not None
+    assert fast_taken > 1000 and ordered > 1000

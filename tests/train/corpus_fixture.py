@@ -124,7 +124,7 @@ def write_fixture_corpus(root: Path, engine: Any, problems: list[Problem]) -> Pa
                     {
                         **common,
                         "step_idx": step_idx,
-                        "prompt": messages[:k],
+                        "prompt_messages": k,  # the prompt is the sft row's messages[:k]
                         "completion": [messages[k]],
                         "teacher_action": json.dumps(teacher),
                     }

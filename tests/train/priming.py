@@ -19,17 +19,19 @@ def _sequences(tokenizer, corpus: Path, context: int) -> list[tuple[list[int], l
     """Unique (prompt tail, teacher step) token pairs of the corpus's steps view, rendered with the tools."""
     import datasets
 
-    from shoparena.train.data import clean_messages, parse_tools
+    from shoparena.train.config import DataSection
+    from shoparena.train.data import clean_messages, parse_tools, step_prompts
 
     rows = datasets.load_from_disk(str(corpus / "views" / "steps"))["train"]
+    prompts = step_prompts(DataSection(corpus=str(corpus), split="train"), rows)
     seqs: list[tuple[list[int], list[int]]] = []
-    for row in rows:
+    for row, prompt in zip(rows, prompts, strict=True):
         tools = parse_tools(row["tools"])
         prefix = tokenizer.apply_chat_template(
-            clean_messages(row["prompt"]), tools=tools, tokenize=False, add_generation_prompt=True
+            clean_messages(prompt), tools=tools, tokenize=False, add_generation_prompt=True
         )
         full = tokenizer.apply_chat_template(
-            clean_messages(row["prompt"] + row["completion"]), tools=tools, tokenize=False
+            clean_messages(prompt + row["completion"]), tools=tools, tokenize=False
         )
         assert full.startswith(prefix)
         pair = (

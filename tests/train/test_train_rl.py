@@ -169,23 +169,26 @@ def test_grpo_offline_drops_step_prompts_longer_than_the_limit(tiny_path, corpus
     from transformers import AutoTokenizer
 
     from shoparena.train.config import ConfigError
-    from shoparena.train.data import DataReport, prepare_grpo_offline, select_rows
+    from shoparena.train.data import DataReport, prepare_grpo_offline, select_rows, step_prompts
     from shoparena.train.methods import grpo_prompt_limit
     from shoparena.train.trl_configs import build_trl_config
 
     cfg = load_config("tiny", "grpo", [f"data.corpus={corpus}", *FAST])
     tokenizer = AutoTokenizer.from_pretrained(tiny_path)
     rows, _ = select_rows(cfg)
-    everything = prepare_grpo_offline(rows, tokenizer, DataReport("steps", "train", "kept"))
+    prompts = list(step_prompts(cfg.data, rows))  # the steps view keeps each prompt in the sft view
+    everything = prepare_grpo_offline(rows, tokenizer, DataReport("steps", "train", "kept"), prompts=prompts)
     lengths = sorted(len(tokenizer(p, add_special_tokens=False)["input_ids"]) for p in everything["prompt"])
     assert lengths[0] < lengths[-1]  # the fixture's steps grow: a limit between them splits the rows
     limit = lengths[len(lengths) // 2]
     report = DataReport("steps", "train", "kept")
-    kept = prepare_grpo_offline(rows, tokenizer, report, max_prompt_tokens=limit)
+    kept = prepare_grpo_offline(rows, tokenizer, report, max_prompt_tokens=limit, prompts=prompts)
     longer = sum(n > limit for n in lengths)
     assert report.dropped == {"prompt_too_long": longer} and len(kept) == report.used == len(lengths) - longer
     with pytest.raises(ConfigError, match="max_prompt_tokens"):
-        prepare_grpo_offline(rows, tokenizer, DataReport("steps", "train", "kept"), max_prompt_tokens=1)
+        prepare_grpo_offline(
+            rows, tokenizer, DataReport("steps", "train", "kept"), max_prompt_tokens=1, prompts=prompts
+        )
     # The default limit is the model's context minus the completion budget; an explicit one wins.
     args = build_trl_config(cfg, str(tmp_path / "x"))
     assert grpo_prompt_limit(args, tokenizer) == tokenizer.model_max_length - 64  # FAST budget

@@ -24,12 +24,14 @@ from __future__ import annotations
 import json
 import math
 import random
+import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import orjson
 from datasketch import MinHash, MinHashLSH
 
 #: Price band edges (PHP): [0, 100), [100, 300), ... [10000, inf).
@@ -63,11 +65,18 @@ class Features:
     products: dict[str, dict[str, Any]] = field(default_factory=dict)
     viewed: set[str] = field(default_factory=set)
     recommended: list[str] = field(default_factory=list)
+    #: The MinHash of the tool-call shingles, computed once (a record is measured in up to four groups).
+    signature: Any = None
+    grams: Any = None  # the n-grams measure() counts, computed once (see _grams)
 
 
 def _loads(text: Any) -> Any:
     if not isinstance(text, str):
         return text
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:  # NaN, 65-bit integers, lone surrogates: the stdlib parser's reading
+        pass
     try:
         return json.loads(text)
     except ValueError:
@@ -128,20 +137,18 @@ def features_from_trajectory(trajectory: Any, problem: Any, group: str) -> Featu
     return features_from_messages(messages, group=group, query=problem.query, category=problem.category_label)
 
 
+_ASCII_WORD = re.compile(r"[a-z0-9]+")
+
+
 def _words(text: str) -> list[str]:
+    """Runs of alphanumeric characters, each lowercased by itself."""
+    if text.isascii():  # the same words, without a Python step per character
+        return _ASCII_WORD.findall(text.lower())
     return "".join(c.lower() if c.isalnum() else " " for c in text).split()
 
 
 def _ngrams(tokens: Sequence[Any], n: int) -> list[tuple[Any, ...]]:
     return [tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1)]
-
-
-def _distinct(grams: Iterable[tuple[Any, ...]]) -> tuple[int, float | None]:
-    seen = list(grams)
-    if not seen:
-        return 0, None
-    distinct = len(set(seen))
-    return distinct, round(distinct / len(seen), 4)
 
 
 def _entropy(counts: Counter[Any]) -> float:
@@ -175,57 +182,126 @@ def _shingles(f: Features) -> set[str]:
     return {" ".join(g) for g in _ngrams(words, 3)} or set(words)
 
 
+_EMPTY_MINHASH: list[MinHash] = []
+
+
+def _signature(f: Features) -> MinHash:
+    """``f``'s MinHash, computed on first use: copies of one seeded MinHash (its permutations are drawn
+    once, not per trajectory), updated with every shingle in one batch (the minimum is order-free, so the
+    values are those of one ``update`` per shingle)."""
+    if f.signature is None:
+        if not _EMPTY_MINHASH:
+            _EMPTY_MINHASH.append(MinHash(num_perm=_PERMUTATIONS, seed=1))
+        mh = _EMPTY_MINHASH[0].copy()
+        mh.update_batch([shingle.encode("utf-8") for shingle in _shingles(f)])
+        f.signature = mh
+    return f.signature
+
+
+class _NearDuplicates:
+    """Trajectories seen so far in an LSH index (query, then insert, in order): the near-duplicate count."""
+
+    def __init__(self, threshold: float = NEAR_DUPLICATE_JACCARD) -> None:
+        self.threshold = threshold
+        self.lsh: MinHashLSH | None = None
+        self.n = self.duplicates = 0
+
+    def add(self, item: Features) -> None:
+        if self.lsh is None:
+            self.lsh = MinHashLSH(threshold=self.threshold, num_perm=_PERMUTATIONS)
+        mh = _signature(item)
+        if self.lsh.query(mh):
+            self.duplicates += 1
+        self.lsh.insert(str(self.n), mh)
+        self.n += 1
+
+    def rate(self) -> float | None:
+        return round(self.duplicates / self.n, 4) if self.n else None
+
+
 def near_duplicate_rate(items: Sequence[Features], threshold: float = NEAR_DUPLICATE_JACCARD) -> float | None:
     """Share of trajectories that have an earlier near-duplicate (MinHash LSH over tool-call shingles)."""
-    if not items:
-        return None
-    lsh = MinHashLSH(threshold=threshold, num_perm=_PERMUTATIONS)
-    duplicates = 0
-    for i, item in enumerate(items):
-        mh = MinHash(num_perm=_PERMUTATIONS, seed=1)
-        for shingle in _shingles(item):
-            mh.update(shingle.encode("utf-8"))
-        if lsh.query(mh):
-            duplicates += 1
-        lsh.insert(str(i), mh)
-    return round(duplicates / len(items), 4)
+    found = _NearDuplicates(threshold)
+    for item in items:
+        found.add(item)
+    return found.rate()
+
+
+def _grams(f: Features) -> tuple[list[tuple[Any, ...]], ...]:
+    """``f``'s request bigrams, search bigrams and tool-call 3-grams, computed on first use."""
+    if f.grams is None:
+        searches = [str(p.get("q", "")) for name, p in f.calls if name == "find_product"]
+        f.grams = (
+            _ngrams(_words(f.query), 2),
+            [g for q in searches for g in _ngrams(_words(q), 2)],
+            _ngrams([_call_token(n, p) for n, p in f.calls], 3),
+        )
+    return f.grams
+
+
+class _Group:
+    """The diversity row of one group, counted one trajectory at a time: the distinct n-grams, sequences,
+    coverage sets and the near-duplicate index are kept, not the trajectories (memory stays flat)."""
+
+    def __init__(self) -> None:
+        self.n = 0
+        self.grams: list[tuple[set[tuple[Any, ...]], list[int]]] = [(set(), [0]) for _ in range(3)]
+        self.sequences: Counter[tuple[str, ...]] = Counter()
+        self.categories: set[str] = set()
+        self.shops: set[str] = set()
+        self.bands: set[str] = set()
+        self.attributes: set[str] = set()
+        self.near = _NearDuplicates()
+
+    def add(self, f: Features) -> None:
+        self.n += 1
+        for (seen, total), grams in zip(self.grams, _grams(f), strict=True):
+            seen.update(grams)
+            total[0] += len(grams)
+        self.sequences[tuple(name for name, _ in f.calls)] += 1
+        if f.category:
+            self.categories.add(f.category)
+        for pid in f.recommended:
+            product = f.products.get(pid, {})
+            if product.get("shop_id") is not None:
+                self.shops.add(str(product["shop_id"]))
+            band = price_band(product.get("price"))
+            if band is not None:
+                self.bands.add(band)
+        for pid in f.viewed:
+            self.attributes.update(f.products.get(pid, {}).get("attributes", ()))
+        self.near.add(f)
+
+    def _distinct(self, kind: int) -> tuple[int, float | None]:
+        seen, (total,) = self.grams[kind]
+        return (len(seen), round(len(seen) / total, 4)) if total else (0, None)
+
+    def row(self) -> dict[str, Any]:
+        q_distinct, q_ratio = self._distinct(0)
+        s_distinct, s_ratio = self._distinct(1)
+        _, c_ratio = self._distinct(2)
+        return {
+            "trajectories": self.n,
+            "query_bigrams": q_distinct,
+            "query_distinct_2": q_ratio,
+            "search_bigrams": s_distinct,
+            "search_distinct_2": s_ratio,
+            "call_distinct_3": c_ratio,
+            "tool_seq_entropy": _entropy(self.sequences),
+            "categories": len(self.categories),
+            "shops": len(self.shops),
+            "attributes": len(self.attributes),
+            "price_bands": len(self.bands),
+            "near_duplicate_rate": self.near.rate(),
+        }
 
 
 def measure(items: Sequence[Features]) -> dict[str, Any]:
     """The diversity row of one group (see the module docstring)."""
-    query_bigrams = [g for f in items for g in _ngrams(_words(f.query), 2)]
-    searches = [str(p.get("q", "")) for f in items for name, p in f.calls if name == "find_product"]
-    search_bigrams = [g for q in searches for g in _ngrams(_words(q), 2)]
-    call_grams = [g for f in items for g in _ngrams([_call_token(n, p) for n, p in f.calls], 3)]
-    sequences = Counter(tuple(name for name, _ in f.calls) for f in items)
-    shops, bands, attributes = set(), set(), set()
+    group = _Group()
     for f in items:
-        for pid in f.recommended:
-            product = f.products.get(pid, {})
-            if product.get("shop_id") is not None:
-                shops.add(str(product["shop_id"]))
-            band = price_band(product.get("price"))
-            if band is not None:
-                bands.add(band)
-        for pid in f.viewed:
-            attributes.update(f.products.get(pid, {}).get("attributes", ()))
-    q_distinct, q_ratio = _distinct(query_bigrams)
-    s_distinct, s_ratio = _distinct(search_bigrams)
-    _, c_ratio = _distinct(call_grams)
-    return {
-        "trajectories": len(items),
-        "query_bigrams": q_distinct,
-        "query_distinct_2": q_ratio,
-        "search_bigrams": s_distinct,
-        "search_distinct_2": s_ratio,
-        "call_distinct_3": c_ratio,
-        "tool_seq_entropy": _entropy(sequences),
-        "categories": len({f.category for f in items if f.category}),
-        "shops": len(shops),
-        "attributes": len(attributes),
-        "price_bands": len(bands),
-        "near_duplicate_rate": near_duplicate_rate(items),
-    }
+        group.add(f)
+    return group.row()
 
 
 def equal_size(items: Sequence[Features], n: int, seed: int = 0) -> list[Features]:
@@ -245,7 +321,7 @@ class DiversityBuilder:
     """
 
     def __init__(self) -> None:
-        self.groups: dict[str, list[Features]] = defaultdict(list)
+        self.groups: dict[str, _Group] = defaultdict(_Group)
 
     def add(self, record: dict[str, Any]) -> None:
         kind = record.get("miner_kind") or record.get("teacher") or "-"
@@ -259,10 +335,10 @@ class DiversityBuilder:
             if kept:
                 keys += ["kept", f"kept / miner_kind={kind}", f"kept / agent={agent}"]
         for key in keys:
-            self.groups[key].append(features)
+            self.groups[key].add(features)
 
     def build(self) -> dict[str, dict[str, Any]]:
-        return {key: measure(items) for key, items in sorted(self.groups.items())}
+        return {key: group.row() for key, group in sorted(self.groups.items())}
 
 
 def teacher_features(

@@ -73,21 +73,40 @@ def _arguments(call: dict[str, Any]) -> Any:
 
 
 def step_rows(r: dict[str, Any]) -> Iterator[Row]:
+    """One row per assistant turn. The prompt is not repeated at every step (it made this view most of the
+    corpus's bytes): ``prompt_messages`` says how many of the conversation's messages precede the turn, and
+    the prompt is the ``sft`` row's ``messages[:prompt_messages]`` (same record, same split;
+    :func:`step_prompt` and ``train.data.step_prompts`` rebuild it)."""
     common = _common(r)
-    messages = [_message(m) for m in r["messages"]]
     step = 0
-    for i, m in enumerate(messages):
-        if m["role"] != "assistant":
+    for i, raw in enumerate(r["messages"]):
+        if raw["role"] != "assistant":
             continue
+        m = _message(raw)
         action = [{"name": c["function"]["name"], "arguments": _arguments(c)} for c in m["tool_calls"]]
         yield {
             **common,
             "step_idx": step,
-            "prompt": messages[:i],
+            "prompt_messages": i,
             "completion": [m],
             "teacher_action": orjson.dumps(action).decode(),
         }
         step += 1
+
+
+def step_prompt(step_row: dict[str, Any], sft_row: dict[str, Any]) -> list[dict[str, Any]]:
+    """The prompt of a ``steps`` row, from its record's ``sft`` row (a row of the older layout keeps its own).
+
+    Raises:
+        ValueError: the rows are of different records.
+    """
+    if "prompt" in step_row:
+        return step_row["prompt"]
+    if step_row["record_id"] != sft_row["record_id"]:
+        raise ValueError(
+            f"steps row of {step_row['record_id']!r} paired with the sft row of {sft_row['record_id']!r}"
+        )
+    return sft_row["messages"][: step_row["prompt_messages"]]
 
 
 def kto_rows(r: dict[str, Any]) -> Iterator[Row]:
@@ -121,7 +140,7 @@ VIEWS: dict[str, ViewSpec] = {
             "steps",
             lambda message: {
                 "step_idx": _value("int64"),
-                "prompt": [message],
+                "prompt_messages": _value("int64"),
                 "completion": [message],
                 "teacher_action": _value("string"),
             },
@@ -194,6 +213,7 @@ __all__ = [
     "kto_rows",
     "method_views",
     "sft_rows",
+    "step_prompt",
     "step_rows",
     "view_spec",
 ]

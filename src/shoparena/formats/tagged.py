@@ -331,9 +331,10 @@ def render_step_content(step: Step, *, include_results: bool) -> str:
     ``parameters``, ``tool_call_id``). Lists are written with :func:`ujson_dumps`, so ``</tag>`` inside a tool
     result appears as ``<\\/tag>``; an opening tag inside a result survives and fails the check, as upstream.
     """
-    if not step.unknown_keys.get("message") and not step.key_order.get("message"):
+    if not step.unknown_keys.get("message"):
         # Fast path (no raw message overrides): the roles are the typed strings and the call list, so this
-        # writes what _render_roles(message_dict(...)) writes, without building the message.
+        # writes what _render_roles(message_dict(...)) writes, without building the message. A recorded key
+        # order (every step read from a file has one) changes no text: roles render in OUTPUT_ROLES order.
         parts = [f"<think>{step.think}</think>"] if step.think else []
         if step.tool_calls:
             calls = [tool_call_dict(c, with_result=include_results) for c in step.tool_calls]

@@ -112,7 +112,7 @@ def _rendered_step_verdict(step: Step, include_results: bool, roles: Sequence[st
     message overrides, a ``null`` in the dump (orjson writes NaN and infinities as ``null``, ``json`` as
     ``NaN``, which fails the check), whatever orjson refuses. ``tests/scoring`` compares both verdicts.
     """
-    if step.unknown_keys.get("message") or step.key_order.get("message") or not step.tool_calls:
+    if step.unknown_keys.get("message") or not step.tool_calls:  # a key order alone changes no role text
         return None
     calls = [tool_call_dict(c, with_result=include_results) for c in step.tool_calls]
     try:

@@ -12,10 +12,12 @@ import hashlib
 import json
 import random
 from collections import Counter
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from shoparena.corpus.views import step_prompt
 from shoparena.train.config import ConfigError, DataSection, TrainConfig
 
 _MESSAGE_KEYS = ("role", "content", "tool_calls", "tool_call_id", "name")
@@ -303,11 +305,51 @@ def _has_think(message: dict[str, Any]) -> bool:
     return "<think>" in (message.get("content") or "") or bool(message.get("reasoning_content"))
 
 
+def step_prompts(data: DataSection, rows: Any) -> Iterator[list[dict[str, Any]]] | None:
+    """The prompt of each ``steps`` row, in row order: its record's ``sft`` conversation (same corpus and
+    split) cut at the row's ``prompt_messages``, decoded once per record. None when the rows carry their own
+    ``prompt`` column (corpora built before the steps view stopped repeating it).
+
+    Raises:
+        ConfigError: (when iterated) a row's record has no row in the ``sft`` view.
+    """
+    if "prompt" in rows.column_names:
+        return None
+    sft = load_view(data, "sft")
+    where = {record_id: i for i, record_id in enumerate(sft["record_id"])}
+
+    def prompts() -> Iterator[list[dict[str, Any]]]:
+        current, conversation = None, {}
+        for record_id, n in zip(rows["record_id"], rows["prompt_messages"], strict=True):
+            if record_id != current:
+                if record_id not in where:
+                    raise ConfigError(
+                        f"{data.corpus}: steps row of record {record_id!r} has no conversation in view 'sft' "
+                        f"split {data.split!r} (corpus contract)"
+                    )
+                current, conversation = record_id, sft[where[record_id]]
+            yield step_prompt({"record_id": record_id, "prompt_messages": n}, conversation)
+
+    return prompts()
+
+
+def _given_prompts(dataset: Any, prompts: Iterable[list[dict[str, Any]]] | None) -> Iterator[Any] | None:
+    if prompts is None and "prompt" not in dataset.column_names:
+        raise ValueError("steps rows without a prompt column: pass prompts=step_prompts(data, rows)")
+    return None if prompts is None else iter(prompts)
+
+
 def prepare_grpo_offline(
-    dataset: Any, tokenizer: Any, report: DataReport, *, template=None, max_prompt_tokens: int | None = None
+    dataset: Any,
+    tokenizer: Any,
+    report: DataReport,
+    *,
+    template=None,
+    max_prompt_tokens: int | None = None,
+    prompts: Iterable[list[dict[str, Any]]] | None = None,
 ):
     """Per-step prompts rendered to text with their tools (ShoppingBench offline mode), plus the teacher's
-    action for the reward.
+    action for the reward. ``prompts`` (:func:`step_prompts`): the rows' prompts, when the rows hold none.
 
     Prompts longer than ``max_prompt_tokens`` are dropped (``dropped['prompt_too_long']``): a late step of a
     long trajectory can exceed the model's context, where its positions mean nothing and the generation and
@@ -316,9 +358,10 @@ def prepare_grpo_offline(
     import datasets
 
     rows = []
+    given = _given_prompts(dataset, prompts)
     for row in dataset:
         prompt = tokenizer.apply_chat_template(
-            clean_messages(row["prompt"]),
+            clean_messages(row["prompt"] if given is None else next(given)),
             tools=parse_tools(row.get("tools")),
             chat_template=template,
             tokenize=False,
@@ -342,20 +385,25 @@ def prepare_grpo_offline(
     return datasets.Dataset.from_list(rows)
 
 
-def prepare_grpo_online(dataset: Any, report: DataReport):
-    """One row per trajectory: its opening state (system + user) and the teacher's whole action list."""
+def prepare_grpo_online(
+    dataset: Any, report: DataReport, *, prompts: Iterable[list[dict[str, Any]]] | None = None
+):
+    """One row per trajectory: its opening state (system + user) and the teacher's whole action list.
+    ``prompts`` (:func:`step_prompts`): the rows' prompts, when the rows hold none."""
     import datasets
 
     actions: dict[str, dict[int, Any]] = {}
-    openings: dict[str, dict[str, Any]] = {}
+    openings: dict[str, tuple[dict[str, Any], list[dict[str, Any]]]] = {}
+    given = _given_prompts(dataset, prompts)
     for row in dataset:
         actions.setdefault(row["record_id"], {})[row["step_idx"]] = json.loads(row["teacher_action"])
+        opening = row["prompt"] if given is None else next(given)
         if row["step_idx"] == 0:
-            openings[row["record_id"]] = row
+            openings[row["record_id"]] = (row, opening)
     rows = []
-    for record_id, row in openings.items():
+    for record_id, (row, opening) in openings.items():
         steps = actions[record_id]
-        prompt = [m for m in clean_messages(row["prompt"]) if m["role"] in ("system", "user")]
+        prompt = [m for m in clean_messages(opening) if m["role"] in ("system", "user")]
         rows.append(
             {
                 "prompt": prompt,

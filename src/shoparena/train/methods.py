@@ -20,6 +20,7 @@ from shoparena.train.data import (
     prepare_grpo_online,
     prepare_kto,
     prepare_sft,
+    step_prompts,
 )
 
 
@@ -28,10 +29,11 @@ def _prepare_sft(cfg: TrainConfig, args: Any, rows: Any, tokenizer: Any, report:
 
 
 def _prepare_grpo(cfg: TrainConfig, args: Any, rows: Any, tokenizer: Any, report: DataReport) -> Any:
+    prompts = step_prompts(cfg.data, rows)  # the steps view keeps each prompt once, in the sft view
     if args.grpo_mode == "online":
-        return prepare_grpo_online(rows, report)
+        return prepare_grpo_online(rows, report, prompts=prompts)
     limit = grpo_prompt_limit(args, tokenizer)
-    return prepare_grpo_offline(rows, tokenizer, report, max_prompt_tokens=limit)
+    return prepare_grpo_offline(rows, tokenizer, report, max_prompt_tokens=limit, prompts=prompts)
 
 
 def _prepare_kto(cfg: TrainConfig, args: Any, rows: Any, tokenizer: Any, report: DataReport) -> Any:
