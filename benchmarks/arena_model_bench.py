@@ -22,8 +22,7 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-DOC = Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md"
-START, END = "<!-- arena_model_bench:start -->", "<!-- arena_model_bench:end -->"
+from doc_sections import write_section
 
 
 def build_world(root: Path, problems: int) -> tuple[Path, object]:
@@ -126,14 +125,7 @@ def main() -> None:
         "log (prefill and generation; one model whose generations are serialised by a lock, so a call's "
         "duration includes time queued behind another worker's)."
     )
-    text = DOC.read_text(encoding="utf-8") if DOC.exists() else "# Benchmarks\n"
-    block = f"{START}\n{section}\n{END}"
-    if START in text and END in text:
-        head, rest = text.split(START, 1)
-        text = head + block + rest.split(END, 1)[1]
-    else:
-        text = text.rstrip() + "\n\n" + block + "\n"
-    DOC.write_text(text, encoding="utf-8")
+    write_section("arena_model_bench", section)
 
 
 if __name__ == "__main__":

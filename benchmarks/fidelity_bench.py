@@ -44,6 +44,7 @@ from typing import Any
 
 from rich.console import Console
 
+from doc_sections import write_section
 from shoparena.pipeline import PipelineConfig, run_pipeline
 from shoparena.pipeline.stages import base_model_path, evaluate_policy, pipeline_stages, train_policy
 
@@ -507,11 +508,7 @@ def markdown(result: dict[str, Any]) -> str:
 
 
 def write_doc(text: str) -> None:
-    begin, end = "<!-- fidelity_bench:begin -->", "<!-- fidelity_bench:end -->"
-    doc = DOC.read_text(encoding="utf-8")
-    head, _, rest = doc.partition(begin)
-    _, _, tail = rest.partition(end)
-    DOC.write_text(f"{head}{begin}\n{text}\n{end}{tail}", encoding="utf-8")
+    write_section("fidelity_bench", text, doc=DOC)
 
 
 def main() -> None:

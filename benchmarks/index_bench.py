@@ -35,9 +35,9 @@ import sys
 import time
 from pathlib import Path
 
+from doc_sections import write_section
+
 ROOT = Path(__file__).resolve().parents[1]
-DOC = ROOT / "docs" / "benchmarks.md"
-START, END = "<!-- index_bench:start -->", "<!-- index_bench:end -->"
 SEED = 7
 
 _SHOPARENA = """
@@ -218,15 +218,7 @@ def main(argv: list[str] | None = None) -> int:
         if engine == "shoparena":
             print(f"RATIO shoparena/lucene CPU at {n:,} products: {ratio:.2f}")
     if args.write:
-        body = DOC.read_text()
-        block = f"{START}\n{text}\n{END}"
-        if START in body and END in body:
-            head, rest = body.split(START, 1)
-            body = head + block + rest.split(END, 1)[1]
-        else:
-            body = body.rstrip() + "\n\n" + block + "\n"
-        DOC.write_text(body)
-        print(f"wrote {DOC}")
+        print(f"wrote {write_section('index_bench', text)}")
     return 0
 
 

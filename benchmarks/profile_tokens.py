@@ -21,8 +21,8 @@ from pathlib import Path
 
 import orjson
 
-DOC = Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md"
-START, END = "<!-- profile_tokens:start -->", "<!-- profile_tokens:end -->"
+from doc_sections import write_section
+
 MAX_LENGTH = 2048
 
 
@@ -96,14 +96,8 @@ def main() -> None:
     )
     text = "\n".join([header, "", *lines])
     print(text)
-    if not args.no_write and DOC.is_file():
-        doc = DOC.read_text(encoding="utf-8")
-        block = f"{START}\n{text}\n{END}"
-        if START in doc and END in doc:
-            doc = doc[: doc.index(START)] + block + doc[doc.index(END) + len(END) :]
-        else:
-            doc = doc.rstrip() + "\n\n## Tokens per row by render profile (issue 24)\n\n" + block + "\n"
-        DOC.write_text(doc, encoding="utf-8")
+    if not args.no_write:
+        write_section("profile_tokens", text, heading="## Tokens per row by render profile (issue 24)")
 
 
 if __name__ == "__main__":

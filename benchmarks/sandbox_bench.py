@@ -16,13 +16,12 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
+from doc_sections import write_section
 from shoparena.arena.agent_runner import AgentRunner, ArenaProblem
 from shoparena.arena.proxy import ProxyConfig, ProxyServer, ProxyState, create_proxy_app
 from shoparena.arena.sandbox import Sandbox, SandboxConfig
 
 TRIVIAL = "def agent_main(problem):\n    return [{'completion': {'content': ''}, 'extra_info': {}}]\n"
-DOC = Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md"
-START, END = "<!-- sandbox_bench:start -->", "<!-- sandbox_bench:end -->"
 TARGET_MS = 100.0
 
 
@@ -108,15 +107,7 @@ def main() -> None:
     section = "\n".join(lines)
     print(section)
     if not args.no_write:
-        text = DOC.read_text(encoding="utf-8") if DOC.exists() else "# Benchmarks\n"
-        block = f"{START}\n{section}\n{END}"
-        if START in text and END in text:
-            head, rest = text.split(START, 1)
-            text = head + block + rest.split(END, 1)[1]
-        else:
-            text = text.rstrip("\n") + "\n\n" + block + "\n"
-        DOC.parent.mkdir(parents=True, exist_ok=True)
-        DOC.write_text(text, encoding="utf-8")
+        write_section("sandbox_bench", section)
 
 
 if __name__ == "__main__":

@@ -19,14 +19,13 @@ import time
 import timeit
 from pathlib import Path
 
+from doc_sections import write_section
 from shoparena.records.trajectory import Step, ToolCall, Trajectory
 from shoparena.scoring import ExactSimilarity, LexicalSimilarity, plant_products, score_run
 from shoparena.scoring.similarity import EmbeddingSimilarity
 from shoparena.suites import load_suite
 
 DATA = Path(os.environ.get("SHOPARENA_SHARED_DATA", "/work/shared/data"))
-DOC = Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md"
-START, END = "<!-- scoring_bench:start -->", "<!-- scoring_bench:end -->"
 TARGET = 5000.0
 
 
@@ -105,7 +104,6 @@ def main(argv: list[str] | None = None) -> int:
 def _write_doc(rows, n_problems: int, repeats: int, argv: list[str], verdict: str, loop_us: float) -> None:
     cmd = "python benchmarks/scoring_bench.py" + ("".join(f" {a}" for a in argv))
     lines = [
-        START,
         "## Scoring throughput (`benchmarks/scoring_bench.py`)",
         "",
         f"- Command: `{cmd}`",
@@ -123,17 +121,8 @@ def _write_doc(rows, n_problems: int, repeats: int, argv: list[str], verdict: st
         *[f"| {p} | {b} | {g:,.0f} | {o:,.0f} |" for p, b, g, o in rows],
         "",
         f"Target: >= {TARGET:,.0f} problems/s for strict + lexical: **{verdict}** on this machine.",
-        END,
     ]
-    section = "\n".join(lines)
-    text = DOC.read_text() if DOC.exists() else "# Benchmarks\n"
-    if START in text and END in text:
-        head, rest = text.split(START, 1)
-        text = head + section + rest.split(END, 1)[1]
-    else:
-        text = text.rstrip("\n") + "\n\n" + section + "\n"
-    DOC.parent.mkdir(parents=True, exist_ok=True)
-    DOC.write_text(text)
+    write_section("scoring_bench", "\n".join(lines))
 
 
 if __name__ == "__main__":

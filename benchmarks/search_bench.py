@@ -32,6 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
+from doc_sections import write_section
 from shoparena.catalog.synth import SynthConfig, synthesize_catalog
 from shoparena.search.analysis import LuceneEnglishAnalyzer
 from shoparena.search.engine import SearchIndex, parse_price, parse_service
@@ -39,7 +40,6 @@ from shoparena.search.index import SERVICE_BITS, build_index
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "benchmarks.md"
-START, END = "<!-- search_bench:start -->", "<!-- search_bench:end -->"
 SERVICES = ("official", "freeShipping", "COD", "flashsale")
 
 # --- catalogs ---------------------------------------------------------------------------------------------
@@ -284,19 +284,6 @@ def machine() -> str:
     return f"{os.cpu_count()} CPUs (`nproc`), {cpu}, {mem}, Python {platform.python_version()}"
 
 
-def write_section(text: str) -> None:
-    DOC.parent.mkdir(parents=True, exist_ok=True)
-    body = DOC.read_text() if DOC.exists() else "# Benchmarks\n"
-    block = f"{START}\n{text.rstrip()}\n{END}"
-    if START in body and END in body:
-        head, rest = body.split(START, 1)
-        _, tail = rest.split(END, 1)
-        body = head + block + tail
-    else:
-        body = body.rstrip() + "\n\n" + block + "\n"
-    DOC.write_text(body)
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="20k and 200k products instead of 100k and 2.5M")
@@ -370,7 +357,7 @@ def main(argv: list[str] | None = None) -> int:
     text = "\n".join(lines)
     print(text)
     if not args.no_write:
-        write_section(text)
+        write_section("search_bench", text)
         print(f"wrote {DOC}")
     return 0
 

@@ -34,13 +34,12 @@ from urllib.parse import urlencode
 
 import numpy as np
 
+from doc_sections import write_section
 from shoparena.catalog.synth import SynthConfig, synthesize_catalog
 from shoparena.search.engine import SearchIndex
 from shoparena.search.index import build_index
 
 ROOT = Path(__file__).resolve().parents[1]
-DOC = ROOT / "docs" / "benchmarks.md"
-START, END = "<!-- search_load:start -->", "<!-- search_load:end -->"
 REQUEST_TIMEOUT_S = 10.0
 
 
@@ -182,8 +181,6 @@ def write_doc(rows: list[dict], args: argparse.Namespace) -> None:
     cpu = platform.processor() or platform.machine()
     load = os.getloadavg()[0]
     lines = [
-        START,
-        "",
         f"- Command: `python benchmarks/search_load.py {' '.join(sys.argv[1:])}`",
         f"- Date: {dt.date.today().isoformat()}; machine: {os.cpu_count()} CPUs (`nproc`), {cpu}, "
         f"Python {platform.python_version()}; load average at the end {load:.1f} (shared machine)",
@@ -198,15 +195,8 @@ def write_doc(rows: list[dict], args: argparse.Namespace) -> None:
             f"| {r['clients']} | {r['seconds']} | {r['requests']:,} | {r['errors']} | {r['req_per_s']} | "
             f"{r['p50_ms']} | {r['p95_ms']} | {r['p99_ms']} | {r['max_ms']} |"
         )
-    lines += ["", END]
-    text = DOC.read_text()
-    block = "\n".join(lines)
-    if START in text:
-        text = text[: text.index(START)] + block + text[text.index(END) + len(END) :]
-    else:
-        title = "## Search server under load (`benchmarks/search_load.py`)"
-        text = f"{text.rstrip()}\n\n{title}\n\n{block}\n"
-    DOC.write_text(text)
+    title = "## Search server under load (`benchmarks/search_load.py`)"
+    write_section("search_load", "\n".join(lines), heading=title)
 
 
 def main() -> None:

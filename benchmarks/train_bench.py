@@ -18,10 +18,8 @@ import statistics
 import tempfile
 import time
 from datetime import UTC, datetime
-from pathlib import Path
 
-DOC = Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md"
-START, END = "<!-- train_bench:start -->", "<!-- train_bench:end -->"
+from doc_sections import write_section
 
 
 def conversation(turns: int) -> list[dict]:
@@ -314,15 +312,10 @@ def main() -> None:
         "GRPO includes sampling the completions, which the bare step "
         "does not; its ratio is the generation cost, not trainer overhead.",
     ]
-    section = "\n".join([START, *lines, END])
+    section = "\n".join(lines)
     print(section)
     if not args.no_write:
-        text = DOC.read_text(encoding="utf-8") if DOC.exists() else "# Benchmarks\n"
-        if START in text:
-            text = text[: text.index(START)] + section + text[text.index(END) + len(END) :]
-        else:
-            text = text.rstrip() + "\n\n" + section + "\n"
-        DOC.write_text(text, encoding="utf-8")
+        write_section("train_bench", section)
 
 
 if __name__ == "__main__":
