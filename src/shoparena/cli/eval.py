@@ -67,6 +67,9 @@ def run(
     ),
     max_batch: int = typer.Option(_default("max_batch"), "--max-batch", min=1, help="hf: batch size."),
     threads: int | None = typer.Option(_default("threads"), "--threads", min=1, help="hf: torch threads."),
+    engine: str = typer.Option(
+        _default("engine"), "--engine", help="hf: transformers | ctranslate2 | ctranslate2-int8."
+    ),
     progress: bool = typer.Option(_default("progress"), "--progress/--no-progress", help="Progress bar."),
     render_profile: str | None = typer.Option(
         _default("render_profile"),
@@ -128,6 +131,7 @@ def run(
             request_timeout_s=request_timeout,
             max_batch=max_batch,
             threads=threads,
+            engine=engine,
             progress=progress,
             render_profile=render_profile,
             allow_profile_mismatch=allow_profile_mismatch,
@@ -257,12 +261,20 @@ def serve(
     host: str = typer.Option("127.0.0.1", "--host", help="Bind address."),
     max_batch: int = typer.Option(_default("max_batch"), "--max-batch", min=1, help="Sequences per batch."),
     name: str | None = typer.Option(None, "--name", help="Model name the server reports."),
-    threads: int | None = typer.Option(_default("threads"), "--threads", min=1, help="Torch CPU threads."),
+    threads: int | None = typer.Option(_default("threads"), "--threads", min=1, help="Engine CPU threads."),
+    engine: str = typer.Option(
+        _default("engine"), "--engine", help="hf: transformers | ctranslate2 | ctranslate2-int8."
+    ),
 ) -> None:
-    """Serve a model over an OpenAI-compatible API that batches concurrent requests (the CPU engine)."""
+    """Serve a model over an OpenAI-compatible API that batches concurrent requests (the CPU engine).
+
+    The engine (``--engine``) runs in this process: a CTranslate2 model is converted on first use (cached)
+    and released when the server stops.
+    """
     import uvicorn
 
     from shoparena.eval.server import create_app
+    from shoparena.llm.types import BackendError
 
     if spec == "planner":
         from shoparena.llm.planner_backend import PlannerBackend
@@ -270,16 +282,29 @@ def serve(
         backend: Any = PlannerBackend()
         model_name = name or "planner"
     elif spec.startswith(("hf:", "transformers:")):
-        from shoparena.eval.batching import BatchedTransformersBackend
+        from shoparena.eval.ct2_engine import ENGINES
+        from shoparena.eval.policies import hf_backend
 
+        if engine not in ENGINES:
+            typer.echo(f"error: --engine must be one of {', '.join(ENGINES)}, got {engine!r}", err=True)
+            raise typer.Exit(code=2)
         folder = Path(spec.split(":", 1)[1])
-        backend = BatchedTransformersBackend(folder, max_batch=max_batch, threads=threads)
+        try:
+            backend = hf_backend(folder, engine=engine, max_batch=max_batch, threads=threads)
+        except BackendError as exc:
+            typer.echo(f"error: {spec}: {exc}", err=True)
+            raise typer.Exit(code=2) from None
         model_name = name or folder.name
     else:
         typer.echo(f"error: serve expects hf:DIR or planner, got {spec!r}", err=True)
         raise typer.Exit(code=2)
-    console.print(f"serving {model_name} on http://{host}:{port}/v1 (batch up to {max_batch})")
-    uvicorn.run(create_app(backend, model_name), host=host, port=port, log_level="warning")
+    console.print(f"serving {model_name} on http://{host}:{port}/v1 ({engine}, batch up to {max_batch})")
+    try:
+        uvicorn.run(create_app(backend, model_name), host=host, port=port, log_level="warning")
+    finally:
+        closer = getattr(backend, "close", None)
+        if closer is not None:
+            closer()
 
 
 def register(app: typer.Typer) -> None:

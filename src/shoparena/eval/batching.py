@@ -74,57 +74,28 @@ class BatchStats:
     busy_s: float = 0.0
 
 
-class BatchedGenerator:
-    """Owns a causal LM and generates submitted prompts in batches on one worker thread.
+class QueuedGenerator:
+    """Generates submitted prompts in batches on one worker thread (subclasses implement ``_generate``).
 
-    Args:
-        model: A loaded transformers causal LM (eval mode).
-        tokenizer: Its tokenizer.
-        max_batch: Most sequences per generate() call.
-        gather_s: How long the worker waits for more requests after the first one arrives.
-        seed: Seed of the sampling generator (sampled decoding is reproducible only for the same batches).
-        min_prefix: Shortest shared prompt prefix worth caching, in tokens.
+    The worker takes whatever requests are waiting (up to ``max_batch``, after ``gather_s``), groups those
+    with the same decoding settings and hands each group to ``_generate``; a failed batch fails only its
+    own requests.
     """
 
-    def __init__(
-        self,
-        model: Any,
-        tokenizer: Any,
-        *,
-        max_batch: int = 8,
-        gather_s: float = 0.01,
-        seed: int = 0,
-        min_prefix: int = 32,
-    ) -> None:
+    def __init__(self, *, max_batch: int, gather_s: float, name: str) -> None:
         if max_batch < 1:
-            raise ValueError(f"BatchedGenerator.max_batch must be >= 1, got {max_batch}")
-        self.model, self.tokenizer = model, tokenizer
+            raise ValueError(f"{type(self).__name__}.max_batch must be >= 1, got {max_batch}")
         self.max_batch, self.gather_s = max_batch, gather_s
         self.stats = BatchStats()
         self._queue: queue.Queue[GenerationJob | None] = queue.Queue()
         self._pending: list[GenerationJob] = []
-        pad = getattr(tokenizer, "pad_token_id", None)
-        eos = getattr(tokenizer, "eos_token_id", None)
-        self.pad_id = int(pad if pad is not None else (eos if eos is not None else 0))
-        import inspect
-
-        import torch
-
-        self._rng = torch.Generator(device=model.device).manual_seed(seed)
-        self.min_prefix = min_prefix
-        self._prefix_ids: list[int] = []
-        self._prefix_kv: Any = None
-        # transformers 5.x names the cache argument ``cache`` (``past_key_values`` before).
-        params = inspect.signature(model.forward).parameters
-        self._cache_kw = "cache" if "cache" in params else "past_key_values"
-        self._thread = threading.Thread(target=self._loop, name="batched-generate", daemon=True)
+        self._thread = threading.Thread(target=self._loop, name=name, daemon=True)
         self._closed = False
-        self._thread.start()
 
     def submit(self, job: GenerationJob) -> Future[tuple[list[int], str]]:
         """Queue a job; its future resolves to ``(new token ids, decoded text)``."""
         if self._closed:
-            raise BackendError("BatchedGenerator is closed")
+            raise BackendError(f"{type(self).__name__} is closed")
         self._queue.put(job)
         return job.future
 
@@ -134,6 +105,27 @@ class BatchedGenerator:
             self._closed = True
             self._queue.put(None)
             self._thread.join(timeout=30)
+
+    tokenizer: Any
+
+    def _generate(self, batch: list[GenerationJob]) -> list[tuple[list[int], str]]:
+        raise NotImplementedError
+
+    def _stopped(self, tokens: list[int], job: GenerationJob) -> bool:
+        """Whether the tail of a row's new tokens contains one of the job's stop strings."""
+        if not job.stop:
+            return False
+        window = 4 * max(len(s) for s in job.stop) + 4
+        tail = self.tokenizer.decode(tokens[-window:], skip_special_tokens=False)
+        return any(stop in tail for stop in job.stop)
+
+    def _text(self, new: list[int], job: GenerationJob) -> str:
+        """The decoded reply, cut at the first stop string."""
+        text = self.tokenizer.decode(new, skip_special_tokens=True)
+        for stop in job.stop:
+            if stop in text:
+                text = text[: text.index(stop)]
+        return text
 
     # --- worker -----------------------------------------------------------------------------------------
     def _collect(self) -> list[GenerationJob] | None:
@@ -181,6 +173,47 @@ class BatchedGenerator:
                 job.future.set_result(result)
             if self._closed and not self._pending and self._queue.empty():
                 return
+
+
+class BatchedGenerator(QueuedGenerator):
+    """Owns a causal LM and generates submitted prompts in batches on one worker thread.
+
+    Args:
+        model: A loaded transformers causal LM (eval mode).
+        tokenizer: Its tokenizer.
+        max_batch: Most sequences per generate() call.
+        gather_s: How long the worker waits for more requests after the first one arrives.
+        seed: Seed of the sampling generator (sampled decoding is reproducible only for the same batches).
+        min_prefix: Shortest shared prompt prefix worth caching, in tokens.
+    """
+
+    def __init__(
+        self,
+        model: Any,
+        tokenizer: Any,
+        *,
+        max_batch: int = 8,
+        gather_s: float = 0.01,
+        seed: int = 0,
+        min_prefix: int = 32,
+    ) -> None:
+        super().__init__(max_batch=max_batch, gather_s=gather_s, name="batched-generate")
+        self.model, self.tokenizer = model, tokenizer
+        pad = getattr(tokenizer, "pad_token_id", None)
+        eos = getattr(tokenizer, "eos_token_id", None)
+        self.pad_id = int(pad if pad is not None else (eos if eos is not None else 0))
+        import inspect
+
+        import torch
+
+        self._rng = torch.Generator(device=model.device).manual_seed(seed)
+        self.min_prefix = min_prefix
+        self._prefix_ids: list[int] = []
+        self._prefix_kv: Any = None
+        # transformers 5.x names the cache argument ``cache`` (``past_key_values`` before).
+        params = inspect.signature(model.forward).parameters
+        self._cache_kw = "cache" if "cache" in params else "past_key_values"
+        self._thread.start()
 
     def _forward(self, **kwargs: Any) -> Any:
         cache = kwargs.pop("cache")
@@ -284,13 +317,7 @@ class BatchedGenerator:
                     logits_to_keep=1,
                 ).logits[:, -1]
                 next_pos = next_pos + 1
-        results = []
-        for row, job in enumerate(batch):
-            text = self.tokenizer.decode(new[row], skip_special_tokens=True)
-            for stop in job.stop:
-                if stop in text:
-                    text = text[: text.index(stop)]
-            results.append((new[row], text))
+        results = [(new[row], self._text(new[row], job)) for row, job in enumerate(batch)]
         self.stats.batches += 1
         self.stats.sequences += rows
         self.stats.generated_tokens += sum(len(r[0]) for r in results)
@@ -298,13 +325,6 @@ class BatchedGenerator:
         self.stats.prefilled_tokens += rows * width
         self.stats.max_batch_seen = max(self.stats.max_batch_seen, rows)
         return results
-
-    def _stopped(self, tokens: list[int], job: GenerationJob) -> bool:
-        if not job.stop:
-            return False
-        window = 4 * max(len(s) for s in job.stop) + 4
-        tail = self.tokenizer.decode(tokens[-window:], skip_special_tokens=False)
-        return any(stop in tail for stop in job.stop)
 
 
 def _eos_ids(model: Any, tokenizer: Any) -> set[int]:
@@ -349,7 +369,51 @@ def load_model(
     return model, tokenizer
 
 
-class BatchedTransformersBackend:
+class GeneratorChatBackend:
+    """A :class:`~shoparena.llm.types.ChatBackend` over a :class:`QueuedGenerator`: renders the chat
+    template, submits the prompt and parses the reply (tool calls, reasoning). Subclasses set
+    ``tokenizer``, ``generator``, ``name`` and ``default_max_tokens``."""
+
+    tokenizer: Any
+    generator: QueuedGenerator
+    name: str
+    default_max_tokens: int
+
+    def render(self, request: ChatRequest) -> list[int]:
+        """The prompt token ids for a request (chat template with its tools and template kwargs)."""
+        kwargs: dict[str, Any] = dict(request.extra_body.get("chat_template_kwargs") or {})
+        if request.tools:
+            kwargs["tools"] = request.tools
+        text = self.tokenizer.apply_chat_template(
+            request.messages, tokenize=False, add_generation_prompt=True, **kwargs
+        )
+        return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+
+    def complete(self, request: ChatRequest) -> ChatResponse:
+        """Generate one assistant turn (blocks until its batch is done)."""
+        prompt = self.render(request)
+        max_new = request.max_tokens or self.default_max_tokens
+        top_p = request.extra_body.get("top_p", 1.0)
+        job = GenerationJob(
+            prompt_ids=prompt,
+            max_new_tokens=max_new,
+            temperature=float(request.temperature or 0.0),
+            top_p=float(top_p if top_p is not None else 1.0),
+            stop=tuple(request.stop or ()),
+        )
+        new, text = self.generator.submit(job).result(timeout=request.timeout_s)
+        parsed = parse_generated_text(text, parse_tools=bool(request.tools), split_reasoning=True)
+        return parsed.model_copy(
+            update={
+                "usage": Usage(prompt_tokens=len(prompt), completion_tokens=len(new)),
+                "model": request.model or self.name,
+                "finish_reason": "length" if len(new) >= max_new else parsed.finish_reason,
+                "raw": {"text": text},
+            }
+        )
+
+
+class BatchedTransformersBackend(GeneratorChatBackend):
     """A chat backend whose concurrent requests are generated together (see :class:`BatchedGenerator`).
 
     The model loads in the constructor (once, before any request), never lazily from a request thread.
@@ -404,38 +468,13 @@ class BatchedTransformersBackend:
             torch.set_num_threads(self._restore_threads)
             self._restore_threads = None
 
-    def render(self, request: ChatRequest) -> list[int]:
-        """The prompt token ids for a request (chat template with its tools and template kwargs)."""
-        kwargs: dict[str, Any] = dict(request.extra_body.get("chat_template_kwargs") or {})
-        if request.tools:
-            kwargs["tools"] = request.tools
-        text = self.tokenizer.apply_chat_template(
-            request.messages, tokenize=False, add_generation_prompt=True, **kwargs
-        )
-        return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
 
-    def complete(self, request: ChatRequest) -> ChatResponse:
-        """Generate one assistant turn (blocks until its batch is done)."""
-        prompt = self.render(request)
-        max_new = request.max_tokens or self.default_max_tokens
-        top_p = request.extra_body.get("top_p", 1.0)
-        job = GenerationJob(
-            prompt_ids=prompt,
-            max_new_tokens=max_new,
-            temperature=float(request.temperature or 0.0),
-            top_p=float(top_p if top_p is not None else 1.0),
-            stop=tuple(request.stop or ()),
-        )
-        new, text = self.generator.submit(job).result(timeout=request.timeout_s)
-        parsed = parse_generated_text(text, parse_tools=bool(request.tools), split_reasoning=True)
-        return parsed.model_copy(
-            update={
-                "usage": Usage(prompt_tokens=len(prompt), completion_tokens=len(new)),
-                "model": request.model or self.name,
-                "finish_reason": "length" if len(new) >= max_new else parsed.finish_reason,
-                "raw": {"text": text},
-            }
-        )
-
-
-__all__ = ["BatchStats", "BatchedGenerator", "BatchedTransformersBackend", "GenerationJob", "load_model"]
+__all__ = [
+    "BatchStats",
+    "BatchedGenerator",
+    "BatchedTransformersBackend",
+    "GenerationJob",
+    "GeneratorChatBackend",
+    "QueuedGenerator",
+    "load_model",
+]

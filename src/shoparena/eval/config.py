@@ -73,6 +73,11 @@ class EvalConfig(BaseModel):
     episode_timeout_s: float = Field(default=900.0, gt=0, description="Per-episode limit (TIMED_OUT).")
     request_timeout_s: float = Field(default=600.0, gt=0, description="Per model-call limit.")
     max_batch: int = Field(default=8, ge=1, description="hf: sequences generated together.")
+    engine: Literal["transformers", "ctranslate2", "ctranslate2-int8"] = Field(
+        default="transformers",
+        description="hf: generation engine: batched transformers (torch), or CTranslate2 float32 (same "
+        "greedy tokens) or int8 (quantised; pip install 'shoparena[ct2]').",
+    )
     executor: Literal["process", "ray"] = Field(
         default="process", description="Episodes in this process, or one Ray task per problem."
     )

@@ -390,15 +390,54 @@ def policy_folder(spec: str) -> Path:
     return Path(spec.strip().split(":", 1)[1].partition("#")[0])
 
 
+#: What ``describe()`` says each ``--engine`` runs.
+ENGINE_NAMES = {
+    "transformers": "batched transformers generate (in process)",
+    "ctranslate2": "CTranslate2 float32 (in process)",
+    "ctranslate2-int8": "CTranslate2 int8 (in process)",
+}
+
+
+def hf_backend(
+    folder: Path,
+    *,
+    engine: str = "transformers",
+    max_batch: int = 8,
+    max_tokens: int = 512,
+    seed: int = 0,
+    threads: int | None = None,
+) -> Any:
+    """The in-process chat backend of an ``hf:`` folder under an ``--engine`` (``eval run`` and ``serve``).
+
+    Raises:
+        BackendError: the engine is not installed, or the folder cannot be loaded or converted.
+    """
+    if engine == "transformers":
+        from shoparena.eval.batching import BatchedTransformersBackend
+
+        return BatchedTransformersBackend(
+            folder, max_batch=max_batch, default_max_tokens=max_tokens, seed=seed, threads=threads
+        )
+    from shoparena.eval.ct2_engine import CTranslate2Backend, engine_compute_type
+
+    return CTranslate2Backend(
+        folder,
+        compute_type=engine_compute_type(engine),
+        max_batch=max_batch,
+        default_max_tokens=max_tokens,
+        seed=seed,
+        threads=threads,
+    )
+
+
 def _hf(spec: str, config: EvalConfig, engine: Any, knowledge: Any, backend: Any) -> Policy:
     folder = policy_folder(spec)
     if backend is None:
-        from shoparena.eval.batching import BatchedTransformersBackend
-
-        backend = BatchedTransformersBackend(
+        backend = hf_backend(
             folder,
+            engine=config.engine,
             max_batch=config.max_batch,
-            default_max_tokens=config.max_tokens,
+            max_tokens=config.max_tokens,
             seed=config.seed,
             threads=config.threads,
         )
@@ -412,7 +451,7 @@ def _hf(spec: str, config: EvalConfig, engine: Any, knowledge: Any, backend: Any
         name=folder.name or str(folder),
         info={
             "model_dir": str(folder),
-            "engine": "batched transformers generate (in process)",
+            "engine": ENGINE_NAMES[config.engine],
             "max_batch": config.max_batch,
             "threads": config.threads,
         },

@@ -37,6 +37,7 @@ from shoparena.eval.policies import EpisodeResult, EpisodeSpec, build_policy, re
 from shoparena.formats.oro import to_oro_envelope
 from shoparena.formats.profiles import RenderProfileError
 from shoparena.jsonl import append_line, repair_torn_tail, sha256_file
+from shoparena.llm.types import BackendError
 from shoparena.records.eval import EpisodeRecord, EvalSummary
 from shoparena.records.infra import InfraFailure
 from shoparena.records.problem import Problem
@@ -261,7 +262,10 @@ def shortcut_floor(problems: list[Problem], engine: Any, similarity: str) -> dic
 def _policy(config: EvalConfig, engine: Any, knowledge: Any, backend: Any) -> Any:
     """The in-process policy, or its Ray counterpart (one task per problem; eval.distributed)."""
     if config.executor != "ray":
-        return build_policy(config, engine, knowledge, backend=backend)
+        try:
+            return build_policy(config, engine, knowledge, backend=backend)
+        except BackendError as err:  # the engine is missing, or the model folder cannot be loaded
+            raise EvalConfigError(f"policy: {config.policy}: {err}") from None
     if backend is not None:
         raise EvalConfigError(
             "--executor ray: Ray workers build their own backend from --policy; none may be passed"
