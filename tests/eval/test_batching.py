@@ -56,3 +56,40 @@ def test_backend_runs_with_its_intra_op_threads_and_restores_them_on_close(tmp_p
     assert torch.get_num_threads() == before
     with pytest.raises(ValueError, match="threads"):
         BatchedTransformersBackend(tmp_path / "tiny", threads=0)
+
+
+def test_a_request_being_rendered_joins_the_running_gather() -> None:
+    # Static batching admits nobody once a batch runs: a prompt still being rendered is waited for.
+    import threading
+    import time
+
+    from shoparena.eval.batching import GenerationJob, QueuedGenerator
+
+    class Recorder(QueuedGenerator):
+        def __init__(self, arrival_s: float) -> None:
+            super().__init__(max_batch=8, gather_s=0.01, name="recorder", arrival_s=arrival_s)
+            self.sizes: list[int] = []
+            self._thread.start()
+
+        def _generate(self, batch):
+            self.sizes.append(len(batch))
+            return [([1], "x") for _ in batch]
+
+    for arrival_s, expected in ((1.0, [2]), (0.0, [1, 1])):
+        generator = Recorder(arrival_s)
+        late: list = []
+
+        def render_then_submit(generator=generator, late=late) -> None:
+            with generator.arriving():
+                time.sleep(0.2)  # rendering a long prompt
+                late.append(generator.submit(GenerationJob([2], 1)))
+
+        with generator.arriving():
+            thread = threading.Thread(target=render_then_submit)
+            thread.start()
+            time.sleep(0.05)
+            first = generator.submit(GenerationJob([1], 1))
+        thread.join()
+        assert first.result(timeout=5) == ([1], "x") and late[0].result(timeout=5) == ([1], "x")
+        generator.close()
+        assert generator.sizes == expected

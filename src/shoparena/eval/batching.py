@@ -31,7 +31,9 @@ import logging
 import queue
 import threading
 import time
+from collections.abc import Iterator
 from concurrent.futures import Future
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -79,13 +81,17 @@ class QueuedGenerator:
 
     The worker takes whatever requests are waiting (up to ``max_batch``, after ``gather_s``), groups those
     with the same decoding settings and hands each group to ``_generate``; a failed batch fails only its
-    own requests.
+    own requests. Requests announced with :meth:`arriving` (a chat backend rendering a prompt) hold the
+    batch open up to ``arrival_s``: a batch admits nobody once it runs, so waiting a few tens of ms for
+    prompts being rendered beats leaving them to the next batch.
     """
 
-    def __init__(self, *, max_batch: int, gather_s: float, name: str) -> None:
+    def __init__(self, *, max_batch: int, gather_s: float, name: str, arrival_s: float = 2.0) -> None:
         if max_batch < 1:
             raise ValueError(f"{type(self).__name__}.max_batch must be >= 1, got {max_batch}")
-        self.max_batch, self.gather_s = max_batch, gather_s
+        self.max_batch, self.gather_s, self.arrival_s = max_batch, gather_s, arrival_s
+        self._arriving = 0
+        self._arriving_lock = threading.Lock()
         self.stats = BatchStats()
         self._queue: queue.Queue[GenerationJob | None] = queue.Queue()
         self._pending: list[GenerationJob] = []
@@ -98,6 +104,17 @@ class QueuedGenerator:
             raise BackendError(f"{type(self).__name__} is closed")
         self._queue.put(job)
         return job.future
+
+    @contextmanager
+    def arriving(self) -> Iterator[None]:
+        """Announce a request that will be submitted soon (while its prompt is being rendered)."""
+        with self._arriving_lock:
+            self._arriving += 1
+        try:
+            yield
+        finally:
+            with self._arriving_lock:
+                self._arriving -= 1
 
     def close(self) -> None:
         """Stop the worker after the jobs already queued."""
@@ -134,9 +151,13 @@ class QueuedGenerator:
             if first is None:
                 return None
             self._pending.append(first)
-        deadline = time.monotonic() + self.gather_s
+        now = time.monotonic()
+        deadline, hold = now + self.gather_s, now + self.arrival_s
         while len(self._pending) < self.max_batch:
-            remaining = deadline - time.monotonic()
+            now = time.monotonic()
+            remaining = deadline - now
+            if remaining <= 0 and self._arriving > 0 and now < hold:
+                remaining = min(0.005, hold - now)  # a prompt is being rendered: wait for it
             try:
                 job = (
                     self._queue.get(timeout=max(remaining, 0.0))
@@ -144,6 +165,8 @@ class QueuedGenerator:
                     else self._queue.get_nowait()
                 )
             except queue.Empty:
+                if self._arriving > 0 and time.monotonic() < hold:
+                    continue
                 break
             if job is None:
                 self._closed = True
@@ -391,17 +414,19 @@ class GeneratorChatBackend:
 
     def complete(self, request: ChatRequest) -> ChatResponse:
         """Generate one assistant turn (blocks until its batch is done)."""
-        prompt = self.render(request)
-        max_new = request.max_tokens or self.default_max_tokens
-        top_p = request.extra_body.get("top_p", 1.0)
-        job = GenerationJob(
-            prompt_ids=prompt,
-            max_new_tokens=max_new,
-            temperature=float(request.temperature or 0.0),
-            top_p=float(top_p if top_p is not None else 1.0),
-            stop=tuple(request.stop or ()),
-        )
-        new, text = self.generator.submit(job).result(timeout=request.timeout_s)
+        with self.generator.arriving():  # until submitted: the worker holds its batch open for it
+            prompt = self.render(request)
+            max_new = request.max_tokens or self.default_max_tokens
+            top_p = request.extra_body.get("top_p", 1.0)
+            job = GenerationJob(
+                prompt_ids=prompt,
+                max_new_tokens=max_new,
+                temperature=float(request.temperature or 0.0),
+                top_p=float(top_p if top_p is not None else 1.0),
+                stop=tuple(request.stop or ()),
+            )
+            future = self.generator.submit(job)
+        new, text = future.result(timeout=request.timeout_s)
         parsed = parse_generated_text(text, parse_tools=bool(request.tools), split_reasoning=True)
         return parsed.model_copy(
             update={
