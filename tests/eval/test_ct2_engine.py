@@ -62,8 +62,11 @@ def test_greedy_tokens_equal_the_transformers_backend(which, request, ct2_cache)
     prompts = [[*base, 5, 6, 7], [*base, 8], [*base, *range(40, 70)], [*base[:20], 11, 12], [*base, 9] * 2]
     caps = [10, 3, 10, 7, 10]
 
+    stop = (tokenizer.decode([8]),)  # the second prompt's reply repeats it: ends at the stop string
+
     def jobs() -> list[GenerationJob]:
-        return [GenerationJob(p, n) for p, n in zip(prompts, caps, strict=True)]
+        plain = [GenerationJob(p, n) for p, n in zip(prompts, caps, strict=True)]
+        return [*plain, GenerationJob(prompts[1], 10, stop=stop)]
 
     reference = BatchedGenerator(model, tokenizer, max_batch=8, min_prefix=16)
     try:
@@ -79,6 +82,7 @@ def test_greedy_tokens_equal_the_transformers_backend(which, request, ct2_cache)
     finally:
         backend.close()
     assert len(expected[1]) <= 3 and len(expected[0]) == 10  # per-row caps inside one call
+    assert len(expected[-1]) < 10  # the stop string ended the row
     assert one_by_one == expected and together == expected
     assert generator.stats.prefix_hits >= 1 and generator.stats.max_batch_seen >= 2
 

@@ -230,11 +230,18 @@ class CT2Generator(QueuedGenerator):
         if cache_it:
             self._cached.add(key)
         tokens: list[list[int]] = [[] for _ in jobs]
+        failures: list[BaseException] = []
 
         def on_token(step: Any) -> bool:
-            row, job = step.batch_id, jobs[step.batch_id]
-            tokens[row].append(int(step.token_id))
-            return len(tokens[row]) >= job.max_new_tokens or self._stopped(tokens[row], job)
+            # An exception escaping this callback aborts the process inside CTranslate2: keep it here,
+            # stop the row, and fail the batch after the call instead.
+            try:
+                row, job = step.batch_id, jobs[step.batch_id]
+                tokens[row].append(int(step.token_id))
+                return len(tokens[row]) >= job.max_new_tokens or self._stopped(tokens[row], job)
+            except BaseException as exc:
+                failures.append(exc)
+                return True
 
         head = jobs[0]
         sampled = head.temperature > 0
@@ -253,6 +260,8 @@ class CT2Generator(QueuedGenerator):
         results = self.engine.generate_batch(
             [[vocab[i] for i in j.prompt_ids[shared:]] for j in jobs], **options
         )
+        if failures:
+            raise failures[0]
         out: dict[int, list[int]] = {}
         for (row, job), result, streamed in zip(group, results, tokens, strict=True):
             ids = [int(t) for t in result.sequences_ids[0]]
@@ -331,10 +340,12 @@ class CTranslate2Backend(GeneratorChatBackend):
     def close(self) -> None:
         """Stop the worker and release the engine's memory."""
         self.generator.close()
-        engine = getattr(self.generator, "engine", None)
-        unload = getattr(engine, "unload_model", None)
-        if unload is not None:
-            unload()
+        engine, self.generator.engine = self.generator.engine, None
+        if engine is not None:
+            engine.unload_model()
+        # Drop the last reference here: left to the garbage collector (the worker thread is in a reference
+        # cycle), the engine could be destroyed on one of CTranslate2's own threads, which aborts the process.
+        del engine
 
 
 __all__ = [
