@@ -146,3 +146,31 @@ def race_outcomes(out: Path) -> dict[tuple[str, str, str], tuple]:
             error = (env.get("error") or {}).get("type")
             result[(race, agent, env["problem_id"])] = (env["status"], error, tuple(steps))
     return result
+
+
+#: Every outcome kind: judged agentic runs, a wrong-pick teacher, sub-task, forged, crash.
+FIREHOSE_POPULATION = [
+    ("agentic-careful", "agentic", "careful"),
+    ("agentic-sloppy", "agentic", "sloppy"),
+    ("subtask-careful", "subtask", "careful"),
+    ("forger", "forger", "careful"),
+    ("crash", "faulty", ""),
+]
+
+
+def compared_firehose(shop_world: Any, out: Path, **settings: Any) -> Any:
+    """A small firehose over the shared world, for races compared outcome by outcome with another run's."""
+    from shoparena.arena.firehose import FirehoseConfig
+
+    return FirehoseConfig(
+        suites=[shop_world.product_only, shop_world.mixed],
+        index=shop_world.index,
+        out=out,
+        problems_per_race=2,
+        # Generous: a sandbox limit hit only because a loaded 2-core host was slow (CI beside a training run)
+        # would differ between the two runs compared.
+        timeout_s=120,
+        workers=1,
+        population=FIREHOSE_POPULATION,
+        **settings,
+    )

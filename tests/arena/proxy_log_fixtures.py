@@ -36,25 +36,13 @@ def reply(content: str = "", native: list[tuple[str, str, dict]] | None = None, 
             {"id": cid, "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
             for cid, name, args in native
         ]
-    return {
-        "object": "chat.completion",
-        "model": "m",
-        "choices": [{"index": 0, "message": message}],
-        "usage": {"prompt_tokens": 10, "completion_tokens": 7, "total_tokens": 17},
-        **extra,
-    }
+    return {"object": "chat.completion", "model": "m", "choices": [{"index": 0, "message": message}],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 7, "total_tokens": 17}, **extra}
 
 
 def inference(ts: int, response: dict | None = None, status: int = 200, **fields: Any) -> dict:
-    entry = {
-        "kind": "summary",
-        "method": "POST",
-        "path": INF,
-        "timestamp": ts,
-        "duration_ms": 12.5,
-        "status_code": status,
-        "json_data": {"model": "m"},
-    }
+    entry = {"kind": "summary", "method": "POST", "path": INF, "timestamp": ts, "duration_ms": 12.5,
+             "status_code": status, "json_data": {"model": "m"}}
     if response is not None:
         entry["response"] = response
     entry.update(fields)
@@ -62,16 +50,9 @@ def inference(ts: int, response: dict | None = None, status: int = 200, **fields
 
 
 def dispatch(ts: int, tool: str, params: dict, status: int = 200, **fields: Any) -> dict:
-    entry = {
-        "kind": "summary",
-        "method": "GET",
-        "path": f"/search/{tool}",
-        "timestamp": ts,
-        "duration_ms": 3.0,
-        "status_code": status,
-        "params": params,
-        "response": [{"product_id": "P1", "title": "mug"}],
-    }
+    entry = {"kind": "summary", "method": "GET", "path": f"/search/{tool}", "timestamp": ts,
+             "duration_ms": 3.0, "status_code": status, "params": params,
+             "response": [{"product_id": "P1", "title": "mug"}]}
     entry.update(fields)
     return entry
 
@@ -83,18 +64,11 @@ def step(ts: int, calls: list[tuple[str, dict]], proxy_calls: list | None = None
     info: dict[str, Any] = {"step": 0, "query": "a mug", "timestamp": ts}
     if proxy_calls is not None:
         info["proxy_calls"] = proxy_calls
-    tool_call = [
-        {"name": n, "parameters": p, "tool_call_id": f"c{ts}{i}", "result": []}
-        for i, (n, p) in enumerate(calls)
-    ]
-    return {
-        "completion": {
-            "reasoning_content": "",
-            "content": content,
-            "message": {"think": think, "tool_call": tool_call},
-        },
-        "extra_info": info,
-    }
+    tool_call = [{"name": n, "parameters": p, "tool_call_id": f"c{ts}{i}", "result": []}
+                 for i, (n, p) in enumerate(calls)]
+    return {"completion": {"reasoning_content": "", "content": content,
+                           "message": {"think": think, "tool_call": tool_call}},
+            "extra_info": info}
 
 
 Q = {"q": "mug"}
@@ -106,22 +80,11 @@ STEPS_3 = [(1000, [(FIND, Q)]), (2000, [(VIEW, IDS)]), (3000, [("recommend_produ
 SCENARIOS: dict[str, dict[str, Any]] = {
     "honest_native": {
         "trusted": [
-            inference(
-                900,
-                reply(native=[("call_1", FIND, Q)]),
-                parsed_tool_names=[FIND],
-                parsed_tool_calls=[{"id": "call_1", "name": FIND, "arguments": json.dumps(Q)}],
-                usage={"prompt_tokens": 10, "completion_tokens": 7, "total_tokens": 17},
-            ),
-            {
-                "kind": "attempt",
-                "method": "GET",
-                "path": "/search/find_product",
-                "timestamp": 950,
-                "attempt": 0,
-                "duration_ms": 1.0,
-                "status_code": 200,
-            },
+            inference(900, reply(native=[("call_1", FIND, Q)]), parsed_tool_names=[FIND],
+                      parsed_tool_calls=[{"id": "call_1", "name": FIND, "arguments": json.dumps(Q)}],
+                      usage={"prompt_tokens": 10, "completion_tokens": 7, "total_tokens": 17}),
+            {"kind": "attempt", "method": "GET", "path": "/search/find_product", "timestamp": 950,
+             "attempt": 0, "duration_ms": 1.0, "status_code": 200},
             dispatch(990, FIND, Q, nonce_status="valid", proof="nonce_valid", problem_id="p"),
             inference(1900, reply(xml({"name": VIEW, "parameters": IDS}))),
             dispatch(1990, VIEW, IDS, nonce_status="missing", proof="matched_emitted"),
@@ -131,25 +94,11 @@ SCENARIOS: dict[str, dict[str, Any]] = {
     },
     "truncated_parsed_names": {
         "trusted": [
-            inference(
-                900,
-                None,
-                response_truncated=True,
-                response_length=4000,
-                parsed_tool_names=[FIND, FIND],
-                usage={"completion_tokens": 900},
-            ),
-            {
-                "method": "GET",
-                "path": "/search/find_product",
-                "timestamp": 990,
-                "status_code": 200,
-                "nonce_status": "valid",
-                "proof": "nonce_valid",
-                "response_truncated": True,
-                "response_length": 3000,
-                "result_product_ids": ["P1", "P2", "P3"],
-            },
+            inference(900, None, response_truncated=True, response_length=4000,
+                      parsed_tool_names=[FIND, FIND], usage={"completion_tokens": 900}),
+            {"method": "GET", "path": "/search/find_product", "timestamp": 990, "status_code": 200,
+             "nonce_status": "valid", "proof": "nonce_valid", "response_truncated": True,
+             "response_length": 3000, "result_product_ids": ["P1", "P2", "P3"]},
             dispatch(995, FIND, {"q": "red mug"}, nonce_status="missing", proof="unmatched"),
             inference(1900, None, response_truncated=True, parsed_tool_names=["recommend_product"]),
         ],
@@ -187,12 +136,8 @@ SCENARIOS: dict[str, dict[str, Any]] = {
     },
     "dict_function_block_without_parsed_names": {
         "trusted": [
-            inference(
-                900,
-                reply(
-                    '<tool_call>{"function": {"name": "find_product", "arguments": {"q": "mug"}}}</tool_call>'
-                ),
-            ),
+            inference(900, reply('<tool_call>{"function": {"name": "find_product", '
+                                 '"arguments": {"q": "mug"}}}</tool_call>')),
             dispatch(990, FIND, Q, proof="unmatched"),
         ],
         "steps": [(1000, [(FIND, Q)])],
@@ -200,9 +145,7 @@ SCENARIOS: dict[str, dict[str, Any]] = {
     "agent_written_log_with_forgeries": {
         "trusted": None,
         "steps": [
-            (1000, [(FIND, Q)]),
-            (2000, [(VIEW, IDS), (FIND, Q)]),
-            (3000, [("recommend_product", REC)]),
+            (1000, [(FIND, Q)]), (2000, [(VIEW, IDS), (FIND, Q)]), (3000, [("recommend_product", REC)]),
         ],
         "claimed": [
             [
@@ -211,14 +154,9 @@ SCENARIOS: dict[str, dict[str, Any]] = {
                 {"kind": "attempt", "path": "/search/find_product", "status_code": 500},
             ],
             [
-                {
-                    "path": INF,
-                    "status_code": 200,
-                    "response": reply(
-                        '<tool_call>not json</tool_call><tool_call>[{"name": "view_product_information"}, 7,'
-                        ' {"function": {"name": "find_product"}}]</tool_call>'
-                    ),
-                },
+                {"path": INF, "status_code": 200, "response": reply(
+                    '<tool_call>not json</tool_call><tool_call>[{"name": "view_product_information"}, 7,'
+                    ' {"function": {"name": "find_product"}}]</tool_call>')},
                 {"path": "/search/view_product_information", "nonce_status": "valid"},
                 {"path": "/search/find_product", "nonce_status": "replayed"},
             ],
@@ -246,15 +184,8 @@ def envelope(name: str) -> dict[str, Any]:
     scenario = SCENARIOS[name]
     claimed = scenario.get("claimed") or [None] * len(scenario["steps"])
     dialogue = [step(ts, calls, proxy) for (ts, calls), proxy in zip(scenario["steps"], claimed, strict=True)]
-    return {
-        "problem_id": name,
-        "status": "SUCCESS",
-        "execution_time": 1.0,
-        "inference_failure_count": 0,
-        "inference_total": 1,
-        "error": None,
-        "dialogue": dialogue,
-    }
+    return {"problem_id": name, "status": "SUCCESS", "execution_time": 1.0, "inference_failure_count": 0,
+            "inference_total": 1, "error": None, "dialogue": dialogue}
 
 
 def _calls(response: Any) -> list[list[str]]:
@@ -283,12 +214,7 @@ def verdicts() -> dict[str, Any]:
         rich = trajectory_richness(name, [e for e in log if isinstance(e, dict)])
         per_problem.append(rich)
         record = record_from_trajectory(
-            traj,
-            run_id="r",
-            problem_id=name,
-            rollout_idx=0,
-            trusted=trusted,
-            scoring=ScoringContext(),
+            traj, run_id="r", problem_id=name, rollout_idx=0, trusted=trusted, scoring=ScoringContext(),
             provenance=CorpusProvenance(source_format="arena_run", source_path="x"),
         )
         classify(record, FilterConfig(), GateConfig())
@@ -299,18 +225,14 @@ def verdicts() -> dict[str, Any]:
             "richness": rich.model_dump(mode="json"),
             # proxy_log_problem came after the recording: these logs are all present, so it is always None.
             "evidence": record.evidence.model_dump(mode="json", exclude={"proxy_log_problem"}),
-            "labels": {
-                k: getattr(record.labels, k)
-                for k in ("agentic_richness", "richness_pending", "nonce_valid_ratio")
-            },
+            "labels": {k: getattr(record.labels, k) for k in ("agentic_richness", "richness_pending",
+                                                                "nonce_valid_ratio")},
             "trainable": [m.trainable for m in record.messages],
             "structural_label": record.structural_label,
             "outcome": record.outcome,
             "judge": summarise_proxy_calls([e for e in log if isinstance(e, dict)]).model_dump(mode="json"),
-            "buckets": [
-                len(b)
-                for b in bucket_proxy_calls([1000, 2000, 3000], [e for e in log if isinstance(e, dict)])
-            ],
+            "buckets": [len(b) for b in bucket_proxy_calls([1000, 2000, 3000], [e for e in log
+                                                                              if isinstance(e, dict)])],
             "parsed_calls": [_calls(r) for r in responses],
         }
     out["pooled"] = pooled_richness(per_problem).model_dump(mode="json")

@@ -93,27 +93,12 @@ def test_client_retries_then_gives_up_without_sleeping_for_real():
 
 #: Every public name of ORO's src/agent/agent_interface.py and src/agent/proxy_client.py.
 ORO_AGENT_INTERFACE = (
-    "AgentOutput",
-    "ToolResult",
-    "ToolCallResult",
-    "_TOOL_REGISTRY",
-    "register_tool",
-    "Tool",
-    "get_tool",
-    "list_tools",
-    "generate_tool_call_id",
-    "format_content",
-    "create_dialogue_step",
-    "execute_tool_call",
+    "AgentOutput", "ToolResult", "ToolCallResult", "_TOOL_REGISTRY", "register_tool", "Tool", "get_tool",
+    "list_tools", "generate_tool_call_id", "format_content", "create_dialogue_step", "execute_tool_call",
 )
 ORO_PROXY_CLIENT = (
-    "DEFAULT_TIMEOUT",
-    "DEFAULT_MAX_RETRIES",
-    "DEFAULT_RETRY_DELAY",
-    "DEFAULT_RATE_LIMIT_RETRY_DELAY",
-    "RequestLog",
-    "InferenceStats",
-    "ProxyClient",
+    "DEFAULT_TIMEOUT", "DEFAULT_MAX_RETRIES", "DEFAULT_RETRY_DELAY", "DEFAULT_RATE_LIMIT_RETRY_DELAY",
+    "RequestLog", "InferenceStats", "ProxyClient",
 )
 
 

@@ -87,22 +87,12 @@ def test_run_arena_scores_both_profiles(tmp_path):
     from shoparena.arena.run_directory import ArenaRunConfig, run_arena
 
     suite = tmp_path / "suite.json"
-    suite.write_text(
-        json.dumps(
-            [
-                {
-                    "query": "red mug",
-                    "reward": {"product_id": "9", "title": ["Red Mug"]},
-                    "category": "Product",
-                    "difficulty": "easy",
-                    "title": "Product 1",
-                },
-            ]
-        )
-    )
-    config = ArenaRunConfig(
-        agents=[AGENTS / "ok_agent.py"], suite=suite, out=tmp_path / "run", workers=1, timeout_s=10
-    )
+    suite.write_text(json.dumps([
+        {"query": "red mug", "reward": {"product_id": "9", "title": ["Red Mug"]}, "category": "Product",
+         "difficulty": "easy", "title": "Product 1"},
+    ]))
+    config = ArenaRunConfig(agents=[AGENTS / "ok_agent.py"], suite=suite, out=tmp_path / "run", workers=1,
+                            timeout_s=10)
     summary = run_arena(config, search=ScoringSearch({"100": "Red Mug", "101": "Other"}))
     agent = summary.agents[0]
     assert agent.success == 1, summary

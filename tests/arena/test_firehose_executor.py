@@ -6,7 +6,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from arena_helpers import needs_bwrap
+from arena_helpers import FIREHOSE_POPULATION, compared_firehose, needs_bwrap
 from arena_helpers import race_outcomes as outcomes
 from typer.testing import CliRunner
 
@@ -16,15 +16,6 @@ from shoparena.cli.main import app
 pytestmark = needs_bwrap
 
 ray = pytest.importorskip("ray", reason="Ray not installed (pip install 'shoparena[scale]')")
-
-#: Every outcome kind: judged agentic runs, a wrong-pick teacher, sub-task, forged, crash.
-POPULATION = [
-    ("agentic-careful", "agentic", "careful"),
-    ("agentic-sloppy", "agentic", "sloppy"),
-    ("subtask-careful", "subtask", "careful"),
-    ("forger", "forger", "careful"),
-    ("crash", "faulty", ""),
-]
 
 
 @pytest.fixture(scope="module")
@@ -36,19 +27,7 @@ def local_ray():
 
 
 def _config(shop_world, out: Path, executor: str) -> FirehoseConfig:
-    return FirehoseConfig(
-        suites=[shop_world.product_only, shop_world.mixed],
-        index=shop_world.index,
-        out=out,
-        races=2,
-        problems_per_race=2,
-        # Generous: the two executors are compared outcome by outcome, and a sandbox limit hit only because
-        # a loaded 2-core host was slow (CI beside a training run) would differ between them.
-        timeout_s=120,
-        workers=1,
-        population=POPULATION,
-        executor=executor,
-    )
+    return compared_firehose(shop_world, out, races=2, executor=executor)
 
 
 @pytest.fixture(scope="module")
@@ -65,7 +44,7 @@ def test_ray_races_match_the_process_path(shop_world, process_run: Path, tmp_pat
     assert [d.name for d in dirs] == ["race-000", "race-001"]
     assert lines == ["race 1/2 done", "race 2/2 done"]
     expected = outcomes(process_run)
-    assert len(expected) == 2 * 2 * len(POPULATION)
+    assert len(expected) == 2 * 2 * len(FIREHOSE_POPULATION)
     assert {status for status, _, _ in expected.values()} >= {"SUCCESS", "FAILED"}
     assert outcomes(out) == expected
     for race in ("race-000", "race-001"):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from arena_helpers import needs_bwrap, race_outcomes
+from arena_helpers import FIREHOSE_POPULATION, compared_firehose, needs_bwrap, race_outcomes
 from typer.testing import CliRunner
 
 from shoparena.arena.firehose import FirehoseConfig, run_firehose
@@ -12,26 +12,9 @@ from shoparena.cli.main import app
 
 pytestmark = needs_bwrap
 
-POPULATION = [
-    ("agentic-careful", "agentic", "careful"),
-    ("agentic-sloppy", "agentic", "sloppy"),
-    ("subtask-careful", "subtask", "careful"),
-    ("crash", "faulty", ""),
-]
-
 
 def _config(shop_world, out: Path, parallel_races: int) -> FirehoseConfig:
-    return FirehoseConfig(
-        suites=[shop_world.product_only, shop_world.mixed],
-        index=shop_world.index,
-        out=out,
-        races=3,
-        problems_per_race=2,
-        timeout_s=120,  # outcomes are compared one by one: no limit hit only because the host was slow
-        workers=1,
-        population=POPULATION,
-        parallel_races=parallel_races,
-    )
+    return compared_firehose(shop_world, out, races=3, parallel_races=parallel_races)
 
 
 def test_parallel_races_match_races_in_turn_and_resume(shop_world, tmp_path: Path):
@@ -43,7 +26,7 @@ def test_parallel_races_match_races_in_turn_and_resume(shop_world, tmp_path: Pat
     assert [d.name for d in dirs] == ["race-000", "race-001", "race-002"]
     assert lines == ["race 1/3 done", "race 2/3 done", "race 3/3 done"]
     expected = race_outcomes(in_turn)
-    assert len(expected) == 3 * 2 * len(POPULATION)
+    assert len(expected) == 3 * 2 * len(FIREHOSE_POPULATION)
     assert race_outcomes(parallel) == expected
     for race in ("race-000", "race-001", "race-002"):
         for name in ("race.json", "weights.json"):

@@ -28,12 +28,8 @@ pytestmark = needs_bwrap
 def judged_run(tmp_path_factory, shop_world) -> Path:
     out = tmp_path_factory.mktemp("incentives") / "run"
     config = ArenaRunConfig(
-        agents=[miner_path(a) for a in ("agentic", "shortcut", "crash")],
-        suite=shop_world.mixed,
-        out=out,
-        workers=2,
-        timeout_s=10,
-        sandbox=SandboxConfig(grace_s=1, memory_bytes=1024**3),
+        agents=[miner_path(a) for a in ("agentic", "shortcut", "crash")], suite=shop_world.mixed, out=out,
+        workers=2, timeout_s=10, sandbox=SandboxConfig(grace_s=1, memory_bytes=1024**3),
     )
     run_arena(config, backend=PlannerBackend(), search=shop_world.engine)
     return out
@@ -41,19 +37,11 @@ def judged_run(tmp_path_factory, shop_world) -> Path:
 
 def test_trajectory_richness_reads_proof_kinds_and_both_published_variants():
     entries = [
-        {
-            "kind": "summary",
-            "path": "/inference/chat/completions",
-            "status_code": 200,
-            "parsed_tool_names": ["find_product", "view_product_information"],
-        },
+        {"kind": "summary", "path": "/inference/chat/completions", "status_code": 200,
+         "parsed_tool_names": ["find_product", "view_product_information"]},
         {"kind": "summary", "path": "/search/find_product", "nonce_status": "valid", "proof": "nonce_valid"},
-        {
-            "kind": "summary",
-            "path": "/search/view_product_information",
-            "nonce_status": "replayed",
-            "proof": "unmatched",
-        },
+        {"kind": "summary", "path": "/search/view_product_information", "nonce_status": "replayed",
+         "proof": "unmatched"},
         {"kind": "summary", "path": "/search/get_product_raw"},
     ]
     rich = trajectory_richness("p", entries)
@@ -111,56 +99,17 @@ def _race(args: list[str]) -> None:
 
 def test_race_cli_is_deterministic_and_the_margin_decays(tmp_path, shop_world):
     qual = tmp_path / "qual"
-    result = CliRunner().invoke(
-        app,
-        [
-            "arena",
-            "run",
-            "--agents",
-            "agentic",
-            "shortcut",
-            "--suite",
-            str(shop_world.product_only),
-            "--index",
-            str(shop_world.index),
-            "--out",
-            str(qual),
-            "--backend",
-            "planner",
-            "--workers",
-            "2",
-            "--timeout",
-            "10",
-            "--judge",
-            "rubric",
-        ],
-    )
+    result = CliRunner().invoke(app, [
+        "arena", "run", "--agents", "agentic", "shortcut", "--suite", str(shop_world.product_only),
+        "--index", str(shop_world.index), "--out", str(qual), "--backend", "planner", "--workers", "2",
+        "--timeout", "10", "--judge", "rubric",
+    ])
     assert result.exit_code == 0, result.output
     assert (qual / "agents" / "agentic" / "judge.jsonl").exists()
-    common = [
-        "--qualifying",
-        str(qual),
-        "--race-bank",
-        str(shop_world.product_only),
-        "--index",
-        str(shop_world.index),
-        "--backend",
-        "planner",
-        "--workers",
-        "2",
-        "--timeout",
-        "10",
-        "--incumbent",
-        "shortcut",
-        "--incumbent-since",
-        "2026-05-01T00:00:00Z",
-        "--margin0",
-        "5",
-        "--margin-min",
-        "0",
-        "--half-life-s",
-        "3600",
-    ]
+    common = ["--qualifying", str(qual), "--race-bank", str(shop_world.product_only), "--index",
+              str(shop_world.index), "--backend", "planner", "--workers", "2", "--timeout", "10",
+              "--incumbent", "shortcut", "--incumbent-since", "2026-05-01T00:00:00Z",
+              "--margin0", "5", "--margin-min", "0", "--half-life-s", "3600"]
     fresh = [*common, "--completed-at", "2026-05-01T00:00:00Z"]
     _race([*fresh, "--out", str(tmp_path / "r1")])
     _race([*fresh, "--out", str(tmp_path / "r2")])

@@ -32,12 +32,8 @@ def test_limits_cap_tokens_add_stops_and_reach_the_agent():
 
 
 def _trusted(out: Path, agent: str) -> list[dict]:
-    return [
-        e
-        for p in sorted((out / "proxy" / agent).glob("*.jsonl"))
-        for e in read_jsonl(p)
-        if e.get("kind") == "summary"
-    ]
+    return [e for p in sorted((out / "proxy" / agent).glob("*.jsonl")) for e in read_jsonl(p)
+            if e.get("kind") == "summary"]
 
 
 class NeverAnswers:
@@ -61,11 +57,7 @@ def test_a_backend_that_never_answers_gives_no_success_and_is_counted(tmp_path, 
     backend = NeverAnswers()
     out = tmp_path / "run"
     config = ArenaRunConfig(
-        agents=[miner_path("agentic")],
-        suite=shop_world.mixed,
-        out=out,
-        workers=2,
-        timeout_s=20,
+        agents=[miner_path("agentic")], suite=shop_world.mixed, out=out, workers=2, timeout_s=20,
         proxy=ProxyConfig(inference=InferenceLimits(call_timeout_s=1.0)),
         sandbox=SandboxConfig(grace_s=1, memory_bytes=1024**3),
     )
@@ -87,11 +79,7 @@ def test_timed_out_problem_counts_its_last_call_like_the_trusted_log(tmp_path, s
     backend = NeverAnswers()
     out = tmp_path / "run"
     config = ArenaRunConfig(
-        agents=[miner_path("agentic")],
-        suite=shop_world.mixed,
-        out=out,
-        workers=2,
-        timeout_s=2.0,
+        agents=[miner_path("agentic")], suite=shop_world.mixed, out=out, workers=2, timeout_s=2.0,
         proxy=ProxyConfig(inference=InferenceLimits(call_timeout_s=60.0)),
         sandbox=SandboxConfig(grace_s=1, memory_bytes=1024**3),
     )
@@ -118,13 +106,8 @@ def tiny_qwen3(tmp_path_factory) -> Path:
 def test_tiny_qwen3_through_hf_spec_with_three_workers_answers_every_call(tmp_path, shop_world, tiny_qwen3):
     out = tmp_path / "run"
     config = ArenaRunConfig(
-        agents=[miner_path("agentic")],
-        suite=shop_world.product_only,
-        out=out,
-        backend=f"hf:{tiny_qwen3}",
-        workers=3,
-        timeout_s=60,
-        proxy=ProxyConfig(inference=InferenceLimits(max_tokens=12)),
+        agents=[miner_path("agentic")], suite=shop_world.product_only, out=out, backend=f"hf:{tiny_qwen3}",
+        workers=3, timeout_s=60, proxy=ProxyConfig(inference=InferenceLimits(max_tokens=12)),
         sandbox=SandboxConfig(grace_s=1, memory_bytes=2 * 1024**3),
     )
     summary = run_arena(config, search=shop_world.engine)
@@ -156,9 +139,8 @@ def test_concurrent_first_calls_load_the_model_once(tiny_qwen3):
 def test_a_model_that_cannot_load_fails_the_run_up_front(tmp_path, shop_world):
     empty = tmp_path / "not-a-model"
     empty.mkdir()
-    config = ArenaRunConfig(
-        agents=[miner_path("agentic")], suite=shop_world.mixed, out=tmp_path / "run", backend=f"hf:{empty}"
-    )
+    config = ArenaRunConfig(agents=[miner_path("agentic")], suite=shop_world.mixed, out=tmp_path / "run",
+                            backend=f"hf:{empty}")
     with pytest.raises(RuntimeError, match="failed to load its model"):
         run_arena(config, search=shop_world.engine)
     assert not (tmp_path / "run" / "agents").exists()
@@ -177,12 +159,8 @@ def test_smollm2_as_agentic_miner_finishes_inside_its_limits(tmp_path, shop_worl
     timeout = 600.0
     out = tmp_path / "run"
     config = ArenaRunConfig(
-        agents=[miner_path("agentic")],
-        suite=shop_world.product_only,
-        out=out,
-        backend=f"hf:{folder}",
-        workers=1,
-        timeout_s=timeout,
+        agents=[miner_path("agentic")], suite=shop_world.product_only, out=out, backend=f"hf:{folder}",
+        workers=1, timeout_s=timeout,
         proxy=ProxyConfig(inference=InferenceLimits(max_tokens=48, call_timeout_s=240)),
         sandbox=SandboxConfig(grace_s=2, memory_bytes=2 * 1024**3),
     )

@@ -21,11 +21,7 @@ CATALOGUE = ("/search/find_product", "/search/view_product_information")
 
 def _run(out: Path, suite: Path, agents: list[str], backend, engine, timeout: float = 3.0) -> Path:
     config = ArenaRunConfig(
-        agents=[miner_path(a) for a in agents],
-        suite=suite,
-        out=out,
-        workers=2,
-        timeout_s=timeout,
+        agents=[miner_path(a) for a in agents], suite=suite, out=out, workers=2, timeout_s=timeout,
         sandbox=SandboxConfig(grace_s=1, memory_bytes=1024**3, tmp_bytes=16 * 1024**2),
     )
     run_arena(config, backend=backend, search=engine)
@@ -95,11 +91,8 @@ def test_shortcut_makes_no_inference_call(miners_run):
 
 @pytest.mark.parametrize(
     ("miner", "status", "error_type"),
-    [
-        ("crash", "FAILED", "MinerCrash"),
-        ("hang", "TIMED_OUT", "TimeoutError"),
-        ("nonlist", "FAILED", "InvalidReturnType"),
-    ],
+    [("crash", "FAILED", "MinerCrash"), ("hang", "TIMED_OUT", "TimeoutError"),
+     ("nonlist", "FAILED", "InvalidReturnType")],
 )
 def test_faulty_miners_end_with_the_right_error(miners_run, miner, status, error_type):
     envelopes = _envelopes(miners_run, miner)
@@ -120,19 +113,13 @@ def test_malformed_steps_complete_but_score_zero(miners_run):
 
 def test_agentic_with_scripted_xml_tool_calls(tmp_path, shop_world):
     query = json.loads(shop_world.mixed.read_text())[0]["query"]
-    backend = ScriptedBackend(
-        [
-            scripted_reply(
-                '<think>Search first.</think>\n<tool_call>[{"name": "find_product", "parameters": '
-                '{"q": "bag"}}]</tool_call>'
-            ),
-            scripted_reply(
-                '<think>Pick one.</think>\n<tool_call>[{"name": "recommend_product", "parameters": '
-                '{"product_ids": "1"}}, {"name": "terminate", "parameters": {"status": "success"}}]'
-                "</tool_call>"
-            ),
-        ]
-    )
+    backend = ScriptedBackend([
+        scripted_reply('<think>Search first.</think>\n<tool_call>[{"name": "find_product", "parameters": '
+                       '{"q": "bag"}}]</tool_call>'),
+        scripted_reply('<think>Pick one.</think>\n<tool_call>[{"name": "recommend_product", "parameters": '
+                       '{"product_ids": "1"}}, {"name": "terminate", "parameters": {"status": "success"}}]'
+                       '</tool_call>'),
+    ])
     suite = tmp_path / "one.json"
     suite.write_text(json.dumps([json.loads(shop_world.mixed.read_text())[0]]))
     run = _run(tmp_path / "run", suite, ["agentic"], backend, shop_world.engine, timeout=10)

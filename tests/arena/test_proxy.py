@@ -136,10 +136,8 @@ def test_nonce_dispatch(tmp_path, strict):
 def test_served_model_overrides_the_agents_choice_and_the_allowlist_sees_it(tmp_path):
     backend = ScriptedBackend(default=scripted_reply("ok"))
     client, _, ident = build(tmp_path, backend, served_model="pinned/model", allowed_models=["pinned/model"])
-    r = client.post(
-        "/inference/chat/completions",
-        json={"model": "deepseek-ai/DeepSeek-V3.2-TEE", "messages": [], "max_tokens": 4096},
-    )
+    r = client.post("/inference/chat/completions",
+                    json={"model": "deepseek-ai/DeepSeek-V3.2-TEE", "messages": [], "max_tokens": 4096})
     assert r.status_code == 200 and backend.requests[-1].model == "pinned/model"
     entry = log_of(ident)[-1]
     assert entry["model"] == "pinned/model" and entry["requested_model"] == "deepseek-ai/DeepSeek-V3.2-TEE"

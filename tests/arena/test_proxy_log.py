@@ -43,15 +43,9 @@ def test_parser_reads_native_calls_then_blocks_in_every_published_name_form():
 
 @pytest.mark.parametrize(
     "response",
-    [
-        None,
-        [],
-        "text",
-        {"choices": {"a": 1}},
-        {"choices": [5, {"message": "hi"}]},
-        {"choices": [{"message": {"tool_calls": 5, "content": 7}}]},
-        {"choices": [{"message": {"tool_calls": [5, {"function": "find_product"}], "content": None}}]},
-    ],
+    [None, [], "text", {"choices": {"a": 1}}, {"choices": [5, {"message": "hi"}]},
+     {"choices": [{"message": {"tool_calls": 5, "content": 7}}]},
+     {"choices": [{"message": {"tool_calls": [5, {"function": "find_product"}], "content": None}}]}],
 )
 def test_parser_never_raises_on_what_an_agent_wrote(response):
     assert parse_response_tool_calls(response) == []
@@ -94,13 +88,8 @@ def test_arena_richness_and_the_corpus_walk_agree(name):
     """The published Variant A is one walk: the arena's pending_target is the corpus's richness_pending."""
     trusted = SCENARIOS[name]["trusted"]
     record = record_from_trajectory(
-        from_oro_envelope(envelope(name)),
-        run_id="r",
-        problem_id=name,
-        rollout_idx=0,
-        trusted=trusted,
-        scoring=ScoringContext(),
-        provenance=CorpusProvenance(source_format="arena_run", source_path="x"),
+        from_oro_envelope(envelope(name)), run_id="r", problem_id=name, rollout_idx=0, trusted=trusted,
+        scoring=ScoringContext(), provenance=CorpusProvenance(source_format="arena_run", source_path="x"),
     )
     rich = trajectory_richness(name, trusted)
     walk = pending_target_walk([proxy_entries(trusted)])
@@ -113,12 +102,7 @@ def test_agent_written_proxy_calls_that_are_not_objects_never_raise():
     env = envelope("agent_written_log_with_forgeries")
     env["dialogue"][0]["extra_info"]["proxy_calls"].insert(1, "not an object")
     record = record_from_trajectory(
-        from_oro_envelope(env),
-        run_id="r",
-        problem_id="p",
-        rollout_idx=0,
-        trusted=None,
-        scoring=ScoringContext(),
-        provenance=CorpusProvenance(source_format="oro", source_path="x"),
+        from_oro_envelope(env), run_id="r", problem_id="p", rollout_idx=0, trusted=None,
+        scoring=ScoringContext(), provenance=CorpusProvenance(source_format="oro", source_path="x"),
     )
     assert record.evidence.dispatches == 3 and record.evidence.forged

@@ -35,15 +35,11 @@ def _identity(tmp_path: Path) -> ClientIdentity:
 
 def test_each_emitted_call_proves_at_most_one_dispatch(tmp_path):
     ident = _identity(tmp_path)
-    ident.remember_emitted(
-        [
-            ParsedToolCall("c1", "find_product", json.dumps({"q": "red shoes"})),
-            ParsedToolCall("c2", "view_product_information", json.dumps({"product_ids": "7"})),
-            ParsedToolCall(
-                "c3", "recommend_product", json.dumps({"product_ids": "7"})
-            ),  # not a catalogue tool
-        ]
-    )
+    ident.remember_emitted([
+        ParsedToolCall("c1", "find_product", json.dumps({"q": "red shoes"})),
+        ParsedToolCall("c2", "view_product_information", json.dumps({"product_ids": "7"})),
+        ParsedToolCall("c3", "recommend_product", json.dumps({"product_ids": "7"})),  # not a catalogue tool
+    ])
     claim = ident.claim
     assert claim("view_product_information", [{"product_ids": "7"}], None, False) is ProofKind.MATCHED_EMITTED
     assert claim("find_product", [{"q": "blue shoes"}], None, False) is ProofKind.UNMATCHED  # never emitted
@@ -76,26 +72,15 @@ def _problems_suite(shop_world, path: Path, n: int) -> Path:
 
 @needs_bwrap
 def test_richness_of_native_tagged_subtask_and_forging_miners(tmp_path, shop_world):
-    agents = [
-        miner_path("agentic"),
-        AGENTS / "oro_style_miner.py",
-        miner_path("subtask"),
-        AGENTS / "forging_miner.py",
-    ]
+    agents = [miner_path("agentic"), AGENTS / "oro_style_miner.py", miner_path("subtask"),
+              AGENTS / "forging_miner.py"]
     out = tmp_path / "run"
-    config = ArenaRunConfig(
-        agents=agents,
-        suite=shop_world.mixed,
-        out=out,
-        workers=2,
-        timeout_s=20,
-        sandbox=SandboxConfig(grace_s=1, memory_bytes=1024**3),
-    )
+    config = ArenaRunConfig(agents=agents, suite=shop_world.mixed, out=out, workers=2, timeout_s=20,
+                            sandbox=SandboxConfig(grace_s=1, memory_bytes=1024**3))
     run_arena(config, backend=PlannerBackend(), search=shop_world.engine)
     report = judge_run(out, "rubric")
-    native, tagged, subtask, forging = (
-        report.agent(n).richness for n in ("agentic", "oro_style_miner", "subtask", "forging_miner")
-    )
+    native, tagged, subtask, forging = (report.agent(n).richness for n in
+                                        ("agentic", "oro_style_miner", "subtask", "forging_miner"))
     assert native.agentic_richness == 1.0 and set(native.proof_kinds) == {"nonce_valid"}
     # No nonce ever sent, yet every dispatch is one the model emitted: credited by matching.
     assert tagged.agentic_richness == 1.0 and set(tagged.proof_kinds) == {"matched_emitted"}
@@ -116,29 +101,11 @@ def test_richness_of_native_tagged_subtask_and_forging_miners(tmp_path, shop_wor
 def test_oro_style_miner_through_cli_solves_most_and_is_agentic(tmp_path, shop_world):
     suite = _problems_suite(shop_world, tmp_path / "suite.json", 4)
     out = tmp_path / "cli-run"
-    result = CliRunner().invoke(
-        app,
-        [
-            "arena",
-            "run",
-            "--agents",
-            str(AGENTS / "oro_style_miner.py"),
-            "--suite",
-            str(suite),
-            "--index",
-            str(shop_world.index),
-            "--out",
-            str(out),
-            "--backend",
-            "planner",
-            "--workers",
-            "2",
-            "--timeout",
-            "30",
-            "--judge",
-            "rubric",
-        ],
-    )
+    result = CliRunner().invoke(app, [
+        "arena", "run", "--agents", str(AGENTS / "oro_style_miner.py"), "--suite", str(suite),
+        "--index", str(shop_world.index), "--out", str(out), "--backend", "planner", "--workers", "2",
+        "--timeout", "30", "--judge", "rubric",
+    ])
     assert result.exit_code == 0, result.output
     envelopes = read_jsonl(out / "agents" / "oro_style_miner" / "output.jsonl")
     assert len(envelopes) == 4 and {e["status"] for e in envelopes} == {"SUCCESS"}
@@ -162,10 +129,8 @@ def test_oro_style_miner_through_cli_solves_most_and_is_agentic(tmp_path, shop_w
     outcomes = {}
     for variant in ("proof", "nonce"):
         config = CorpusConfig(
-            run_dirs=[out],
-            out=tmp_path / f"corpus-{variant}",
-            filter=FilterConfig(richness_variant=variant),
-            gates=GateConfig(judge_bar=None),
+            run_dirs=[out], out=tmp_path / f"corpus-{variant}",
+            filter=FilterConfig(richness_variant=variant), gates=GateConfig(judge_bar=None),
         )
         build_corpus(config)
         records = read_jsonl(config.out / "records.jsonl")
@@ -183,14 +148,8 @@ def test_web_problems_run_in_the_arena(tmp_path, shop_world):
     suite = tmp_path / "web.json"  # with its knowledge-page sidecar web.json.knowledge.jsonl
     synthesize_bank(shop_world.index, suite, SynthOptions(n=2, seed=4, intents=(Intent.WEB,)))
     out = tmp_path / "run"
-    config = ArenaRunConfig(
-        agents=[miner_path("agentic")],
-        suite=suite,
-        out=out,
-        workers=2,
-        timeout_s=20,
-        sandbox=SandboxConfig(grace_s=1, memory_bytes=1024**3),
-    )
+    config = ArenaRunConfig(agents=[miner_path("agentic")], suite=suite, out=out, workers=2, timeout_s=20,
+                            sandbox=SandboxConfig(grace_s=1, memory_bytes=1024**3))
     summary = run_arena(config, backend=PlannerBackend(), search=shop_world.engine)
     logs = [e for p in (out / "proxy" / "agentic").glob("*.jsonl") for e in read_jsonl(p)]
     web = [e for e in logs if e.get("path") == "/search/web_search"]

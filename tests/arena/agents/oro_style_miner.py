@@ -26,23 +26,11 @@ proxy = ProxyClient(timeout=60, max_retries=2)
 
 
 @Tool
-def find_product(
-    q: str,
-    page: int = 1,
-    shop_id: str | None = None,
-    price: str | None = None,
-    sort: str | None = None,
-    service: str | None = None,
-) -> list[dict]:
+def find_product(q: str, page: int = 1, shop_id: str | None = None, price: str | None = None,
+                 sort: str | None = None, service: str | None = None) -> list[dict]:
     """Search the catalogue; 10 products per page."""
-    params = {
-        "q": quote_plus(q),
-        "page": page,
-        "shop_id": shop_id,
-        "price": price,
-        "sort": sort,
-        "service": service,
-    }
+    params = {"q": quote_plus(q), "page": page, "shop_id": shop_id, "price": price, "sort": sort,
+              "service": service}
     return proxy.get("/search/find_product", params) or []
 
 
@@ -67,18 +55,13 @@ def terminate(status: str = "success") -> str:
 def tool_descriptions() -> str:
     from shoparena.agent_sdk import _TOOL_REGISTRY
 
-    return "\n".join(
-        f"{i}. {name}{inspect.signature(fn)}: {inspect.getdoc(fn)}"
-        for i, (name, fn) in enumerate(_TOOL_REGISTRY.items(), 1)
-    )
+    return "\n".join(f"{i}. {name}{inspect.signature(fn)}: {inspect.getdoc(fn)}"
+                     for i, (name, fn) in enumerate(_TOOL_REGISTRY.items(), 1))
 
 
-SYSTEM = (
-    "# Role\nYou are a shopping assistant.\n\n# Available Tools\n"
-    + tool_descriptions()
-    + '\n\n# Output Format\n<think>...</think> then <tool_call>[{"name": ..., "parameters": {...}}]'
-    "</tool_call> and/or <response>...</response>."
-)
+SYSTEM = ("# Role\nYou are a shopping assistant.\n\n# Available Tools\n" + tool_descriptions()
+          + "\n\n# Output Format\n<think>...</think> then <tool_call>[{\"name\": ..., \"parameters\": {...}}]"
+          "</tool_call> and/or <response>...</response>.")
 
 
 def tag(role: str, value) -> str:
@@ -95,20 +78,12 @@ def parse(content: str) -> dict:
             items = json.loads(block.group(1).strip())
             for item in items if isinstance(items, list) else [items]:
                 params = item.get("parameters", {})
-                calls.append(
-                    {
-                        "name": item["name"],
-                        "parameters": params,
-                        "tool_call_id": generate_tool_call_id(item["name"], params),
-                    }
-                )
+                calls.append({"name": item["name"], "parameters": params,
+                              "tool_call_id": generate_tool_call_id(item["name"], params)})
         except (ValueError, KeyError, TypeError, AttributeError):
             calls = []
-    return {
-        "think": think.group(1).strip() if think else "",
-        "tool_call": calls,
-        "response": response.group(1).strip() if response else "",
-    }
+    return {"think": think.group(1).strip() if think else "", "tool_call": calls,
+            "response": response.group(1).strip() if response else ""}
 
 
 def agent_main(problem_data: dict) -> list[dict]:
@@ -117,18 +92,10 @@ def agent_main(problem_data: dict) -> list[dict]:
     history = [tag("user", query)]
     steps = []
     for number in range(1, STEP_LIMIT + 1):
-        reply = proxy.post(
-            "/inference/chat/completions",
-            json_data={
-                "model": model,
-                "temperature": 0.0,
-                "stream": False,
-                "messages": [
-                    {"role": "system", "content": SYSTEM},
-                    {"role": "user", "content": "# Dialogue Records History\n" + "\n\n".join(history)},
-                ],
-            },
-        )
+        reply = proxy.post("/inference/chat/completions", json_data={
+            "model": model, "temperature": 0.0, "stream": False,
+            "messages": [{"role": "system", "content": SYSTEM},
+                         {"role": "user", "content": "# Dialogue Records History\n" + "\n\n".join(history)}]})
         if not reply or not reply.get("choices"):
             break
         parsed = parse(reply["choices"][0].get("message", {}).get("content") or "")
@@ -143,12 +110,8 @@ def agent_main(problem_data: dict) -> list[dict]:
         if parsed["think"]:
             history.append(tag("think", parsed["think"]))
         if parsed["tool_call"]:
-            history.append(
-                tag(
-                    "tool_call",
-                    [{"name": c["name"], "parameters": c["parameters"]} for c in parsed["tool_call"]],
-                )
-            )
+            history.append(tag("tool_call", [{"name": c["name"], "parameters": c["parameters"]}
+                                             for c in parsed["tool_call"]]))
         if observations:
             history.append(tag("obs", observations))
         if parsed["response"]:
