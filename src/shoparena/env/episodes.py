@@ -206,7 +206,7 @@ def suite_knowledge(
         for cached_engine, cached_key, knowledge in _KNOWLEDGE_CACHE:
             if cached_engine is engine and cached_key == key:
                 return knowledge
-    knowledge = _build_knowledge(engine, sidecar, extras)
+    knowledge = _build_knowledge(engine, [*present, *extras])
     with _KNOWLEDGE_LOCK:
         _KNOWLEDGE_CACHE.insert(0, (engine, key, knowledge))
         del _KNOWLEDGE_CACHE[_KNOWLEDGE_CACHE_SIZE:]
@@ -227,18 +227,14 @@ def _file_stamp(path: Path) -> tuple[int, int]:
     return (stat.st_size, stat.st_mtime_ns)
 
 
-def _build_knowledge(
-    engine: SearchEngine, sidecar: Path | None, extras: Sequence[Path]
-) -> KnowledgeBase | None:
+def _build_knowledge(engine: SearchEngine, page_files: Sequence[Path]) -> KnowledgeBase | None:
     from shoparena.env.knowledge import pages_from_catalog, read_pages
 
     pages = []
     iter_products = getattr(engine, "iter_products", None)
     if iter_products is not None:
         pages += pages_from_catalog(_bounded(iter_products()))
-    if sidecar is not None and sidecar.exists():
-        pages += read_pages(sidecar)
-    for path in extras:
+    for path in page_files:
         pages += read_pages(path)
     return KnowledgeBase(pages) if pages else None
 

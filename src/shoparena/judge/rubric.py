@@ -25,45 +25,10 @@ from shoparena.records.tools import FIND_PRODUCT, VIEW_PRODUCT
 
 TOOL_CALL_KINDS = {FIND_PRODUCT: CallKind.SEARCH, VIEW_PRODUCT: CallKind.VIEW}
 COMPARATIVE_WORDS = (
-    "better",
-    "best",
-    "cheaper",
-    "cheapest",
-    "lower",
-    "lowest",
-    "higher",
-    "highest",
-    "more",
-    "less",
-    "fewer",
-    "prefer",
-    "prefers",
-    "preferred",
-    "rather",
-    "instead",
-    "whereas",
-    "while",
-    "but",
-    "than",
-    "vs",
-    "versus",
-    "over",
-    "wins",
-    "beats",
-    "closest",
-    "closer",
-    "only",
-    "unlike",
-    "compared",
-    "lacks",
-    "missing",
-    "exceeds",
-    "outside",
-    "within",
-    "matches",
-    "doesn't",
-    "does not",
-    "not",
+    "better", "best", "cheaper", "cheapest", "lower", "lowest", "higher", "highest", "more", "less", "fewer",
+    "prefer", "prefers", "preferred", "rather", "instead", "whereas", "while", "but", "than", "vs", "versus",
+    "over", "wins", "beats", "closest", "closer", "only", "unlike", "compared", "lacks", "missing",
+    "exceeds", "outside", "within", "matches", "doesn't", "does not", "not",
 )
 _COMPARATIVE_RE = re.compile(
     r"(?<![a-z])(?:" + "|".join(re.escape(w) for w in COMPARATIVE_WORDS) + r")(?![a-z])"
@@ -134,8 +99,7 @@ class _Pool:
         self.values.update(dict.fromkeys(facts.values))
         self.title_words.update(dict.fromkeys(facts.title_words))
         self.candidates += [
-            c
-            for c in facts.candidates
+            c for c in facts.candidates
             if not self.verify or not c.product_id or c.product_id.lower() in self.trusted_ids
         ]
 
@@ -144,16 +108,10 @@ class _Pool:
 
     def data_cited(self, think: str, query: str) -> list[str]:
         """Ids, prices and attribute values from results that the thinking cites (and the query lacks)."""
-        cited = [
-            t
-            for t in (*self.product_ids, *self.other_ids, *self.values)
-            if _mentioned(think, t) and not _mentioned(query, t)
-        ]
-        cited += [
-            p
-            for p in self.prices
-            if _mentioned(think, p, price=True) and not _mentioned(query, p, price=True)
-        ]
+        cited = [t for t in (*self.product_ids, *self.other_ids, *self.values)
+                 if _mentioned(think, t) and not _mentioned(query, t)]
+        cited += [p for p in self.prices
+                  if _mentioned(think, p, price=True) and not _mentioned(query, p, price=True)]
         return cited
 
     def result_words(self, think: str, query: str) -> list[str]:
@@ -167,9 +125,9 @@ class _Pool:
         grams: dict[str, set[tuple[str, ...]]] = {}
         for key, candidate in keyed.items():
             tokens = _TOKEN_RE.findall(candidate.title.lower())
-            grams[key] = {tuple(tokens[i : i + 3]) for i in range(len(tokens) - 2)}
+            grams[key] = {tuple(tokens[i:i + 3]) for i in range(len(tokens) - 2)}
         think_tokens = _TOKEN_RE.findall(think)
-        think_grams = {tuple(think_tokens[i : i + 3]) for i in range(len(think_tokens) - 2)}
+        think_grams = {tuple(think_tokens[i:i + 3]) for i in range(len(think_tokens) - 2)}
         named = []
         for key, candidate in keyed.items():
             if candidate.product_id and _mentioned(think, candidate.product_id.lower()):
@@ -201,11 +159,8 @@ class RubricJudge:
         evidence: dict[str, object] = {"max_completion_tokens": trusted.max_completion_tokens}
         gates = {"G1": trusted.max_completion_tokens >= cfg.min_completion_tokens}
 
-        catalogue_ok = {
-            kind
-            for kind, count in ((CallKind.SEARCH, trusted.searches), (CallKind.VIEW, trusted.views))
-            if count
-        }
+        catalogue_ok = {kind for kind, count in ((CallKind.SEARCH, trusted.searches),
+                                                 (CallKind.VIEW, trusted.views)) if count}
         pool = _Pool({i.lower() for i in trusted.all_product_ids}, cfg.verify_against_proxy, catalogue_ok)
         g2_hits: list[tuple[int, list[str]]] = []
         g3_hits: list[tuple[int, list[str]]] = []
@@ -234,27 +189,17 @@ class RubricJudge:
         if g3_hits:
             evidence["G3"] = {"step": g3_hits[0][0], "matched": g3_hits[0][1][:10]}
         if g4_hits:
-            evidence["G4"] = {
-                "step": g4_hits[0][0],
-                "candidates": g4_hits[0][1][:10],
-                "comparatives": g4_hits[0][2],
-            }
+            evidence["G4"] = {"step": g4_hits[0][0], "candidates": g4_hits[0][1][:10],
+                              "comparatives": g4_hits[0][2]}
         score, explanation = self._score(gates, evidence, cfg)
-        return JudgeVerdict(
-            problem_id=problem_id,
-            judge=self.name,
-            status=JudgeStatus.OK,
-            score=score,
-            explanation=explanation,
-            gates=gates,
-            evidence=evidence,
-        )
+        return JudgeVerdict(problem_id=problem_id, judge=self.name, status=JudgeStatus.OK, score=score,
+                            explanation=explanation, gates=gates, evidence=evidence)
 
     @staticmethod
     def _score(gates: dict[str, bool], evidence: dict[str, object], cfg: RubricConfig) -> tuple[float, str]:
         reasons = {
             "G1": f"no inference call with >= {cfg.min_completion_tokens} completion tokens "
-            f"(largest {evidence['max_completion_tokens']})",
+                  f"(largest {evidence['max_completion_tokens']})",
             "G2": "no thinking step mentions anything from earlier tool results",
             "G3": "the thinking cites no id, price or attribute value from the results",
             "G4": f"no step names {cfg.min_candidates}+ candidates with a data-backed preference",
@@ -264,6 +209,5 @@ class RubricJudge:
                 return SCORE_BINS[number], f"Gate {number + 1} failed: {reasons[gate]}."
         g4 = evidence["G4"]
         assert isinstance(g4, dict)
-        return SCORE_BINS[4], (
-            f"All gates passed: step {g4['step']} compares {', '.join(g4['candidates'][:3])}."
-        )
+        return SCORE_BINS[4], (f"All gates passed: step {g4['step']} compares "
+                               f"{', '.join(g4['candidates'][:3])}.")
