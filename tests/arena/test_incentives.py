@@ -82,14 +82,21 @@ def test_judge_run_rubric_writes_verdicts_and_both_finals(judged_run):
     assert json.loads((judged_run / "incentives.json").read_text())["judge"] == "rubric"
 
 
-def test_judge_run_llm_failures_are_statuses_not_zeros(judged_run):
+def test_judge_run_llm_failures_are_statuses_counted_as_oro_or_left_out(judged_run):
     report = judge_run(judged_run, "llm", backend=ScriptedBackend(default="no verdict here, sorry"))
     agentic = report.agent("agentic")
     verdicts = read_jsonl(judged_run / "agents" / "agentic" / "judge.jsonl")
     assert verdicts and {v["status"] for v in verdicts} <= {"parse_error", "skipped_breaker"}
-    assert all(v["score"] is None for v in verdicts)
-    assert agentic.score is not None and agentic.score.judge_failed == len(verdicts)
-    assert agentic.score.run_failed is False or len(verdicts) >= 3
+    assert all(v["score"] is None for v in verdicts)  # the verdict file never turns a failure into a score
+    calls = sum(len(v["attempts"]) for v in verdicts)
+    assert agentic.score is not None and agentic.score.failure_accounting == "oro"
+    # ORO: each failed judgement is 0.0 in q (coefficient 0.3); model calls are counted.
+    assert (agentic.score.judge_total, agentic.score.judge_failed) == (calls, calls)
+    assert agentic.reasoning_quality == 0.0 and agentic.score.reasoning_coefficient == 0.3
+    assert report.failure_accounting == "oro"
+    kept = judge_run(judged_run, "llm", backend=ScriptedBackend(default="no verdict here, sorry"),
+                     failure_accounting="verdicts").agent("agentic")
+    assert kept.score is not None and kept.score.judge_failed == kept.score.judge_total == len(verdicts)
 
 
 def _race(args: list[str]) -> None:
