@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from shoparena.arena.race_rules import Race, RaceStatus
-from shoparena.records.race import WeightConfig, WeightsDocument, WeightVector
+from shoparena.records.race import DuplicateHotkeys, WeightConfig, WeightsDocument, WeightVector
 
 U16_MAX = 65535
 
@@ -142,7 +142,9 @@ def compute_weights(
     )
 
 
-def _tail_entries(ranked: Sequence[Finisher], top_hotkey: str, duplicates: str) -> list[tuple[str, int]]:
+def _tail_entries(
+    ranked: Sequence[Finisher], top_hotkey: str, duplicates: DuplicateHotkeys
+) -> list[tuple[str, int]]:
     """(hotkey, weight) for ranks 2..K.
 
     ``once`` keeps ORO's hotkey map: a later listing replaces an earlier one (so a hotkey listed twice in
