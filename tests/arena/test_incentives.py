@@ -82,14 +82,35 @@ def test_judge_run_rubric_writes_verdicts_and_both_finals(judged_run):
     assert json.loads((judged_run / "incentives.json").read_text())["judge"] == "rubric"
 
 
-def test_judge_run_llm_failures_are_statuses_not_zeros(judged_run):
+def test_judge_run_llm_failures_are_statuses_counted_as_oro_or_left_out(judged_run):
     report = judge_run(judged_run, "llm", backend=ScriptedBackend(default="no verdict here, sorry"))
     agentic = report.agent("agentic")
     verdicts = read_jsonl(judged_run / "agents" / "agentic" / "judge.jsonl")
     assert verdicts and {v["status"] for v in verdicts} <= {"parse_error", "skipped_breaker"}
-    assert all(v["score"] is None for v in verdicts)
-    assert agentic.score is not None and agentic.score.judge_failed == len(verdicts)
-    assert agentic.score.run_failed is False or len(verdicts) >= 3
+    assert all(v["score"] is None for v in verdicts)  # the verdict file never turns a failure into a score
+    calls = sum(len(v["attempts"]) for v in verdicts)
+    assert agentic.score is not None and agentic.score.failure_accounting == "oro"
+    # ORO: each failed judgement is 0.0 in q (coefficient 0.3); model calls are counted.
+    assert (agentic.score.judge_total, agentic.score.judge_failed) == (calls, calls)
+    assert agentic.reasoning_quality == 0.0 and agentic.score.reasoning_coefficient == 0.3
+    assert report.failure_accounting == "oro"
+    kept = judge_run(judged_run, "llm", backend=ScriptedBackend(default="no verdict here, sorry"),
+                     failure_accounting="verdicts").agent("agentic")
+    assert kept.score is not None and kept.score.judge_failed == kept.score.judge_total == len(verdicts)
+
+
+def test_judge_cli_takes_the_failure_accounting_from_the_config(judged_run):
+    def judge(*extra: str) -> dict:
+        result = CliRunner().invoke(app, ["arena", "judge", str(judged_run), *extra])
+        assert result.exit_code == 0, result.output
+        return json.loads((judged_run / "incentives.json").read_text())
+
+    earlier = judge("--failure-accounting", "verdicts", "--blacklist-scope", "run")
+    assert earlier["failure_accounting"] == "verdicts"
+    assert {a["score"]["failure_accounting"] for a in earlier["agents"]} == {"verdicts"}
+    assert judge()["failure_accounting"] == "oro"
+    wrong = CliRunner().invoke(app, ["arena", "judge", str(judged_run), "--failure-accounting", "zero"])
+    assert wrong.exit_code == 2 and "zero" in wrong.output
 
 
 def _race(args: list[str]) -> None:
@@ -124,8 +145,15 @@ def test_race_cli_is_deterministic_and_the_margin_decays(tmp_path, shop_world):
     assert decision["promoted"] is False and decision["required_score"] > scores["agentic"]
     # ...but the fresh incumbent keeps rank 1.
     assert board[0]["hotkey"] == "shortcut" and board[0]["rank"] == 1
+    # ORO's validator ignores the race's rank: the top share goes to the best race score.
     weights = json.loads((tmp_path / "r1" / "weights.json").read_text())
-    assert weights["top_hotkey"] == "shortcut"
+    assert weights["top_hotkey"] == "agentic" and weights["config"]["rank_by"] == "race_score"
+    assert any("incumbent protection" in note for note in race["notes"])
+    # The earlier choice, by name: the incumbent's rank 1 takes the top share.
+    earlier = tmp_path / "r4"
+    _race([*fresh, "--out", str(earlier), "--rank-by", "race_rank", "--failure-accounting", "verdicts"])
+    assert json.loads((earlier / "weights.json").read_text())["top_hotkey"] == "shortcut"
+    assert json.loads((earlier / "race.json").read_text())["config"]["failure_accounting"] == "verdicts"
     # Thirty days later the margin has decayed to ~0: the same scores now promote the challenger.
     _race([*common, "--completed-at", "2026-05-31T00:00:00Z", "--out", str(tmp_path / "r3")])
     late = json.loads((tmp_path / "r3" / "race.json").read_text())["outcome"]

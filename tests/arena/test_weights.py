@@ -47,10 +47,15 @@ def test_reference_table(n: int, tail_sum: int, top: int) -> None:
     assert abs(top / sum(vector.weights) - 0.25) < 1e-4
 
 
-@pytest.mark.parametrize("n", [0, 1])
-def test_no_k_means_everything_burns(n: int) -> None:
-    vector = compute_weights(_race(n), _uids(n), n_uids=4)
-    assert vector.weights == [U16_MAX, 0, 0, 0] and vector.top_hotkey is None
+def test_one_finisher_means_everything_burns() -> None:
+    vector = compute_weights(_race(1), _uids(1), n_uids=4)
+    assert vector is not None and vector.weights == [U16_MAX, 0, 0, 0] and vector.top_hotkey is None
+
+
+def test_no_finisher_writes_nothing_unless_burn_is_asked_for() -> None:
+    assert compute_weights(_race(0), _uids(0), n_uids=4) is None  # ORO submits nothing
+    vector = compute_weights(_race(0), _uids(0), n_uids=4, config=WeightConfig(no_finishers="burn"))
+    assert vector is not None and vector.weights == [U16_MAX, 0, 0, 0]
 
 
 def test_finishers_need_hotkey_and_score_but_zero_counts() -> None:

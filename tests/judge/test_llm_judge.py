@@ -46,21 +46,31 @@ def test_ok_verdict_and_request_shape(judge_input) -> None:
     assert sleeps == [] and judge.stats.judge_total == 1 and judge.stats.judge_failed == 0
 
 
-def test_unparseable_blacklists_and_rotates_without_sleep(judge_input) -> None:
-    judge, (first, second), sleeps = _judge(["no idea", OK], [OK, OK])
+def test_unparseable_blacklists_for_the_trajectory_and_rotates_without_sleep(judge_input) -> None:
+    judge, (first, second), sleeps = _judge(["no idea", "still none", OK], [OK, "?"])
     verdict = judge.judge(judge_input)
     assert verdict.status is JudgeStatus.OK and verdict.model == "m1"
     assert [a.outcome for a in verdict.attempts] == ["unparseable", "ok"]
-    assert sleeps == [] and judge.stats.blacklisted == ["m0"]
-    # The blacklist lasts for the run: the next problem goes straight to m1.
-    assert judge.judge(judge_input).model == "m1"
+    assert sleeps == [] and judge.stats.blacklisted == []
+    # ORO forgets the blacklist after each trajectory: the next problem asks m0 again.
+    again = judge.judge(judge_input)
+    assert [(a.model, a.outcome) for a in again.attempts] == [("m0", "unparseable"), ("m1", "unparseable")]
+    assert again.status is JudgeStatus.PARSE_ERROR  # both blacklisted within this trajectory
+    assert judge.judge(judge_input).model == "m0"
+    assert len(first.requests) == 3 and len(second.requests) == 2
+
+
+def test_run_blacklist_scope_keeps_the_model_out_for_the_run(judge_input) -> None:
+    judge, (first, second), _ = _judge(["no idea", OK], [OK, OK], blacklist_scope="run")
+    assert judge.judge(judge_input).model == "m1" and judge.stats.blacklisted == ["m0"]
+    assert judge.judge(judge_input).model == "m1"  # straight to m1
     assert len(first.requests) == 1 and len(second.requests) == 2
     judge.new_run()
     assert judge.stats.blacklisted == [] and judge.judge(judge_input).model == "m0"
 
 
 def test_invalid_http_body_counts_as_unparseable(judge_input) -> None:
-    judge, _, sleeps = _judge([InvalidResponse("not json")], [OK])
+    judge, _, sleeps = _judge([InvalidResponse("not json")], [OK], blacklist_scope="run")
     verdict = judge.judge(judge_input)
     assert verdict.status is JudgeStatus.OK
     assert [a.outcome for a in verdict.attempts] == ["invalid_response", "ok"]
@@ -81,6 +91,16 @@ def test_auth_error_aborts(judge_input, status: int) -> None:
     assert verdict.status is JudgeStatus.UNAVAILABLE and verdict.score is None
     assert verdict.attempts[0].outcome == "auth" and verdict.attempts[0].status_code == status
     assert len(second.requests) == 0 and sleeps == []
+
+
+def test_402_rotates_as_oro_unless_listed_to_abort(judge_input) -> None:
+    judge, (_, second), sleeps = _judge([AuthError("unpaid", status_code=402)], [OK])
+    verdict = judge.judge(judge_input)
+    assert verdict.status is JudgeStatus.OK and verdict.model == "m1" and sleeps == [5.0]
+    assert [(a.outcome, a.status_code) for a in verdict.attempts] == [("http_error", 402), ("ok", 200)]
+    judge, (_, second), _ = _judge([AuthError("unpaid", status_code=402)], [OK],
+                                   abort_statuses=[401, 402, 403])
+    assert judge.judge(judge_input).status is JudgeStatus.UNAVAILABLE and second.requests == []
 
 
 def test_rate_limit_and_server_errors_rotate_and_sleep(judge_input) -> None:
@@ -132,6 +152,7 @@ def test_circuit_breaker_and_run_failure(judge_input) -> None:
     assert skipped.status is JudgeStatus.SKIPPED_BREAKER and skipped.score is None
     assert len(backend.requests) == calls_before  # no model call once the breaker is open
     assert (judge.stats.judge_total, judge.stats.judge_failed) == (7, 5)
+    assert (judge.stats.attempts_total, judge.stats.attempts_failed) == (10, 8)  # the skipped one: none
     assert judge.run_failed
 
 

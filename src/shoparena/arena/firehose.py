@@ -207,7 +207,8 @@ def _race_and_weights(race_dir: Path, race_id: str, report: Any, race: int) -> N
     from shoparena.records.race import RaceDocument
     from shoparena.runs.files import write_json_record
 
-    cfg, wcfg = RaceConfig(), WeightConfig(rank_by="race_rank")
+    # ORO's validator weights; a firehose race has no incumbent, so its race ranks are ORO's order anyway.
+    cfg, wcfg = RaceConfig(), WeightConfig()
     candidates = [
         Qualifier(hotkey=a.agent, agent_version_id=a.agent_version_id, qualifying_score=a.final("judge"))
         for a in report.agents

@@ -28,9 +28,17 @@ from shoparena.arena.race_rules import (
     resolve_race,
     select_qualifiers,
 )
-from shoparena.arena.run_judging import AgentIncentives, JudgeKind, ScoreVariant, judge_run, load_incentives
+from shoparena.arena.run_judging import (
+    AgentIncentives,
+    IncentiveReport,
+    JudgeKind,
+    ScoreVariant,
+    judge_run,
+    load_incentives,
+)
 from shoparena.arena.weights import WeightConfig, WeightVector, compute_weights, weights_document
 from shoparena.jsonl import sha256_file
+from shoparena.judge.llm_judge import FailureAccounting, LLMJudgeConfig
 from shoparena.records.race import RaceBank, RaceDocument
 from shoparena.runs.files import write_json_record
 from shoparena.runs.manifest import ArenaManifest, read_manifest
@@ -43,10 +51,18 @@ class RaceRunConfig(BaseModel):
 
     race: RaceConfig = Field(default_factory=RaceConfig)
     weights: WeightConfig = Field(
-        default_factory=lambda: WeightConfig(rank_by="race_rank"),
-        description="race_rank by default, so incumbent protection decides rank 1.",
+        default_factory=WeightConfig,
+        description="ORO's validator by default (ranks by race score, so the top share can go to a "
+        "challenger the race's incumbent protection kept at rank 2); rank_by='race_rank' gives it to the "
+        "race's rank 1.",
     )
     judge: JudgeKind = JudgeKind.RUBRIC
+    llm_judge: LLMJudgeConfig = Field(default_factory=LLMJudgeConfig, description="Knobs of --judge llm.")
+    failure_accounting: FailureAccounting = Field(
+        default="oro",
+        description="How judge failures count: oro (0.0 in q, model calls counted) or verdicts (left out "
+        "of q, verdicts counted).",
+    )
     score: ScoreVariant = Field(default="judge", description="Which final score qualifies and races.")
     profile: str = "strict"
     index: Path | None = None
@@ -161,8 +177,13 @@ def race_run(
     qual_entries: dict[str, AgentIncentives] = {}
     for run_dir in qualifying_run_dirs:
         report = load_incentives(run_dir)
-        if report is None or report.judge != cfg.judge.value or report.profile != cfg.profile:
-            report = judge_run(run_dir, cfg.judge, cfg.backend, backend=judge_backend, profile=cfg.profile)
+        if (
+            report is None
+            or report.judge != cfg.judge.value
+            or report.profile != cfg.profile
+            or report.failure_accounting != cfg.failure_accounting
+        ):
+            report = _judge(run_dir, cfg, judge_backend)
         for entry in report.agents:
             if entry.agent_path is None or not Path(entry.agent_path).exists():
                 notes.append(f"{run_dir}: agent {entry.agent} has no readable file; skipped")
@@ -224,7 +245,7 @@ def race_run(
             backend=backend,
             search=search,
         )
-        race_report = judge_run(race_dir, cfg.judge, cfg.backend, backend=judge_backend, profile=cfg.profile)
+        race_report = _judge(race_dir, cfg, judge_backend)
         manifest = read_manifest(race_dir, ArenaManifest)
         # run_arena names agents in the order given, so names line up with qualifiers.
         for qualifier, name in zip(qualifying.qualifiers, manifest.agents, strict=True):
@@ -249,6 +270,7 @@ def race_run(
             }
         )
         weights = compute_weights(race, uid_map, config=cfg.weights)
+        notes += _weight_notes(outcome, weights)
 
     rows = _leaderboard(race, qualifying, race_entries, qual_entries, weights, uid_map, cfg.score)
     result = RaceRunResult(
@@ -276,6 +298,25 @@ def race_run(
         json.dumps([r.model_dump(mode="json") for r in rows], indent=2), encoding="utf-8"
     )
     return result
+
+
+def _judge(run_dir: str | Path, cfg: RaceRunConfig, backend: Any) -> IncentiveReport:
+    return judge_run(
+        run_dir, cfg.judge, cfg.backend, backend=backend, profile=cfg.profile, llm_config=cfg.llm_judge,
+        failure_accounting=cfg.failure_accounting,
+    )
+
+
+def _weight_notes(outcome: RaceOutcome, weights: WeightVector | None) -> list[str]:
+    """Say where the validator's weights part from the race's own result."""
+    if weights is None:
+        return ["race complete without finishers: no weights written (ORO submits nothing)"]
+    if weights.top_hotkey and outcome.top_hotkey and weights.top_hotkey != outcome.top_hotkey:
+        return [
+            f"the top share goes to {weights.top_hotkey} (highest race score, as ORO's validator ranks); "
+            f"the race's rank 1 is {outcome.top_hotkey} (incumbent protection)"
+        ]
+    return []
 
 
 def _leaderboard(

@@ -27,8 +27,15 @@ from shoparena.arena.agent_runner import safe_name
 from shoparena.arena.proxy_log import read_trusted_log
 from shoparena.arena.richness import ProblemRichness, RichnessSummary, pooled_richness, trajectory_richness
 from shoparena.jsonl import read_jsonl_dicts
-from shoparena.judge.coefficient import ArenaScore, combine_scores, reasoning_coefficient, reasoning_quality
-from shoparena.judge.records import JudgeStatus, JudgeVerdict
+from shoparena.judge.coefficient import (
+    ArenaScore,
+    combine_scores,
+    quality_scores,
+    reasoning_coefficient,
+    reasoning_quality,
+)
+from shoparena.judge.llm_judge import FailureAccounting
+from shoparena.judge.records import JudgeVerdict
 from shoparena.records.race import ArenaRunFile
 from shoparena.runs.files import read_yaml_record
 from shoparena.runs.manifest import ArenaManifest, manifest_path, read_manifest
@@ -89,6 +96,11 @@ class IncentiveReport(BaseModel):
     judge: str
     judge_model: str | None = None
     profile: str
+    failure_accounting: FailureAccounting = Field(
+        default="verdicts",
+        description="How judge failures counted (oro or verdicts); reports written before the option "
+        "existed used verdicts.",
+    )
     agents: list[AgentIncentives]
     notes: list[str] = Field(default_factory=list)
 
@@ -168,6 +180,7 @@ def judge_run(
     backend: Any = None,
     profile: str = "strict",
     llm_config: Any = None,
+    failure_accounting: FailureAccounting = "oro",
 ) -> IncentiveReport:
     """Judge every SUCCESS trajectory of a run directory and write verdicts, richness and final scores.
 
@@ -178,6 +191,8 @@ def judge_run(
         backend: A ready backend for the LLM judge (tests); overrides ``backend_spec``.
         profile: Scoring profile of ``scores.json`` whose ``success_rate`` is the base (``strict`` = ORO).
         llm_config: :class:`~shoparena.judge.llm_judge.LLMJudgeConfig` for the LLM judge.
+        failure_accounting: How judge failures count in q and the run-failure rule (``oro``: ORO's
+            validator; ``verdicts``: failures left out of q, verdicts counted).
 
     Returns:
         The report (also written to ``incentives.json``).
@@ -235,11 +250,12 @@ def judge_run(
         profile_scores = (scores.get(name) or {}).get(profile) or {}
         success_rate = profile_scores.get("success_rate")
         richness = pooled_richness(richness_items)
-        ok_scores = [v.score for v in verdicts if v.status is JudgeStatus.OK]
-        q = reasoning_quality(ok_scores)
+        q = reasoning_quality(quality_scores(verdicts, failure_accounting))
         score = None
         if success_rate is not None:
-            score = combine_scores(float(success_rate), verdicts, richness.agentic_richness)
+            score = combine_scores(
+                float(success_rate), verdicts, richness.agentic_richness, accounting=failure_accounting
+            )
         else:
             agent_notes.append(f"no {profile!r} success_rate in scores.json: final scores not computed")
         version, path = _agent_version(name, manifest)
@@ -270,6 +286,7 @@ def judge_run(
         judge=str(JudgeKind(judge).value),
         judge_model=judge_model,
         profile=profile,
+        failure_accounting=failure_accounting,
         agents=entries,
         notes=notes,
     )

@@ -3,7 +3,9 @@
 Pure and deterministic: the same race, hotkey map and configuration give a byte-identical vector, which Yuma
 consensus (kappa 0.5) needs. Steps: finishers -> ORO ranking -> K = floor(N/2) taper for ranks 2..K ->
 pinned top/burn pair -> map hotkeys to UIDs, dropping deregistered ones and recomputing the pinned pair from
-the surviving tail (K stays based on the full N).
+the surviving tail (K stays based on the full N). :class:`WeightConfig`'s defaults are ORO's rules for the
+edge cases too (no finishers, a tail finisher on the burn UID, a hotkey listed twice, the 5-race scan
+window); its other values keep shoparena's earlier choices (docs/arena.md, "ORO parity").
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from shoparena.arena.race_rules import Race, RaceStatus
-from shoparena.records.race import WeightConfig, WeightsDocument, WeightVector
+from shoparena.records.race import DuplicateHotkeys, WeightConfig, WeightsDocument, WeightVector
 
 U16_MAX = 65535
 
@@ -84,14 +86,18 @@ def compute_weights(
     *,
     n_uids: int | None = None,
     config: WeightConfig | None = None,
-) -> WeightVector:
-    """The weight vector for one completed race.
+) -> WeightVector | None:
+    """The weight vector for one completed race, or None when a validator would submit nothing.
 
     Args:
         race: A RACE_COMPLETE race.
         hotkey_to_uid: Registered hotkeys (the metagraph); finishers missing here are deregistered.
         n_uids: Vector length; defaults to one past the largest UID (burn UID included).
-        config: Shares, burn UID and ranking mode.
+        config: Shares, burn UID, ranking and the edge-case rules (ORO's by default).
+
+    Returns:
+        None for a race without finishers under ``no_finishers="skip"`` (ORO: the chain keeps the last
+        weights); otherwise the vector.
 
     Raises:
         ValueError: The race is not RACE_COMPLETE, or a UID is outside ``n_uids``.
@@ -102,38 +108,62 @@ def compute_weights(
     size = n_uids if n_uids is not None else max([cfg.burn_uid, *hotkey_to_uid.values()]) + 1
     if size <= cfg.burn_uid or any(uid < 0 or uid >= size for uid in hotkey_to_uid.values()):
         raise ValueError(f"compute_weights: n_uids={size} does not cover every UID and the burn UID")
-    weights = [0] * size
     ranked = rank_finishers(finishers(race), cfg.rank_by)
-    k = len(ranked) // 2
-    if k == 0:
+    if not ranked and cfg.no_finishers == "skip":
+        return None
+    weights = [0] * size
+    if len(ranked) // 2 == 0:
         weights[cfg.burn_uid] = U16_MAX
         return WeightVector(race_id=race.race_id, uids=list(range(size)), weights=weights, burn=U16_MAX)
+    top_hotkey = ranked[0].hotkey
     # Tail: ranks 2..K keep their full-N taper even when others deregistered.
     tail_sum = 0
-    for finisher, weight in zip(ranked[1:k], tail_weights(len(ranked)), strict=True):
-        uid = hotkey_to_uid.get(finisher.hotkey)
+    for hotkey, weight in _tail_entries(ranked, top_hotkey, cfg.duplicate_hotkeys):
+        uid = hotkey_to_uid.get(hotkey)
         if uid is not None:
             weights[uid] += weight
             tail_sum += weight
     top, burn = pinned_weights(tail_sum, cfg.t_top, cfg.t_burn)
-    weights[cfg.burn_uid] += burn
-    top_uid = hotkey_to_uid.get(ranked[0].hotkey)
+    if cfg.tail_on_burn_uid == "overwrite":
+        weights[cfg.burn_uid] = burn  # ORO assigns the burn slot last; its tail weight still counted in T
+    else:
+        weights[cfg.burn_uid] += burn
+    top_uid = hotkey_to_uid.get(top_hotkey)
     if top_uid is not None:
-        weights[top_uid] += top  # added, not overwritten, when the top sits on the burn UID
+        weights[top_uid] += top  # added, not overwritten, when the top sits on the burn UID (as ORO)
     return WeightVector(
         race_id=race.race_id,
         uids=list(range(size)),
         weights=weights,
-        top_hotkey=ranked[0].hotkey if top_uid is not None else None,
+        top_hotkey=top_hotkey if top_uid is not None else None,
         top=top if top_uid is not None else 0,
         burn=burn,
         tail_sum=tail_sum,
     )
 
 
-def latest_complete_race(history: Sequence[Race]) -> Race | None:
-    """The first RACE_COMPLETE race of a newest-first history, or None."""
-    return next((race for race in history if race.status is RaceStatus.RACE_COMPLETE), None)
+def _tail_entries(
+    ranked: Sequence[Finisher], top_hotkey: str, duplicates: DuplicateHotkeys
+) -> list[tuple[str, int]]:
+    """(hotkey, weight) for ranks 2..K.
+
+    ``once`` keeps ORO's hotkey map: a later listing replaces an earlier one (so a hotkey listed twice in
+    the tail keeps its lower-ranked weight) and the top's hotkey keeps only the top share. ``add`` keeps
+    every listing.
+    """
+    tail = ranked[1 : len(ranked) // 2]
+    entries = [(f.hotkey, w) for f, w in zip(tail, tail_weights(len(ranked)), strict=True)]
+    if duplicates == "add":
+        return entries
+    once = dict(entries)
+    once.pop(top_hotkey, None)
+    return list(once.items())
+
+
+def latest_complete_race(history: Sequence[Race], scan_window: int | None = None) -> Race | None:
+    """The first RACE_COMPLETE race among the ``scan_window`` newest of a newest-first history, or None."""
+    scanned = history if scan_window is None else history[:scan_window]
+    return next((race for race in scanned if race.status is RaceStatus.RACE_COMPLETE), None)
 
 
 def weights_for_tick(
@@ -143,11 +173,19 @@ def weights_for_tick(
     n_uids: int | None = None,
     config: WeightConfig | None = None,
 ) -> WeightVector | None:
-    """One weight-setting tick: None (skip) when no completed race exists."""
-    race = latest_complete_race(history)
+    """One weight-setting tick: None (skip) when no completed race is in the scan window, or when the
+    first completed race has no finishers and ``no_finishers`` is ``skip`` (ORO does not look further)."""
+    cfg = config or WeightConfig()
+    race = latest_complete_race(history, cfg.scan_window)
     if race is None:
         return None
-    return compute_weights(race, hotkey_to_uid, n_uids=n_uids, config=config)
+    return compute_weights(race, hotkey_to_uid, n_uids=n_uids, config=cfg)
+
+
+NO_COMPLETE_RACE = "no RACE_COMPLETE race: validators skip the tick"
+NO_FINISHERS = (
+    "RACE_COMPLETE without finishers: ORO's validator submits nothing; the chain keeps the last weights"
+)
 
 
 def weights_document(
@@ -161,13 +199,17 @@ def weights_document(
         "config": config,
     }
     if weights is None:
-        fields["skipped"] = True  # no RACE_COMPLETE race: validators skip the tick
+        fields["skipped"] = True
+        complete = race.status is RaceStatus.RACE_COMPLETE
+        fields["skip_reason"] = NO_FINISHERS if complete else NO_COMPLETE_RACE
     else:
         fields.update({name: getattr(weights, name) for name in type(weights).model_fields})
     return WeightsDocument(**fields).to_bytes()
 
 
 __all__ = [
+    "NO_COMPLETE_RACE",
+    "NO_FINISHERS",
     "U16_MAX",
     "Finisher",
     "WeightConfig",

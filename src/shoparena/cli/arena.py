@@ -11,7 +11,12 @@ from rich.table import Table
 
 from shoparena.arena.config import ArenaRunConfig
 from shoparena.arena.inference import InferenceLimits
+from shoparena.arena.race_rules import DecayShape, RaceConfig
+from shoparena.arena.race_stage import RaceRunConfig
+from shoparena.arena.run_judging import JudgeKind, ScoreVariant
 from shoparena.cli._options import field_option
+from shoparena.judge.llm_judge import BlacklistScope, FailureAccounting, LLMJudgeConfig
+from shoparena.records.race import DuplicateHotkeys, NoFinishers, RankBy, TailOnBurnUid, WeightConfig
 
 arena_app = typer.Typer(
     help="ORO-compatible arena: sandboxed agent runs, proxy, races.", no_args_is_help=True
@@ -127,28 +132,28 @@ def run(
 @arena_app.command("judge")
 def judge_cmd(
     run_dir: Path = typer.Argument(..., exists=True, file_okay=False, help="An arena run directory."),
-    judge: str = typer.Option("rubric", "--judge", help="rubric (offline) or llm."),
+    judge: JudgeKind = typer.Option(JudgeKind.RUBRIC, "--judge", help="rubric (offline) or llm."),
     backend: str | None = typer.Option(None, help="Backend spec for --judge llm."),
     profile: str = typer.Option("strict", help="Scoring profile whose success_rate is the base."),
-    max_tokens: int = typer.Option(3072, min=1, help="LLM judge: max new tokens per verdict."),
-    guided: bool = typer.Option(
-        False, "--guided", help="LLM judge: constrain replies to the five bins (guided_choice)."
-    ),
-    max_input_chars: int | None = typer.Option(
-        None, min=200, help="LLM judge: cut each judge input to this many characters (small contexts)."
-    ),
+    max_tokens: int = field_option(LLMJudgeConfig, "max_tokens", min=1,
+                                   help="LLM judge: max new tokens per verdict."),
+    guided: bool = field_option(LLMJudgeConfig, "guided", "--guided"),
+    max_input_chars: int | None = field_option(LLMJudgeConfig, "max_input_chars", min=200),
+    blacklist_scope: BlacklistScope = field_option(LLMJudgeConfig, "blacklist_scope"),
+    abort_status: list[int] = field_option(LLMJudgeConfig, "abort_statuses", "--abort-status"),
+    failure_accounting: FailureAccounting = field_option(RaceRunConfig, "failure_accounting"),
 ) -> None:
     """Judge every SUCCESS trajectory; write judge.jsonl, richness and final scores; print a table."""
     from shoparena.arena.run_judging import judge_run
     from shoparena.cli.arena_tables import incentives_table
-    from shoparena.judge.llm_judge import LLMJudgeConfig
 
-    if judge not in ("rubric", "llm"):
-        raise typer.BadParameter("--judge must be rubric or llm", param_hint="--judge")
     try:
         report = judge_run(run_dir, judge, backend, profile=profile,
                            llm_config=LLMJudgeConfig(max_tokens=max_tokens, guided=guided,
-                                                     max_input_chars=max_input_chars))
+                                                     max_input_chars=max_input_chars,
+                                                     blacklist_scope=blacklist_scope,
+                                                     abort_statuses=abort_status),
+                           failure_accounting=failure_accounting)
     except (FileNotFoundError, ValueError) as err:
         raise typer.BadParameter(str(err)) from None
     console.print(incentives_table(report))
@@ -183,13 +188,17 @@ def race_cmd(
     race_bank: Path = typer.Option(..., "--race-bank", exists=True, dir_okay=False, help="Hidden bank."),
     out: Path = typer.Option(..., "--out", help="Race output directory."),
     index: Path | None = typer.Option(None, exists=True, file_okay=False, help="Search index directory."),
-    backend: str | None = typer.Option(None, help="Chat backend spec for the miners (and --judge llm)."),
-    judge: str = typer.Option("rubric", "--judge", help="rubric or llm."),
-    score: str = typer.Option("judge", help="Score that qualifies and races: judge, richness or base."),
-    workers: int = typer.Option(3, min=1, help="Parallel sandboxes."),
-    timeout: float = typer.Option(300.0, min=0.1, help="Per-problem timeout (s)."),
-    problem_count: int | None = typer.Option(None, min=1, help="Problems drawn from the bank."),
-    problem_seed: int = typer.Option(0, help="Seed of the draw."),
+    backend: str | None = field_option(RaceRunConfig, "backend"),
+    judge: JudgeKind = field_option(RaceRunConfig, "judge", help="rubric (offline) or llm (uses --backend)."),
+    score: ScoreVariant = field_option(RaceRunConfig, "score"),
+    failure_accounting: FailureAccounting = field_option(RaceRunConfig, "failure_accounting"),
+    blacklist_scope: BlacklistScope = field_option(LLMJudgeConfig, "blacklist_scope"),
+    abort_status: list[int] = field_option(LLMJudgeConfig, "abort_statuses", "--abort-status"),
+    workers: int = field_option(RaceRunConfig, "workers", min=1, help="Parallel sandboxes."),
+    timeout: float = field_option(RaceRunConfig, "timeout_s", "--timeout", min=0.1,
+                                  help="Per-problem timeout (s)."),
+    problem_count: int | None = field_option(RaceRunConfig, "problem_count", min=1),
+    problem_seed: int = field_option(RaceRunConfig, "problem_seed", help="Seed of the draw."),
     incumbent: str | None = typer.Option(None, help="Hotkey (agent name) of the current top miner."),
     incumbent_since: datetime | None = typer.Option(
         None, formats=["%Y-%m-%dT%H:%M:%S%z", "%Y-%m-%dT%H:%M:%SZ"], help="When the incumbent took the top."
@@ -198,19 +207,30 @@ def race_cmd(
         None, formats=["%Y-%m-%dT%H:%M:%S%z", "%Y-%m-%dT%H:%M:%SZ"],
         help="The race's published completion time (default now); ages the incumbent's margin.",
     ),
-    margin0: float = typer.Option(0.05, min=0, help="Margin when the top was taken."),
-    margin_min: float = typer.Option(0.01, min=0, help="Margin the decay tends to."),
-    half_life_s: float = typer.Option(3 * 86400, min=1e-9, help="Exponential decay half-life (s)."),
-    decay_shape: str = typer.Option("exponential", help="exponential or linear."),
-    linear_decay_s: float = typer.Option(7 * 86400, min=1e-9, help="Linear: time to reach margin-min (s)."),
-    qualifying_floor: float = typer.Option(0.1, min=0, help="Absolute minimum qualifying score."),
-    qualifying_ratio: float = typer.Option(0.95, min=0, max=1, help="Share of the best qualifying score."),
+    margin0: float = field_option(RaceConfig, "margin0", min=0),
+    margin_min: float = field_option(RaceConfig, "margin_min", min=0),
+    half_life_s: float = field_option(RaceConfig, "half_life_s", min=1e-9),
+    decay_shape: DecayShape = field_option(RaceConfig, "decay_shape", help="exponential or linear."),
+    linear_decay_s: float = field_option(RaceConfig, "linear_decay_s", min=1e-9),
+    qualifying_floor: float = field_option(RaceConfig, "qualifying_floor", min=0),
+    qualifying_ratio: float = field_option(RaceConfig, "qualifying_ratio", min=0, max=1),
+    rank_by: RankBy = field_option(WeightConfig, "rank_by"),
+    no_finishers: NoFinishers = field_option(WeightConfig, "no_finishers"),
+    tail_on_burn_uid: TailOnBurnUid = field_option(WeightConfig, "tail_on_burn_uid"),
+    duplicate_hotkeys: DuplicateHotkeys = field_option(WeightConfig, "duplicate_hotkeys"),
+    t_top: float = field_option(WeightConfig, "t_top", min=0, max=1),
+    t_burn: float = field_option(WeightConfig, "t_burn", min=0, max=1),
+    burn_uid: int = field_option(WeightConfig, "burn_uid", min=0, help="UID that receives the burn."),
 ) -> None:
-    """Race the qualifiers on the hidden bank; resolve the incumbent; write weights; print the leaderboard."""
+    """Race the qualifiers on the hidden bank; resolve the incumbent; write weights; print the leaderboard.
+
+    Defaults follow ORO's validator (weights by race score, judge failures as ORO counts them); the
+    options name shoparena's other choices (docs/arena.md, "ORO parity").
+    """
     from pydantic import ValidationError
 
-    from shoparena.arena.race_rules import Incumbent, RaceConfig
-    from shoparena.arena.race_stage import RaceRunConfig, race_run
+    from shoparena.arena.race_rules import Incumbent
+    from shoparena.arena.race_stage import race_run
     from shoparena.cli.arena_tables import leaderboard_table
 
     if (incumbent is None) != (incumbent_since is None):
@@ -224,7 +244,12 @@ def race_cmd(
             race=RaceConfig(margin0=margin0, margin_min=margin_min, half_life_s=half_life_s,
                             decay_shape=decay_shape, linear_decay_s=linear_decay_s,
                             qualifying_floor=qualifying_floor, qualifying_ratio=qualifying_ratio),
+            weights=WeightConfig(t_top=t_top, t_burn=t_burn, burn_uid=burn_uid, rank_by=rank_by,
+                                 no_finishers=no_finishers, tail_on_burn_uid=tail_on_burn_uid,
+                                 duplicate_hotkeys=duplicate_hotkeys),
             judge=judge,
+            llm_judge=LLMJudgeConfig(blacklist_scope=blacklist_scope, abort_statuses=abort_status),
+            failure_accounting=failure_accounting,
             score=score,
             index=index,
             backend=backend,

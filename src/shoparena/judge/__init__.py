@@ -12,7 +12,9 @@ from shoparena.judge.calibration import (
 from shoparena.judge.coefficient import (
     ArenaScore,
     combine_scores,
+    judge_counts,
     judge_final_score,
+    quality_scores,
     reasoning_coefficient,
     reasoning_quality,
     richness_final_score,
@@ -20,6 +22,7 @@ from shoparena.judge.coefficient import (
 from shoparena.judge.inputs import build_judge_input, extract_result_facts, summarise_proxy_calls
 from shoparena.judge.llm_judge import (
     GUIDED_REPLIES,
+    FailureAccounting,
     Judge,
     JudgeRunStats,
     LLMJudge,
@@ -46,6 +49,7 @@ __all__ = [
     "SCORE_BINS",
     "ArenaScore",
     "CalibrationReport",
+    "FailureAccounting",
     "Judge",
     "JudgeAttempt",
     "JudgeInput",
@@ -66,10 +70,12 @@ __all__ = [
     "calibration_markdown",
     "combine_scores",
     "extract_result_facts",
+    "judge_counts",
     "judge_final_score",
     "load_run_verdicts",
     "pair_run_verdicts",
     "parse_judge_reply",
+    "quality_scores",
     "reasoning_coefficient",
     "reasoning_quality",
     "richness_final_score",

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from shoparena.judge.llm_judge import run_failed
+from shoparena.judge.llm_judge import FailureAccounting, run_failed
 from shoparena.judge.records import JudgeStatus, JudgeVerdict
 
 
@@ -20,6 +20,38 @@ def reasoning_quality(scores: Iterable[float | None]) -> float:
     """q: the mean of the non-null scores, rounded to 4 decimals; 0.0 when there are none."""
     present = [s for s in scores if s is not None]
     return round(sum(present) / len(present), 4) if present else 0.0
+
+
+def quality_scores(verdicts: Iterable[JudgeVerdict], accounting: FailureAccounting = "oro") -> list[float]:
+    """The scores q averages: ``ok`` scores, plus 0.0 per failed judgement under ``oro`` (ORO's judge returns
+    0.0 when it gives up; a problem the circuit breaker skipped has no score either way)."""
+    scores: list[float] = []
+    for verdict in verdicts:
+        if verdict.status is JudgeStatus.OK and verdict.score is not None:  # an ok verdict has a score
+            scores.append(verdict.score)
+        elif accounting == "oro" and verdict.status is not JudgeStatus.SKIPPED_BREAKER:
+            scores.append(0.0)
+    return scores
+
+
+def judge_counts(verdicts: Iterable[JudgeVerdict], accounting: FailureAccounting = "oro") -> tuple[int, int]:
+    """``(total, failed)`` for the run-failure rule.
+
+    ``oro``: model calls, as ORO's ``judge_inference_total`` / ``judge_inference_failed``; a verdict made
+    without a model call (the rubric judge) counts as one call of its own outcome, a skipped one as none.
+    ``verdicts``: verdicts, every non-``ok`` one (skipped included) failed.
+    """
+    total = failed = 0
+    for verdict in verdicts:
+        ok = verdict.status is JudgeStatus.OK
+        if accounting == "verdicts":
+            total, failed = total + 1, failed + (not ok)
+        elif verdict.attempts:
+            total += len(verdict.attempts)
+            failed += sum(a.outcome != "ok" for a in verdict.attempts)
+        elif verdict.status is not JudgeStatus.SKIPPED_BREAKER:
+            total, failed = total + 1, failed + (not ok)
+    return total, failed
 
 
 def reasoning_coefficient(q: float) -> float:
@@ -49,27 +81,37 @@ class ArenaScore(BaseModel):
     final_judge: float = Field(description="base x judge coefficient (ORO v1.0.79 validator_score).")
     agentic_richness: float | None = None
     final_richness: float | None = Field(default=None, description="base x (0.3 + 0.7 x richness).")
-    judge_total: int = 0
+    judge_total: int = Field(default=0, description="Model calls (oro) or verdicts (verdicts).")
     judge_failed: int = 0
     run_failed: bool = Field(
         default=False, description="judge_total >= 3 and judge_failed > judge_total / 2."
     )
+    failure_accounting: FailureAccounting = Field(
+        default="verdicts",
+        description="How judge failures counted (judge.llm_judge.FailureAccounting); files written before "
+        "the option existed used verdicts.",
+    )
 
 
 def combine_scores(
-    success_rate: float, verdicts: Iterable[JudgeVerdict], agentic_richness: float | None = None
+    success_rate: float,
+    verdicts: Iterable[JudgeVerdict],
+    agentic_richness: float | None = None,
+    *,
+    accounting: FailureAccounting = "oro",
 ) -> ArenaScore:
     """Turn a run's success rate, judge verdicts and optional richness into an :class:`ArenaScore`.
 
     Args:
         success_rate: Successful problems / full run size.
-        verdicts: One verdict per judged (SUCCESS) trajectory; non-ok verdicts count as judge failures.
+        verdicts: One verdict per judged (SUCCESS) trajectory.
         agentic_richness: The run's richness in [0, 1], or None when it was not measured.
+        accounting: How judge failures count in q and in the run-failure rule (:data:`FailureAccounting`).
     """
     verdicts = list(verdicts)
-    q = reasoning_quality(v.score for v in verdicts if v.status is JudgeStatus.OK)
+    q = reasoning_quality(quality_scores(verdicts, accounting))
     coefficient = reasoning_coefficient(q)
-    failed = sum(v.status is not JudgeStatus.OK for v in verdicts)
+    total, failed = judge_counts(verdicts, accounting)
     return ArenaScore(
         base=success_rate,
         reasoning_quality=q,
@@ -79,7 +121,8 @@ def combine_scores(
         final_richness=(
             None if agentic_richness is None else richness_final_score(success_rate, agentic_richness)
         ),
-        judge_total=len(verdicts),
+        judge_total=total,
         judge_failed=failed,
-        run_failed=run_failed(len(verdicts), failed),
+        run_failed=run_failed(total, failed),
+        failure_accounting=accounting,
     )

@@ -1,7 +1,10 @@
 """LLM reasoning judge with ORO's retry, rotation, blacklist and circuit-breaker behaviour.
 
-Differences from ORO, on purpose: every outcome has an explicit status (``ok``, ``parse_error``,
-``unavailable``, ``skipped_breaker``) and only ``ok`` carries a score, so an outage never reads as a 0.
+Every outcome has an explicit status (``ok``, ``parse_error``, ``unavailable``, ``skipped_breaker``) and only
+``ok`` carries a score; each verdict keeps its model calls (``attempts``). How failures then weigh in the
+run's score is :data:`FailureAccounting` (ORO's rule by default: a failed judgement is 0.0 in q and failures
+are counted per call; :mod:`shoparena.judge.coefficient`). A model that returns unparseable replies is
+blacklisted for the trajectory, as ORO does (``blacklist_scope="run"`` keeps it out for the whole run).
 ``LLMJudgeConfig.guided`` (off by default) adds structured output: the request carries ``guided_choice``
 (vLLM's field; :class:`~shoparena.llm.transformers_backend.TransformersBackend` honours it too) listing
 the five bin replies, so the model can only pick a bin.
@@ -12,7 +15,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Sequence
-from typing import Protocol
+from typing import Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -40,6 +43,19 @@ class Judge(Protocol):
         ...
 
 
+FailureAccounting = Literal["oro", "verdicts"]
+"""How judge failures count in a run's score.
+
+``oro`` (ORO v1.0.79's validator): a failed judgement (attempts exhausted, auth error, every model
+blacklisted) is 0.0 in the mean quality q; the run-failure rule counts model calls (HTTP attempts), and
+problems skipped by the circuit breaker count neither in q nor in the calls. ``verdicts`` (shoparena's earlier
+choice): q is the mean of the ``ok`` verdicts only, and the rule counts verdicts, every non-``ok`` one
+(skipped ones included) as failed."""
+
+
+BlacklistScope = Literal["trajectory", "run"]
+
+
 class LLMJudgeConfig(BaseModel):
     """Knobs of :class:`LLMJudge` (defaults are ORO v1.0.79's)."""
 
@@ -55,6 +71,16 @@ class LLMJudgeConfig(BaseModel):
     backoff_cap_s: float = Field(default=10.0, ge=0)
     breaker_threshold: int = Field(
         default=3, ge=1, description="Consecutive fully failed problems after which later ones are skipped."
+    )
+    blacklist_scope: BlacklistScope = Field(
+        default="trajectory",
+        description="How long a model that returned an unparseable reply is skipped. trajectory: for the "
+        "rest of that trajectory (ORO's per-call blacklist). run: for the rest of the run.",
+    )
+    abort_statuses: list[int] = Field(
+        default_factory=lambda: [401, 403],
+        description="Auth statuses that abort a trajectory at once (ORO: 401, 403; the earlier choice added "
+        "402). Another auth status rotates and backs off like any other error status.",
     )
     max_input_chars: int | None = Field(
         default=None, ge=200,
@@ -96,11 +122,15 @@ class JudgeRunStats(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    judge_total: int = 0
-    judge_failed: int = 0
+    judge_total: int = Field(default=0, description="Verdicts, skipped ones included.")
+    judge_failed: int = Field(default=0, description="Verdicts that are not ok, skipped ones included.")
+    attempts_total: int = Field(default=0, description="Model calls (ORO's judge_inference_total).")
+    attempts_failed: int = Field(default=0, description="Model calls without a usable reply.")
     consecutive_failed: int = 0
     breaker_open: bool = False
-    blacklisted: list[str] = Field(default_factory=list)
+    blacklisted: list[str] = Field(
+        default_factory=list, description="Models blacklisted for the run (blacklist_scope='run' only)."
+    )
 
 
 def run_failed(judge_total: int, judge_failed: int) -> bool:
@@ -141,20 +171,22 @@ class LLMJudge:
 
     @property
     def run_failed(self) -> bool:
-        """Whether the current run must be marked failed (see :func:`run_failed`)."""
-        return run_failed(self.stats.judge_total, self.stats.judge_failed)
+        """Whether the current run must be marked failed: :func:`run_failed` over model calls (ORO)."""
+        return run_failed(self.stats.attempts_total, self.stats.attempts_failed)
 
-    def _pick(self, cursor: int) -> int | None:
-        """Index of the first non-blacklisted model at or after ``cursor`` (cyclically)."""
+    def _pick(self, cursor: int, blocked: Sequence[str]) -> int | None:
+        """Index of the first model not in ``blocked`` at or after ``cursor`` (cyclically)."""
         n = len(self.backends)
         for offset in range(n):
             index = (cursor + offset) % n
-            if self.backends[index][0] not in self.stats.blacklisted:
+            if self.backends[index][0] not in blocked:
                 return index
         return None
 
     def _record(self, verdict: JudgeVerdict) -> JudgeVerdict:
         self.stats.judge_total += 1
+        self.stats.attempts_total += len(verdict.attempts)
+        self.stats.attempts_failed += sum(a.outcome != "ok" for a in verdict.attempts)
         if verdict.status is JudgeStatus.OK:
             self.stats.consecutive_failed = 0
         else:
@@ -181,6 +213,8 @@ class LLMJudge:
         cfg = self.config
         messages = judge_messages(cap_judge_text(render_judge_input(judge_input), cfg.max_input_chars))
         attempts: list[JudgeAttempt] = []
+        # ORO forgets its blacklist after each trajectory; the run scope shares one list across problems.
+        blocked = self.stats.blacklisted if cfg.blacklist_scope == "run" else []
 
         def give_up(status: JudgeStatus, why: str) -> JudgeVerdict:
             return self._record(JudgeVerdict(problem_id=problem_id, judge=self.name, status=status,
@@ -188,7 +222,7 @@ class LLMJudge:
 
         cursor = 0  # every problem starts with the most preferred model still allowed
         for attempt in range(cfg.max_attempts):
-            index = self._pick(cursor)
+            index = self._pick(cursor, blocked)
             if index is None:
                 return give_up(JudgeStatus.PARSE_ERROR, "every judge model returned unparseable replies")
             model, backend = self.backends[index]
@@ -199,11 +233,14 @@ class LLMJudge:
             try:
                 response = backend.complete(request)
             except AuthError as error:
+                if error.status_code not in cfg.abort_statuses:
+                    attempts.append(self._back_off(model, "http_error", error, attempt))
+                    continue
                 attempts.append(JudgeAttempt(model=model, outcome="auth", status_code=error.status_code,
                                              detail=str(error)[:300]))
                 return give_up(JudgeStatus.UNAVAILABLE, "judge credentials rejected; aborted")
             except InvalidResponse as error:
-                self.stats.blacklisted.append(model)
+                blocked.append(model)
                 attempts.append(JudgeAttempt(model=model, outcome="invalid_response", status_code=200,
                                              detail=str(error)[:300]))
                 continue
@@ -220,7 +257,7 @@ class LLMJudge:
             text = response.content if response.content.strip() else response.reasoning_content
             parsed = parse_judge_reply(text)
             if parsed is None:
-                self.stats.blacklisted.append(model)
+                blocked.append(model)
                 attempts.append(JudgeAttempt(model=model, outcome="unparseable", status_code=200,
                                              detail=text[:300]))
                 continue
@@ -230,7 +267,7 @@ class LLMJudge:
                 explanation=parsed.explanation, model=model + (GUIDED_MODEL_SUFFIX if cfg.guided else ""),
                 parse_stage=parsed.stage, attempts=attempts,
             ))
-        if self._pick(0) is None:
+        if self._pick(0, blocked) is None:
             return give_up(JudgeStatus.PARSE_ERROR, "every judge model returned unparseable replies")
         return give_up(JudgeStatus.UNAVAILABLE, f"no usable judge reply in {cfg.max_attempts} attempts")
 

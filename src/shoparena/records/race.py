@@ -126,8 +126,15 @@ class RaceOutcome(BaseModel):
     decision: PromotionDecision | None = None
 
 
+RankBy = Literal["race_score", "race_rank"]
+NoFinishers = Literal["skip", "burn"]
+TailOnBurnUid = Literal["overwrite", "add"]
+DuplicateHotkeys = Literal["once", "add"]
+
+
 class WeightConfig(BaseModel):
-    """Weight-setting knobs. Defaults are ORO production values."""
+    """Weight-setting knobs. Every default is what ORO's validator (v1.0.79) does; the other values are
+    shoparena's earlier choices, kept as named options (docs/arena.md, "ORO parity")."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -136,11 +143,31 @@ class WeightConfig(BaseModel):
         default=0.75, ge=0, description="Share pinned to the burn UID (the tail comes out of it)."
     )
     burn_uid: int = Field(default=0, ge=0)
-    rank_by: Literal["race_score", "race_rank"] = Field(
+    rank_by: RankBy = Field(
         default="race_score",
-        description="race_score: ORO validator order (score desc, agent_version_id asc). race_rank: honour "
-        "the race's published ranks (e.g. incumbent protection from shoparena.arena.race_rules), ties as "
-        "ORO.",
+        description="race_score: ORO's validator order (score desc, agent_version_id asc), whatever the "
+        "race ranked. race_rank: honour the race's published ranks (incumbent protection), ties as ORO.",
+    )
+    no_finishers: NoFinishers = Field(
+        default="skip",
+        description="A completed race without finishers. skip: write no weights (ORO submits nothing; "
+        "the chain keeps the last ones). burn: 65535 on the burn UID.",
+    )
+    tail_on_burn_uid: TailOnBurnUid = Field(
+        default="overwrite",
+        description="A tail finisher registered on the burn UID. overwrite: the burn weight replaces its "
+        "weight, which still counts in the tail sum (ORO). add: both are added.",
+    )
+    duplicate_hotkeys: DuplicateHotkeys = Field(
+        default="once",
+        description="A hotkey listed more than once. once: one entry per hotkey, the top's if it is the "
+        "top, else its lowest-ranked tail weight (ORO's hotkey map). add: every listing adds its weight.",
+    )
+    scan_window: int | None = Field(
+        default=5,
+        ge=1,
+        description="How many of the newest races a tick scans for the first RACE_COMPLETE one (ORO: 5); "
+        "none: the whole history.",
     )
 
     @model_validator(mode="after")
@@ -173,7 +200,8 @@ class WeightVector(BaseModel):
 
 
 class WeightsDocument(BaseModel):
-    """``weights.json``: the race's weight vector over UIDs, or ``skipped`` when no race completed."""
+    """``weights.json``: the race's weight vector over UIDs, or ``skipped`` (with ``skip_reason``) when a
+    validator would submit nothing: no race completed, or it completed without finishers."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -182,6 +210,7 @@ class WeightsDocument(BaseModel):
     hotkey_to_uid: dict[str, int] = Field(default_factory=dict)
     config: WeightConfig = Field(default_factory=WeightConfig)
     skipped: bool = False
+    skip_reason: str | None = Field(default=None, description="Why no weights were written (skipped).")
     uids: list[int] = Field(default_factory=list)
     weights: list[int] = Field(default_factory=list)
     top_hotkey: str | None = None
@@ -250,8 +279,10 @@ class ArenaRunFile(BaseModel):
 
 __all__ = [
     "ArenaRunFile",
+    "DuplicateHotkeys",
     "Incumbent",
     "MinerTruth",
+    "NoFinishers",
     "PromotionDecision",
     "QualificationType",
     "Qualifier",
@@ -261,6 +292,8 @@ __all__ = [
     "RaceDocument",
     "RaceOutcome",
     "RaceStatus",
+    "RankBy",
+    "TailOnBurnUid",
     "WeightConfig",
     "WeightVector",
     "WeightsDocument",
