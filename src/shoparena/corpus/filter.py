@@ -93,7 +93,7 @@ def first_failure(record: CorpusRecord, fcfg: FilterConfig, gcfg: GateConfig) ->
 def classify(record: CorpusRecord, fcfg: FilterConfig, gcfg: GateConfig) -> CorpusRecord:
     """Set ``structural_label`` and ``outcome`` (kept or the first failing reason) in place."""
     record.structural_label = structural_label(record, fcfg)
-    record.outcome = first_failure(record, fcfg, gcfg) or Outcome.KEPT
+    record.outcome = Outcome(first_failure(record, fcfg, gcfg) or Outcome.KEPT)
     return record
 
 

@@ -45,7 +45,7 @@ def recover_record(record: CorpusRecord, gates: GateConfig) -> CorpusRecord:
             "trainable_tokens": None,
         },
     )
-    copy.outcome = _gate_outcome(copy, gates) or Outcome.KEPT
+    copy.outcome = Outcome(_gate_outcome(copy, gates) or Outcome.KEPT)
     return copy
 
 
