@@ -43,13 +43,13 @@ def kept_records(corpus: Path, limit: int | None) -> list[dict]:
     return out
 
 
-def lengths(records: list[dict], tokenizer, profile: str) -> list[int]:
+def lengths(records: list[dict], tokenizer, render_profile: str) -> list[int]:
     from shoparena.corpus.export import rendered_record
     from shoparena.train.data import render_sft_record
 
     sizes = []
     for record in records:
-        row = rendered_record(record, profile)
+        row = rendered_record(record, render_profile)
         sizes.append(len(render_sft_record(tokenizer, row["messages"], row["tools"] or None)["input_ids"]))
     return sizes
 

@@ -49,14 +49,14 @@ def _workloads():
     return suites
 
 
-def _rate(suites, which: int, profile: str, backend, repeats: int) -> float:
+def _rate(suites, which: int, scoring_profile: str, backend, repeats: int) -> float:
     n, best = 0, float("inf")
     for _ in range(repeats):
         start = time.process_time()
         n = 0
         for suite in suites:
             problems, lookup = suite[0], suite[1]
-            score_run(problems, suite[which], lookup, profile=profile, similarity=backend)
+            score_run(problems, suite[which], lookup, scoring_profile=scoring_profile, similarity=backend)
             n += len(problems)
         best = min(best, time.process_time() - start)
     return n / best

@@ -20,9 +20,7 @@ WHOLE_READS = frozenset({"read_text", "read_bytes", "read"})
 
 #: Known leftovers, each with its reason; the test fails when one is fixed and not removed from here.
 ALLOWED = {
-    ("corpus/export.py", "opens a .jsonl file"): "views writer; the corpus → train registry work owns it",
     ("eval/run.py", "splits a whole file into lines"): "split on b'\\n' only (correct); eval run owner",
-    ("arena/run_judging.py", "opens a .jsonl file"): "judge.jsonl, moving to typed records (issue 23)",
 }
 
 

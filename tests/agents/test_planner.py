@@ -43,7 +43,7 @@ def test_planner_solves_synthesized_suites(synth, intent) -> None:
     for problem in result.problems:
         traj = play(agent, synth.index, problem, kb)
         verdict = score_trajectory(
-            problem, traj, synth.index, profile="strict", similarity=LexicalSimilarity()
+            problem, traj, synth.index, scoring_profile="strict", similarity=LexicalSimilarity()
         )
         assert verdict.format_score == 1.0, problem.problem_id
         assert traj.steps[-1].tool_calls[-1].name == "terminate"
@@ -67,7 +67,11 @@ def test_web_needs_the_knowledge_page(synth) -> None:
     def rate(kb: KnowledgeBase) -> float:
         wins = [
             score_trajectory(
-                p, play(PlannerAgent(), synth.index, p, kb), synth.index, profile="strict", similarity=lexical
+                p,
+                play(PlannerAgent(), synth.index, p, kb),
+                synth.index,
+                scoring_profile="strict",
+                similarity=lexical,
             ).success
             for p in result.problems
         ]
@@ -130,7 +134,7 @@ def test_voucher_basket_respects_budget_and_shop(tmp_path) -> None:
     )
     traj = play(PlannerAgent(), index, problem)
     assert traj.last_recommendation().parameters["product_ids"] == "11,21"
-    verdict = score_trajectory(problem, traj, index, profile="strict", similarity=ExactSimilarity())
+    verdict = score_trajectory(problem, traj, index, scoring_profile="strict", similarity=ExactSimilarity())
     assert verdict.success and verdict.budget == 1.0
     # Platform voucher, threshold 100, budget 120: only the cross-shop basket 90 + 60 = 150 -> 70 fits
     # (150 + 60 = 210 -> 130 does not), so the planner must mix shops.
@@ -140,5 +144,5 @@ def test_voucher_basket_respects_budget_and_shop(tmp_path) -> None:
     )
     traj = play(PlannerAgent(), index, problem2)
     assert traj.last_recommendation().parameters["product_ids"] == "12,21"
-    verdict = score_trajectory(problem2, traj, index, profile="strict", similarity=ExactSimilarity())
+    verdict = score_trajectory(problem2, traj, index, scoring_profile="strict", similarity=ExactSimilarity())
     assert verdict.budget == 1.0

@@ -199,11 +199,12 @@ def verdicts() -> dict[str, Any]:
     from shoparena.arena.richness import pooled_richness, trajectory_richness
     from shoparena.corpus.config import FilterConfig, GateConfig
     from shoparena.corpus.filter import classify
-    from shoparena.corpus.ingest import ScoringContext, record_from_trajectory
+    from shoparena.corpus.ingest import record_from_trajectory
     from shoparena.formats.oro import from_oro_envelope
     from shoparena.judge.inputs import summarise_proxy_calls
     from shoparena.records.corpus import CorpusProvenance
     from shoparena.runs.envelopes import bucket_proxy_calls
+    from shoparena.scoring.bench import ScoringBench
 
     out: dict[str, Any] = {}
     per_problem = []
@@ -214,7 +215,7 @@ def verdicts() -> dict[str, Any]:
         rich = trajectory_richness(name, [e for e in log if isinstance(e, dict)])
         per_problem.append(rich)
         record = record_from_trajectory(
-            traj, run_id="r", problem_id=name, rollout_idx=0, trusted=trusted, scoring=ScoringContext(),
+            traj, run_id="r", problem_id=name, rollout_idx=0, trusted=trusted, scoring=ScoringBench(),
             provenance=CorpusProvenance(source_format="arena_run", source_path="x"),
         )
         classify(record, FilterConfig(), GateConfig())

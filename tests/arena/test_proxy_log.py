@@ -17,10 +17,11 @@ from shoparena.arena.proxy_log import (
     requested_tool_names,
 )
 from shoparena.arena.richness import trajectory_richness
-from shoparena.corpus.ingest import ScoringContext, record_from_trajectory
+from shoparena.corpus.ingest import record_from_trajectory
 from shoparena.formats.oro import from_oro_envelope
 from shoparena.records.corpus import CorpusProvenance
 from shoparena.records.proxy_log import ProxyLogEntry, proxy_entries, proxy_entry
+from shoparena.scoring.bench import ScoringBench
 
 
 def test_parser_reads_native_calls_then_blocks_in_every_published_name_form():
@@ -89,7 +90,7 @@ def test_arena_richness_and_the_corpus_walk_agree(name):
     trusted = SCENARIOS[name]["trusted"]
     record = record_from_trajectory(
         from_oro_envelope(envelope(name)), run_id="r", problem_id=name, rollout_idx=0, trusted=trusted,
-        scoring=ScoringContext(), provenance=CorpusProvenance(source_format="arena_run", source_path="x"),
+        scoring=ScoringBench(), provenance=CorpusProvenance(source_format="arena_run", source_path="x"),
     )
     rich = trajectory_richness(name, trusted)
     walk = pending_target_walk([proxy_entries(trusted)])
@@ -103,6 +104,6 @@ def test_agent_written_proxy_calls_that_are_not_objects_never_raise():
     env["dialogue"][0]["extra_info"]["proxy_calls"].insert(1, "not an object")
     record = record_from_trajectory(
         from_oro_envelope(env), run_id="r", problem_id="p", rollout_idx=0, trusted=None,
-        scoring=ScoringContext(), provenance=CorpusProvenance(source_format="oro", source_path="x"),
+        scoring=ScoringBench(), provenance=CorpusProvenance(source_format="oro", source_path="x"),
     )
     assert record.evidence.dispatches == 3 and record.evidence.forged

@@ -97,7 +97,7 @@ def test_every_planted_gt_solves_and_each_distractor_breaks_one_constraint(tmp_p
             problem,
             recommend_trajectory(problem, rec),
             lookup,
-            profile="strict",
+            scoring_profile="strict",
             similarity=ExactSimilarity(),
         )
         assert not verdict.success

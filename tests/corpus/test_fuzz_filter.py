@@ -11,9 +11,10 @@ from corpus_helpers import SN15_ROWS
 
 from shoparena.corpus.config import FilterConfig, GateConfig
 from shoparena.corpus.filter import classify
-from shoparena.corpus.ingest import ScoringContext, _ingest_value
+from shoparena.corpus.ingest import _ingest_value
 from shoparena.corpus.structure import message_rule
 from shoparena.records.corpus import OUTCOME_ORDER, CorpusRecord, Quarantined, StructuralEvidence
+from shoparena.scoring.bench import ScoringBench
 
 ENVELOPE = {
     "problem_id": "p1",
@@ -82,7 +83,7 @@ def test_fuzz_ten_thousand_inputs_every_one_accounted_for():
     rollout = to_sb_rollout(from_oro_envelope(ENVELOPE), system_prompt="sys")
     bases = [ENVELOPE, ENVELOPE["dialogue"], rollout]
     bases += [json.loads(line) for line in SN15_ROWS.read_text().splitlines()]
-    context = ScoringContext()
+    context = ScoringBench()
     fcfg, gcfg = FilterConfig(), GateConfig()
     kept = rejected = quarantined = 0
     n = 10_000

@@ -94,9 +94,9 @@ def test_round_trip_corpus_view_equals_eval_prompt_and_env_replays_handles(hand,
     view, _ = render_chat(chat, tools, "compact")
     assistant_at = [i for i, m in enumerate(view) if m["role"] == "assistant"]
 
-    env = ShopEnv(hand.index, profile="compact")
+    env = ShopEnv(hand.index, render_profile="compact")
     obs = env.reset(product_problem)
-    agent = ChatAgent(backend=None, profile="compact")  # no backend needed to render
+    agent = ChatAgent(backend=None, render_profile="compact")  # no backend needed to render
     for k, i in enumerate(assistant_at):
         prompt = agent.messages(obs)
         assert prompt == view[:i], f"turn {k + 1}: eval prompt differs from the corpus view"
@@ -170,7 +170,7 @@ def test_verbatim_teacher_searches_render_as_line_handles_and_replay_exactly(han
         if c["function"]["name"] == "find_product"
     ]
     assert searched and set(searched) <= {"U2", "U3"}
-    env = ShopEnv(hand.index, profile="compact")
+    env = ShopEnv(hand.index, render_profile="compact")
     env.reset(problem)
     for m in view:
         if m["role"] == "assistant":

@@ -51,7 +51,7 @@ def test_planner_through_gym_solves_some_problems(tasks) -> None:
 
 def test_env_options_reach_shopenv_unchanged(tasks) -> None:
     """The doors take ShopEnv's own options (here the render profile): they pass through unchanged."""
-    env = ShopGymEnv(tasks, profile="compact", max_steps=3)
-    assert (env._env.profile, env._env.max_steps) == ("compact", 3)
+    env = ShopGymEnv(tasks, render_profile="compact", max_steps=3)
+    assert (env._env.render_profile, env._env.max_steps) == ("compact", 3)
     with pytest.raises(ValueError, match="profile"):
-        ShopGymEnv(tasks, profile="no-such-profile")
+        ShopGymEnv(tasks, render_profile="no-such-profile")

@@ -40,7 +40,7 @@ def _trajs(probs):
 
 def test_strict_denominator_is_suite_size() -> None:
     probs, lookup = _suite()
-    run = score_run(probs, _trajs(probs), lookup, profile="strict", similarity=SIM)
+    run = score_run(probs, _trajs(probs), lookup, scoring_profile="strict", similarity=SIM)
     agg = run.aggregate
     assert agg.denominator == 5 and agg.total_problems == 5
     assert agg.successful_problems == 2 and agg.success_rate == pytest.approx(2 / 5)
@@ -54,7 +54,7 @@ def test_strict_denominator_is_suite_size() -> None:
 
 def test_shoppingbench_excludes_missing_but_reports_it() -> None:
     probs, lookup = _suite()
-    agg = score_run(probs, _trajs(probs), lookup, profile="shoppingbench", similarity=SIM).aggregate
+    agg = score_run(probs, _trajs(probs), lookup, scoring_profile="shoppingbench", similarity=SIM).aggregate
     assert agg.denominator == 4 and agg.total_problems == 5 and agg.missing_problems == 1
     assert agg.successful_problems == 3  # the FAILED envelope is scored from its steps
     assert agg.success_rate == pytest.approx(3 / 4)
@@ -63,16 +63,16 @@ def test_shoppingbench_excludes_missing_but_reports_it() -> None:
 
 def test_rates_are_capped_and_empty_runs_are_zero() -> None:
     probs, lookup = _suite()
-    run = score_run(probs, [recommending("1", query="q1")], lookup, profile="strict", similarity=SIM)
-    capped = compute_aggregate(run.verdicts, profile="strict", suite_size=0)
+    run = score_run(probs, [recommending("1", query="q1")], lookup, scoring_profile="strict", similarity=SIM)
+    capped = compute_aggregate(run.verdicts, scoring_profile="strict", suite_size=0)
     assert capped.success_rate == 1.0 and capped.denominator == 1
-    empty = score_run(probs, [], lookup, profile="shoppingbench", similarity=SIM).aggregate
+    empty = score_run(probs, [], lookup, scoring_profile="shoppingbench", similarity=SIM).aggregate
     assert empty.denominator == 0 and empty.success_rate == 0.0 and empty.missing_problems == 5
 
 
 def test_duplicates_later_wins_and_unmatched_are_reported() -> None:
     probs, lookup = _suite()
     trajs = [recommending("1", query="q1"), recommending("2", query="q1"), recommending("1", query="nope")]
-    run = score_run(probs, trajs, lookup, profile="strict", similarity=SIM)
+    run = score_run(probs, trajs, lookup, scoring_profile="strict", similarity=SIM)
     assert run.duplicates == 1 and len(run.unmatched) == 1
     assert not run.verdicts[0].success and run.verdicts[0].recommended_ids == ["2"]

@@ -25,10 +25,10 @@ def test_example_1_title_threshold_and_absent_fields() -> None:
     )
     lookup = DictLookup([product("2", price=329.0, attributes={"brand": ["hosport"]})])
     sb = score_trajectory(
-        prob, recommending("2"), lookup, profile="shoppingbench", similarity=FixedSimilarity(0.62)
+        prob, recommending("2"), lookup, scoring_profile="shoppingbench", similarity=FixedSimilarity(0.62)
     )
     strict = score_trajectory(
-        prob, recommending("2"), lookup, profile="strict", similarity=FixedSimilarity(0.62)
+        prob, recommending("2"), lookup, scoring_profile="strict", similarity=FixedSimilarity(0.62)
     )
     assert sb.rule == 1.0 and sb.success and sb.field_scores["service"] == 1.0
     assert (
@@ -48,7 +48,7 @@ def test_example_2_sku_pairs_need_one_variant(profile: str) -> None:
         sku_options={"1": {"color_family": "black", "size": "s"}, "2": {"color_family": "red", "size": "m"}},
     )
     v = score_trajectory(
-        prob, recommending("2"), DictLookup([p]), profile=profile, similarity=FixedSimilarity(0.9)
+        prob, recommending("2"), DictLookup([p]), scoring_profile=profile, similarity=FixedSimilarity(0.9)
     )
     assert v.slots[0].hits["sku_attrs"] == 1 and v.slots[0].units["sku_attrs"] == 2
     assert v.rule == pytest.approx(2 / 3) and not v.success
@@ -65,7 +65,7 @@ def test_example_3_attribute_pool_completes_a_variant(profile: str) -> None:
         attributes={"size": ["m"]},
     )
     v = score_trajectory(
-        prob, recommending("2"), DictLookup([p]), profile=profile, similarity=FixedSimilarity(0.9)
+        prob, recommending("2"), DictLookup([p]), scoring_profile=profile, similarity=FixedSimilarity(0.9)
     )
     assert v.rule == 1.0 and v.success
     sku = next(c for c in v.checks if c.name == "sku_attrs")
@@ -76,10 +76,10 @@ def test_example_4_id_stripping_differs() -> None:
     prob = problem([{"product_id": "100", "title": ["t"]}])
     lookup = DictLookup([product("100", title="t")])
     sb = score_trajectory(
-        prob, recommending(" 100"), lookup, profile="shoppingbench", similarity=FixedSimilarity(0)
+        prob, recommending(" 100"), lookup, scoring_profile="shoppingbench", similarity=FixedSimilarity(0)
     )
     strict = score_trajectory(
-        prob, recommending(" 100"), lookup, profile="strict", similarity=FixedSimilarity(0)
+        prob, recommending(" 100"), lookup, scoring_profile="strict", similarity=FixedSimilarity(0)
     )
     assert not sb.success and sb.rule == 0 and sb.checks[0].name == "found"
     assert strict.success and strict.gt == 1.0 and strict.recommended_ids == ["100"]
@@ -89,12 +89,14 @@ def test_example_4_id_stripping_differs() -> None:
 def test_example_5_shop_needs_one_shop(profile: str) -> None:
     prob = problem([{"product_id": "1", "title": ["a"]}, {"product_id": "2", "title": ["b"]}])
     lookup = DictLookup([product("1", title="a", shop_id="1"), product("2", title="b", shop_id="2")])
-    v = score_trajectory(prob, recommending("1,2"), lookup, profile=profile, similarity=FixedSimilarity(0))
+    v = score_trajectory(
+        prob, recommending("1,2"), lookup, scoring_profile=profile, similarity=FixedSimilarity(0)
+    )
     assert v.rule == 1.0 and v.shop == 0.0 and not v.success
     assert [c.name for c in v.failed_checks()] == ["shop"]
     same = DictLookup([product("1", title="a", shop_id="7"), product("2", title="b", shop_id="7")])
     assert score_trajectory(
-        prob, recommending("1,2"), same, profile=profile, similarity=FixedSimilarity(0)
+        prob, recommending("1,2"), same, scoring_profile=profile, similarity=FixedSimilarity(0)
     ).success
 
 
@@ -154,7 +156,9 @@ PCT = {"threshold": 63, "discount_type": "percentage", "discount": 0.34, "cap": 
 )
 def test_examples_6_to_10_budget(profile: str, prices, shops, voucher, budget: float) -> None:
     prob, lookup, ids = _voucher_problem(prices, shops, **voucher)
-    v = score_trajectory(prob, recommending(ids), lookup, profile=profile, similarity=FixedSimilarity(0))
+    v = score_trajectory(
+        prob, recommending(ids), lookup, scoring_profile=profile, similarity=FixedSimilarity(0)
+    )
     assert v.budget == budget
     assert v.success is (budget == 1.0)
     check = next(c for c in v.checks if c.name == "budget")
@@ -175,7 +179,11 @@ def _web_problem():
 def test_example_11_web(sim: float, success: bool, rule: float) -> None:
     lookup = DictLookup([product("5", title="Commemorative 1969 souvenir")])
     v = score_trajectory(
-        _web_problem(), recommending("5"), lookup, profile="shoppingbench", similarity=FixedSimilarity(sim)
+        _web_problem(),
+        recommending("5"),
+        lookup,
+        scoring_profile="shoppingbench",
+        similarity=FixedSimilarity(sim),
     )
     assert v.web_kw == 1.0 and v.success is success and v.rule == rule and v.title_threshold == 0.8
 
@@ -183,11 +191,19 @@ def test_example_11_web(sim: float, success: bool, rule: float) -> None:
 def test_web_gt_is_a_substring_and_answer_can_be_in_description() -> None:
     lookup = DictLookup([product("9", title="other"), product("5", title="x", description="made in 1969")])
     gt = score_trajectory(
-        _web_problem(), recommending("9"), lookup, profile="shoppingbench", similarity=FixedSimilarity(0)
+        _web_problem(),
+        recommending("9"),
+        lookup,
+        scoring_profile="shoppingbench",
+        similarity=FixedSimilarity(0),
     )
     assert gt.success and gt.gt == 1.0
     desc = score_trajectory(
-        _web_problem(), recommending("5"), lookup, profile="shoppingbench", similarity=FixedSimilarity(0)
+        _web_problem(),
+        recommending("5"),
+        lookup,
+        scoring_profile="shoppingbench",
+        similarity=FixedSimilarity(0),
     )
     assert desc.web_kw == 1.0 and desc.web_title == 0.0 and not desc.success
 
@@ -200,8 +216,10 @@ def test_example_12_timestamp_penalty() -> None:
     )
     prob = problem([{"product_id": "1", "title": ["t"]}])
     lookup = DictLookup([product("1", title="t")])
-    sb = score_trajectory(prob, traj, lookup, profile="shoppingbench", similarity=FixedSimilarity(0))
-    strict = score_trajectory(prob, traj, lookup, profile="production-strict", similarity=FixedSimilarity(0))
+    sb = score_trajectory(prob, traj, lookup, scoring_profile="shoppingbench", similarity=FixedSimilarity(0))
+    strict = score_trajectory(
+        prob, traj, lookup, scoring_profile="production-strict", similarity=FixedSimilarity(0)
+    )
     assert sb.format_score == 1.0
     assert strict.format_score == 0.75 and strict.profile == "strict"
     assert sb.length_reward == 0.5

@@ -27,8 +27,10 @@ def test_id_parsing_per_profile() -> None:
 def test_dedup_shifts_slots_in_strict_only() -> None:
     prob = problem([{"product_id": "1", "title": ["a"]}, {"product_id": "2", "title": ["b"]}])
     lookup = DictLookup([product("1", title="a"), product("2", title="b")])
-    strict = score_trajectory(prob, recommending("1,1,2"), lookup, profile="strict", similarity=SIM)
-    sb = score_trajectory(prob, recommending("1,1,2"), lookup, profile="shoppingbench", similarity=SIM)
+    strict = score_trajectory(prob, recommending("1,1,2"), lookup, scoring_profile="strict", similarity=SIM)
+    sb = score_trajectory(
+        prob, recommending("1,1,2"), lookup, scoring_profile="shoppingbench", similarity=SIM
+    )
     assert strict.success and strict.gt == 1.0
     assert not sb.success and sb.gt == 0.5  # slot 1 got product 1 again
 
@@ -43,7 +45,7 @@ def test_last_recommend_wins_and_reset_by_call_without_ids() -> None:
             step(2, calls=[("recommend_product", {"product_ids": "2"})]),
         ],
     )
-    v = score_trajectory(prob, first_good, lookup, profile="strict", similarity=SIM)
+    v = score_trajectory(prob, first_good, lookup, scoring_profile="strict", similarity=SIM)
     assert v.recommended_ids == ["2"] and not v.success
     reset = Trajectory(
         query="q",
@@ -52,7 +54,7 @@ def test_last_recommend_wins_and_reset_by_call_without_ids() -> None:
             step(2, calls=[("recommend_product", {})]),
         ],
     )
-    v = score_trajectory(prob, reset, lookup, profile="strict", similarity=SIM)
+    v = score_trajectory(prob, reset, lookup, scoring_profile="strict", similarity=SIM)
     assert v.recommended_raw == "" and v.recommended_ids == [] and not v.success
 
 
@@ -60,7 +62,11 @@ def test_last_recommend_wins_and_reset_by_call_without_ids() -> None:
 def test_non_string_ids_are_no_recommendation(profile: str) -> None:
     prob = problem([{"product_id": "1", "title": ["a"]}])
     v = score_trajectory(
-        prob, recommending(["1"]), DictLookup([product("1", title="a")]), profile=profile, similarity=SIM
+        prob,
+        recommending(["1"]),
+        DictLookup([product("1", title="a")]),
+        scoring_profile=profile,
+        similarity=SIM,
     )
     assert not v.success and v.recommended_ids == [] and any("not a string" in n for n in v.notes)
 
@@ -68,9 +74,9 @@ def test_non_string_ids_are_no_recommendation(profile: str) -> None:
 def test_extras_ignored_and_missing_slot_scores_zero() -> None:
     prob = problem([{"product_id": "1", "title": ["a"]}, {"product_id": "2", "title": ["b"]}])
     lookup = DictLookup([product("1", title="a"), product("2", title="b"), product("3")])
-    extra = score_trajectory(prob, recommending("1,2,3"), lookup, profile="strict", similarity=SIM)
+    extra = score_trajectory(prob, recommending("1,2,3"), lookup, scoring_profile="strict", similarity=SIM)
     assert extra.success and len(extra.slots) == 2
-    short = score_trajectory(prob, recommending("1"), lookup, profile="strict", similarity=SIM)
+    short = score_trajectory(prob, recommending("1"), lookup, scoring_profile="strict", similarity=SIM)
     assert short.rule == 0.5 and short.product == 0.5 and short.shop == 0.0
     found = [c for c in short.failed_checks() if c.name == "found"]
     assert found and found[0].slot == 1 and found[0].detail == "no id in this position"
@@ -81,8 +87,8 @@ def test_gt_short_circuit_vs_strict_counters() -> None:
         [{"product_id": "1", "title": ["a"], "service": ["COD"], "price": [{"greater than": [50, None]}]}]
     )
     lookup = DictLookup([product("1", title="a", price=10.0)])
-    sb = score_trajectory(prob, recommending("1"), lookup, profile="shoppingbench", similarity=SIM)
-    strict = score_trajectory(prob, recommending("1"), lookup, profile="strict", similarity=SIM)
+    sb = score_trajectory(prob, recommending("1"), lookup, scoring_profile="shoppingbench", similarity=SIM)
+    strict = score_trajectory(prob, recommending("1"), lookup, scoring_profile="strict", similarity=SIM)
     assert sb.rule == 1.0 and sb.slots[0].units == {} and sb.field_scores["price"] == 1.0
     assert strict.rule == 1.0 and strict.success
     assert strict.slots[0].hits["title"] == 1 and strict.field_scores["price"] == 0.0
@@ -105,7 +111,9 @@ def test_price_ops_and_unknown_op() -> None:
         ]
     )
     lookup = DictLookup([product("2", title="a", price=10.0)])
-    v = score_trajectory(prob, recommending("2"), lookup, profile="strict", similarity=FixedSimilarity(1.0))
+    v = score_trajectory(
+        prob, recommending("2"), lookup, scoring_profile="strict", similarity=FixedSimilarity(1.0)
+    )
     assert v.slots[0].units["price"] == 4 and v.slots[0].hits["price"] == 3
     unknown = [c for c in v.checks if c.field == "price.about"]
     assert unknown and not unknown[0].passed and "unknown price op" in unknown[0].detail
@@ -115,7 +123,7 @@ def test_service_check_is_exact() -> None:
     prob = problem([{"product_id": "1", "title": ["a"], "service": ["COD", "official"]}])
     lookup = DictLookup([product("2", title="a", service=["COD"])])
     v = score_trajectory(
-        prob, recommending("2"), lookup, profile="shoppingbench", similarity=FixedSimilarity(1.0)
+        prob, recommending("2"), lookup, scoring_profile="shoppingbench", similarity=FixedSimilarity(1.0)
     )
     assert v.field_scores["service"] == 0.5
     assert [c.expected for c in v.failed_checks() if c.name == "service"] == ["official"]
@@ -124,7 +132,7 @@ def test_service_check_is_exact() -> None:
 def test_strict_no_units_is_rule_zero() -> None:
     prob = problem([{"product_id": "1", "title": []}])
     v = score_trajectory(
-        prob, recommending("2"), DictLookup([product("2")]), profile="strict", similarity=SIM
+        prob, recommending("2"), DictLookup([product("2")]), scoring_profile="strict", similarity=SIM
     )
     assert v.rule == 0.0
 
@@ -132,8 +140,8 @@ def test_strict_no_units_is_rule_zero() -> None:
 def test_strict_shop_hits_need_rule_above_zero() -> None:
     prob = problem([{"product_id": "1", "title": ["a"]}, {"product_id": "2", "title": ["b"]}])
     lookup = DictLookup([product("1", title="a", shop_id="4"), product("3", title="zzz", shop_id="4")])
-    strict = score_trajectory(prob, recommending("1,3"), lookup, profile="strict", similarity=SIM)
-    sb = score_trajectory(prob, recommending("1,3"), lookup, profile="shoppingbench", similarity=SIM)
+    strict = score_trajectory(prob, recommending("1,3"), lookup, scoring_profile="strict", similarity=SIM)
+    sb = score_trajectory(prob, recommending("1,3"), lookup, scoring_profile="shoppingbench", similarity=SIM)
     assert strict.shop == 0.0 and sb.shop == 1.0
     assert not strict.success and not sb.success  # rule 0.5 either way
 
@@ -143,12 +151,12 @@ def test_failed_runs_and_missing() -> None:
     lookup = DictLookup([product("1", title="a")])
     failed = recommending("1", status=EpisodeStatus.FAILED)
     assert (
-        score_trajectory(prob, failed, lookup, profile="strict", similarity=SIM).status
+        score_trajectory(prob, failed, lookup, scoring_profile="strict", similarity=SIM).status
         is VerdictStatus.FAILED_RUN
     )
-    sb = score_trajectory(prob, failed, lookup, profile="shoppingbench", similarity=SIM)
+    sb = score_trajectory(prob, failed, lookup, scoring_profile="shoppingbench", similarity=SIM)
     assert sb.status is VerdictStatus.SCORED and sb.success
-    missing = score_trajectory(prob, None, lookup, profile="strict", similarity=SIM)
+    missing = score_trajectory(prob, None, lookup, scoring_profile="strict", similarity=SIM)
     assert missing.status is VerdictStatus.MISSING and not missing.success
 
 
@@ -158,7 +166,7 @@ def test_verdict_records_backend_and_explains() -> None:
         prob,
         recommending("2"),
         DictLookup([product("2", title="b")]),
-        profile="strict",
+        scoring_profile="strict",
         similarity=FixedSimilarity(0.3),
     )
     assert v.title_backend == "fixed:test" and v.title_threshold == 0.7 and not v.title_comparable

@@ -22,7 +22,7 @@ def suite(request):
 def test_gt_ids_succeed_everywhere(suite, profile: str) -> None:
     problems, lookup = suite
     trajs = [recommending(",".join(p.gt_ids), query=p.query) for p in problems]
-    run = score_run(problems, trajs, lookup, profile=profile, similarity=LexicalSimilarity())
+    run = score_run(problems, trajs, lookup, scoring_profile=profile, similarity=LexicalSimilarity())
     failed = [v.explain() for v in run.verdicts if not v.success]
     assert not failed, failed[:2]
     assert run.aggregate.success_rate == 1.0 and run.aggregate.ground_truth_rate == 1.0
@@ -32,7 +32,7 @@ def test_planted_products_meet_constraints_without_gt_shortcut(suite) -> None:
     problems, lookup = suite
     # Strict still counts every constraint on a GT product: planted products must meet all of them.
     trajs = [recommending(",".join(p.gt_ids), query=p.query) for p in problems]
-    run = score_run(problems, trajs, lookup, profile="strict", similarity=LexicalSimilarity())
+    run = score_run(problems, trajs, lookup, scoring_profile="strict", similarity=LexicalSimilarity())
     for v in run.verdicts:
         for slot in v.slots:
             assert slot.hits == slot.units, v.explain()
@@ -44,7 +44,7 @@ def test_other_problems_ids_fail_with_named_checks(suite) -> None:
         recommending(",".join(problems[(i + 1) % len(problems)].gt_ids), query=p.query)
         for i, p in enumerate(problems)
     ]
-    run = score_run(problems, trajs, lookup, profile="strict", similarity=LexicalSimilarity())
+    run = score_run(problems, trajs, lookup, scoring_profile="strict", similarity=LexicalSimilarity())
     assert run.aggregate.success_rate == 0.0
     for v in run.verdicts:
         names = {c.name for c in v.failed_checks()}

@@ -70,7 +70,7 @@ def test_embedding_through_the_scorer_with_suite_vectors() -> None:
     prob = problem([{"product_id": "1", "title": ["GT"]}], reward_title_embeddings={"GT": [1.0] + [0.0] * 25})
     lookup = DictLookup([product("2", title="aaa")])
     v = score_trajectory(
-        prob, recommending("2"), lookup, profile="strict", similarity=EmbeddingSimilarity(encoder=enc)
+        prob, recommending("2"), lookup, scoring_profile="strict", similarity=EmbeddingSimilarity(encoder=enc)
     )
     assert v.success and "GT" not in enc.seen and v.title_threshold == 0.7
 

@@ -13,7 +13,9 @@ from shoparena.suites.synth import synthesize_problems
 def _shortcut_wins(problems, engine) -> int:
     sim = get_similarity("lexical")
     return sum(
-        score_trajectory(p, shortcut_trajectory(p, engine), engine, profile="strict", similarity=sim).success
+        score_trajectory(
+            p, shortcut_trajectory(p, engine), engine, scoring_profile="strict", similarity=sim
+        ).success
         for p in problems
     )
 

@@ -16,6 +16,7 @@ from shoparena.records.corpus import (
     StructuralEvidence,
 )
 from shoparena.records.problem import Intent
+from shoparena.runs.manifest import RunManifest, write_manifest
 from shoparena.suites.options import SynthOptions
 from shoparena.suites.synth import synthesize_bank
 
@@ -98,4 +99,5 @@ def corpus_run(tmp_path: Path) -> Path:
         for i in range(2)
     ]
     (out / "records.jsonl").write_text("".join(r.model_dump_json() + "\n" for r in records))
+    write_manifest(RunManifest(kind="corpus"), out)  # the viewer opens a run by its manifest's kind
     return out

@@ -9,6 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from shoparena.cli.main import app
+from shoparena.runs.manifest import RunManifest, write_manifest
 from shoparena.viewer import ViewerError, ViewerServer, episode_detail, load_runs
 
 
@@ -39,6 +40,13 @@ def test_unknown_directories_are_one_line_errors(tmp_path) -> None:
     with pytest.raises(ViewerError, match="not a run directory"):
         load_runs([tmp_path])
     (tmp_path / "records.jsonl").write_text('{"record_id": 1}\n')
+    # The kind comes from the manifest, never guessed from the files a directory happens to hold.
+    with pytest.raises(ViewerError, match=r"not a run directory.*no manifest"):
+        load_runs([tmp_path])
+    write_manifest(RunManifest(kind="pipeline"), tmp_path)
+    with pytest.raises(ViewerError, match="a 'pipeline' run directory; the viewer reads"):
+        load_runs([tmp_path])
+    write_manifest(RunManifest(kind="corpus"), tmp_path)
     with pytest.raises(ViewerError, match=r"records.jsonl:1: not a CorpusRecord"):
         load_runs([tmp_path])
     result = CliRunner().invoke(app, ["view", str(tmp_path)])

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import logging
 import queue
-import re
 import signal
 import time
 from collections.abc import Callable
@@ -14,13 +13,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from shoparena.arena.layout import LOGS_DIR, PROXY_DIR, proxy_log_name, safe_name
 from shoparena.arena.proxy import ProxyState
 from shoparena.arena.proxy_log import is_chat_call, read_trusted_log
 from shoparena.arena.sandbox import Sandbox, SandboxResult
 from shoparena.jsonl import append_line
 from shoparena.records.infra import InfraFailure, InfraReason
 from shoparena.records.proxy_log import ProxyLogEntry
-from shoparena.runs.envelopes import EnvelopeLog, apply_executor_defaults, make_envelope
+from shoparena.runs.envelopes import EnvelopeLog, apply_executor_defaults, envelope_log_path, make_envelope
 from shoparena.runs.infra import append_infra
 
 logger = logging.getLogger(__name__)
@@ -38,11 +38,6 @@ class ArenaProblem:
     @property
     def query(self) -> str:
         return str(self.public.get("query", ""))
-
-
-def safe_name(text: str) -> str:
-    """A file-name-safe version of an id or agent name."""
-    return re.sub(r"[^A-Za-z0-9._-]", "_", text)[:120] or "_"
 
 
 def inference_counts(calls: list[ProxyLogEntry]) -> tuple[int, int]:
@@ -210,7 +205,7 @@ class AgentRunner:
             raise ValueError("AgentRunner.workers must be >= 1")
         self.agent_name, self.agent_file, self.out_dir = agent_name, agent_file, out_dir
         self.sandbox, self.proxy_state, self.proxy_socket = sandbox, proxy_state, proxy_socket
-        self.proxy_log_dir = proxy_log_dir or out_dir / "proxy"
+        self.proxy_log_dir = proxy_log_dir or out_dir / PROXY_DIR
         self.run_id, self.workers, self.timeout_s, self.run_timeout_s = (
             run_id,
             workers,
@@ -219,8 +214,8 @@ class AgentRunner:
         )
         self.agent_env = dict(agent_env or {})
         self.on_envelope, self.on_infra = on_envelope, on_infra
-        self.log = EnvelopeLog(out_dir / "output.jsonl")
-        (out_dir / "logs").mkdir(parents=True, exist_ok=True)
+        self.log = EnvelopeLog(envelope_log_path(out_dir))
+        (out_dir / LOGS_DIR).mkdir(parents=True, exist_ok=True)
 
     def run(self, problems: list[ArenaProblem]) -> list[dict[str, Any]]:
         """Run every problem not yet in ``output.jsonl``; returns all envelopes in file order."""
@@ -292,7 +287,7 @@ class AgentRunner:
                 )
             timeout = min(timeout, remaining)
         name = safe_name(problem.problem_id)
-        log_path = self.proxy_log_dir / f"{name}.jsonl"
+        log_path = self.proxy_log_dir / proxy_log_name(problem.problem_id)
         ident = None
         env = {
             **self.agent_env,
@@ -330,7 +325,7 @@ class AgentRunner:
         return envelope_from_result(problem, outcome, timeout_s=timeout, calls=calls)
 
     def _side_files(self, problem: ArenaProblem, name: str, outcome: SandboxResult) -> None:
-        logs = self.out_dir / "logs"
+        logs = self.out_dir / LOGS_DIR
         (logs / f"{name}.stdout").write_bytes(outcome.stdout)
         (logs / f"{name}.stderr").write_bytes(outcome.stderr)
         meta = {

@@ -35,6 +35,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from shoparena.arena.layout import ArenaRun
 from shoparena.arena.miners import miner_path
 from shoparena.runs.identity import Restart, RunIdentity, RunKind, claim_run_dir
 from shoparena.runs.infra import pending_infra, read_infra, stop_if_all_infra
@@ -189,7 +190,7 @@ def _race_suite(config: FirehoseConfig, race: int, race_dir: Path) -> Path:
     problems, _ = load_suite(partition)
     count = min(config.problems_per_race, len(problems))
     picked = sorted(random.Random(config.seed + race).sample(range(len(problems)), count))
-    path = race_dir / "race_suite.json"
+    path = ArenaRun.at(race_dir).race_suite_path
     write_oro_suite([problems[i] for i in picked], path)
     return path
 
@@ -228,8 +229,9 @@ def _race_and_weights(race_dir: Path, race_id: str, report: Any, race: int) -> N
         result = result.model_copy(update={"qualifiers": outcome.ranking})
         weights = compute_weights(result, uid_map, config=wcfg)
     doc = RaceDocument(race=result, qualifying=qualifying, outcome=outcome)
-    write_json_record(race_dir / "race.json", doc)
-    (race_dir / "weights.json").write_bytes(weights_document(result, weights, uid_map, wcfg))
+    layout = ArenaRun.at(race_dir)
+    write_json_record(layout.race_path, doc)
+    layout.weights_path.write_bytes(weights_document(result, weights, uid_map, wcfg))
 
 
 #: Sandbox uids per race block: concurrent races on one node (Ray) use disjoint uids, so ``RLIMIT_NPROC``
@@ -269,14 +271,16 @@ def run_race(config: FirehoseConfig, race: int, *, search: Any = None, backend: 
     )
     # A race in which no miner ran (no sandbox, no model server) stops here, not in a later stage.
     pending = [
-        f for a in summary.agents for f in pending_infra(read_infra(race_dir / "agents" / a.agent), [])
+        f
+        for a in summary.agents
+        for f in pending_infra(read_infra(ArenaRun.at(race_dir).agent_dir(a.agent)), [])
     ]
     stop_if_all_infra(f"firehose {race_dir.name}", sum(a.problems for a in summary.agents), pending)
     for name, kind, teacher in config.population:
         truth = MinerTruth(
             kind=kind, teacher=teacher, hotkey_hash=hashlib.sha256(f"hotkey:{name}".encode()).hexdigest()[:16]
         )
-        write_json_record(race_dir / "agents" / name / "miner.json", truth, indent=0)
+        write_json_record(ArenaRun.at(race_dir).miner_path(name), truth, indent=0)
     report = judge_run(race_dir)
     _race_and_weights(race_dir, race_id, report, race)
     return race_dir
@@ -350,7 +354,7 @@ def _run_firehose(config: FirehoseConfig, search: Any, progress: Any) -> list[Pa
     (config.out / "firehose.json").write_text(config.model_dump_json(indent=2), encoding="utf-8")
     write_miners(config)
     dirs = [config.out / f"race-{race:03d}" for race in range(config.races)]
-    todo = [race for race in range(config.races) if not (dirs[race] / "race.json").exists()]
+    todo = [race for race in range(config.races) if not ArenaRun.at(dirs[race]).finished_race()]
     finished = config.races - len(todo)
 
     def advance() -> None:

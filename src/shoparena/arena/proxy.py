@@ -110,21 +110,13 @@ def chat_response_dict(resp: Any, model: str) -> dict[str, Any]:
     }
 
 
-def create_proxy_app(search: Any, backend: Any, state: ProxyState, knowledge: Any = None) -> FastAPI:
-    """Build the FastAPI app.
+class _ProxyRoutes:
+    """What the proxy answers: the catalogue tools, ``web_search`` and inference, each call logged."""
 
-    Args:
-        search: A :class:`shoparena.search.SearchEngine` (``find_product``, ``view_product_information``).
-        backend: A :class:`shoparena.llm.types.ChatBackend`, or None (inference answers 503).
-        state: Shared :class:`ProxyState`.
-        knowledge: A :class:`~shoparena.env.knowledge.KnowledgeBase` behind ``/search/web_search``; None
-            answers ``{"observation": [], "success": false}`` (as the offline environment does).
+    def __init__(self, search: Any, backend: Any, state: ProxyState, knowledge: Any) -> None:
+        self.search, self.backend, self.state, self.knowledge = search, backend, state, knowledge
 
-    Returns:
-        The ASGI application.
-    """
-    app = FastAPI(title="shoparena proxy", docs_url=None, redoc_url=None, openapi_url=None)
-
+    @staticmethod
     def token_of(request: Request) -> str | None:
         auth = request.headers.get("authorization", "")
         if auth.lower().startswith("bearer "):
@@ -132,10 +124,10 @@ def create_proxy_app(search: Any, backend: Any, state: ProxyState, knowledge: An
         return request.headers.get("x-arena-token")
 
     async def search_call(
-        tool: str, request: Request, body: bytes, entry: ProxyLogEntry, ident: ClientIdentity
+        self, tool: str, request: Request, body: bytes, entry: ProxyLogEntry, ident: ClientIdentity
     ) -> tuple[int, Any, dict[str, str]]:
         headers: dict[str, str] = {}
-        status = state.nonces.verify(
+        status = self.state.nonces.verify(
             request.headers.get("x-tool-nonce"),
             run=ident.run,
             tool=tool,
@@ -145,9 +137,9 @@ def create_proxy_app(search: Any, backend: Any, state: ProxyState, knowledge: An
         entry.nonce_status = status.value
         headers["X-Nonce-Status"] = status.value
         if (
-            state.config.strict_nonces
+            self.state.config.strict_nonces
             and status is not NonceStatus.VALID
-            and (status is not NonceStatus.MISSING or state.config.require_nonces)
+            and (status is not NonceStatus.MISSING or self.state.config.require_nonces)
         ):
             entry.proof = ProofKind.UNMATCHED
             return 403, {"error": f"tool nonce {status.value}", "nonce_status": status.value}, headers
@@ -175,7 +167,7 @@ def create_proxy_app(search: Any, backend: Any, state: ProxyState, knowledge: An
                 if q is None:
                     return 400, {"error": "find_product needs q"}, headers
                 result = await run_in_threadpool(
-                    search.find_product,
+                    self.search.find_product,
                     str(q),
                     params.get("page", 1),
                     params.get("shop_id"),
@@ -188,13 +180,13 @@ def create_proxy_app(search: Any, backend: Any, state: ProxyState, knowledge: An
                 if ids is None:
                     return 400, {"error": "view_product_information needs product_ids"}, headers
                 ids = ",".join(map(str, ids)) if isinstance(ids, list) else str(ids)
-                result = await run_in_threadpool(search.view_product_information, ids)
+                result = await run_in_threadpool(self.search.view_product_information, ids)
         except Exception as err:  # engine failures are the server's, reported like upstream's 500
             logger.exception("search %s failed", tool)
             return 500, {"error": f"{type(err).__name__}: {err}"}, headers
         return 200, _jsonable(result), headers
 
-    async def web_call(request: Request, body: bytes, entry: ProxyLogEntry) -> tuple[int, Any]:
+    async def web_call(self, request: Request, body: bytes, entry: ProxyLogEntry) -> tuple[int, Any]:
         if request.method == "GET":
             params: Any = dict(request.query_params)
             entry.params = _raw_params(request.scope.get("query_string", b""))
@@ -213,13 +205,13 @@ def create_proxy_app(search: Any, backend: Any, state: ProxyState, knowledge: An
             limit = max(1, min(WEB_MAX_RESULTS, int(params.get("max_results", 10))))
         except (TypeError, ValueError):
             return 400, {"error": "web_search max_results must be an integer"}
-        if knowledge is None:
+        if self.knowledge is None:
             return 200, {"observation": [], "success": False}
-        pages = await run_in_threadpool(knowledge.search, str(q), limit)
+        pages = await run_in_threadpool(self.knowledge.search, str(q), limit)
         return 200, {"observation": [p.model_dump(mode="json") for p in pages], "success": True}
 
     async def inference_call(
-        request: Request, body: bytes, entry: ProxyLogEntry, ident: ClientIdentity
+        self, request: Request, body: bytes, entry: ProxyLogEntry, ident: ClientIdentity
     ) -> tuple[int, Any]:
         if not body.strip():
             return 400, {"error": "empty request body"}
@@ -231,21 +223,21 @@ def create_proxy_app(search: Any, backend: Any, state: ProxyState, knowledge: An
             return 400, {"error": "missing 'model'"}
         json_data = {k: v for k, v in payload.items() if k != "messages"}
         entry.json_data = json_data
-        model = state.config.served_model or str(payload["model"])
+        model = self.state.config.served_model or str(payload["model"])
         entry.model = model
         if model != payload["model"]:
             entry.requested_model = str(payload["model"])
         payload = {**payload, "model": model}
         if payload.get("stream") is True:
             return 400, {"error": "streaming is not supported"}
-        allowed = state.config.allowed_models
+        allowed = self.state.config.allowed_models
         if allowed is not None and model not in allowed:
             return 403, {"error": f"model {model!r} is not allowed", "allowed_models": allowed}
-        if backend is None:
+        if self.backend is None:
             return 503, {"error": "no inference backend configured"}
         from shoparena.llm.types import BackendError, ChatRequest
 
-        limits = state.config.inference
+        limits = self.state.config.inference
         payload = limits.apply(payload)
         entry.json_data = {**json_data, **{k: payload[k] for k in ("max_tokens", "stop") if k in payload}}
         known = {k: payload[k] for k in _CHAT_FIELDS if k in payload}
@@ -260,7 +252,7 @@ def create_proxy_app(search: Any, backend: Any, state: ProxyState, knowledge: An
 
         try:
             resp = await complete_with_limits(
-                backend, chat, timeout_s=limits.call_timeout_s, gone=gone, cancels=ident.cancels
+                self.backend, chat, timeout_s=limits.call_timeout_s, gone=gone, cancels=ident.cancels
             )
         except CallAbandoned as err:
             # 504: the run's per-call limit passed; 499 (nginx's "client closed request"): nobody waits.
@@ -279,7 +271,7 @@ def create_proxy_app(search: Any, backend: Any, state: ProxyState, knowledge: An
             return 502, {"error": {"type": type(err).__name__, "message": str(err)}}
         out = chat_response_dict(resp, payload["model"])
         try:
-            state.nonces.enrich(ident.run, out)
+            self.state.nonces.enrich(ident.run, out)
         except Exception:  # enrichment fails open, as upstream: the reply still goes out
             logger.exception("nonce enrichment failed")
         entry.usage = out["usage"]
@@ -292,45 +284,32 @@ def create_proxy_app(search: Any, backend: Any, state: ProxyState, knowledge: An
         ident.remember_emitted(calls)
         return 200, out
 
-    @app.api_route("/{path:path}", methods=["GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS"])
-    async def handle(path: str, request: Request) -> JSONResponse:
-        started = time.monotonic()
-        route = "/" + path
-        ident = state.lookup(token_of(request))
-        if ident is None:
-            return await answer(route, request, started, None)
-        state.begin_request(ident)
-        try:
-            return await answer(route, request, started, ident)
-        finally:
-            state.end_request(ident)
-
     async def answer(
-        route: str, request: Request, started: float, ident: ClientIdentity | None
+        self, route: str, request: Request, started: float, ident: ClientIdentity | None
     ) -> JSONResponse:
         entry = ProxyLogEntry(kind="summary", method=request.method, path=route)
         headers: dict[str, str] = {}
         body = b""
         if ident is None:
             status, payload = 401, {"error": "missing or unknown arena token"}
-        elif not state.allow(ident.token):
+        elif not self.state.allow(ident.token):
             status, payload = 429, {"error": "rate limit exceeded"}
         else:
             body = await request.body()
-            if len(body) > state.config.max_body_bytes:
+            if len(body) > self.state.config.max_body_bytes:
                 status, payload = 413, {"error": "request body too large"}
             elif route.startswith("/search/"):
                 tool = route[len("/search/") :]
                 if tool in SEARCH_TOOLS and request.method in ("GET", "POST"):
-                    status, payload, headers = await search_call(tool, request, body, entry, ident)
+                    status, payload, headers = await self.search_call(tool, request, body, entry, ident)
                 elif tool == WEB_SEARCH and request.method in ("GET", "POST"):
-                    status, payload = await web_call(request, body, entry)
+                    status, payload = await self.web_call(request, body, entry)
                 elif tool in CATALOGUE_TOOLS and request.method in ("GET", "POST"):
                     status, payload = 403, {"error": f"/search/{tool} is not served by this proxy"}
                 else:
                     status, payload = 403, {"error": f"{route} is forbidden"}
             elif route == "/inference/chat/completions" and request.method == "POST":
-                status, payload = await inference_call(request, body, entry, ident)
+                status, payload = await self.inference_call(request, body, entry, ident)
             elif route.startswith("/inference/"):
                 status, payload = 403, {"error": "only POST /inference/chat/completions is served"}
             else:
@@ -344,9 +323,41 @@ def create_proxy_app(search: Any, backend: Any, state: ProxyState, knowledge: An
             summarise_response(route, payload, entry)
         else:
             entry.error = payload
-        state.write(ident, entry)
+        self.state.write(ident, entry)
         return JSONResponse(payload, status_code=status, headers=headers)
 
+    async def handle(self, path: str, request: Request) -> JSONResponse:
+        """Every route: the identity, the rate limit and the log entry around :meth:`answer`."""
+        started = time.monotonic()
+        route = "/" + path
+        ident = self.state.lookup(self.token_of(request))
+        if ident is None:
+            return await self.answer(route, request, started, None)
+        self.state.begin_request(ident)
+        try:
+            return await self.answer(route, request, started, ident)
+        finally:
+            self.state.end_request(ident)
+
+
+def create_proxy_app(search: Any, backend: Any, state: ProxyState, knowledge: Any = None) -> FastAPI:
+    """Build the FastAPI app.
+
+    Args:
+        search: A :class:`shoparena.search.SearchEngine` (``find_product``, ``view_product_information``).
+        backend: A :class:`shoparena.llm.types.ChatBackend`, or None (inference answers 503).
+        state: Shared :class:`ProxyState`.
+        knowledge: A :class:`~shoparena.env.knowledge.KnowledgeBase` behind ``/search/web_search``; None
+            answers ``{"observation": [], "success": false}`` (as the offline environment does).
+
+    Returns:
+        The ASGI application.
+    """
+    app = FastAPI(title="shoparena proxy", docs_url=None, redoc_url=None, openapi_url=None)
+    routes = _ProxyRoutes(search, backend, state, knowledge)
+    app.api_route("/{path:path}", methods=["GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS"])(
+        routes.handle
+    )
     return app
 
 

@@ -17,6 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from shoparena.arena.layout import ArenaRun, race_path, race_suite_path, weights_path
 from shoparena.arena.race_rules import (
     Incumbent,
     Qualifier,
@@ -41,7 +42,7 @@ from shoparena.jsonl import sha256_file
 from shoparena.judge.llm_judge import FailureAccounting, LLMJudgeConfig
 from shoparena.records.race import RaceBank, RaceDocument
 from shoparena.runs.files import write_json_record
-from shoparena.runs.manifest import ArenaManifest, read_manifest
+from shoparena.runs.layout import open_run
 
 
 class RaceRunConfig(BaseModel):
@@ -64,7 +65,7 @@ class RaceRunConfig(BaseModel):
         "of q, verdicts counted).",
     )
     score: ScoreVariant = Field(default="judge", description="Which final score qualifies and races.")
-    profile: str = "strict"
+    scoring_profile: str = Field(default="strict", description="Profile whose success rate is the base.")
     index: Path | None = None
     backend: str | None = Field(default=None, description="Chat backend for miners (and an LLM judge).")
     workers: int = Field(default=3, ge=1)
@@ -129,9 +130,95 @@ def _race_suite(bank: Path, out_dir: Path, count: int | None, seed: int) -> Path
     if count < len(problems):
         picked = sorted(random.Random(seed).sample(range(len(problems)), count))
         problems = [problems[i] for i in picked]
-    path = out_dir / "race_suite.json"
+    path = race_suite_path(out_dir)
     write_oro_suite(problems, path)
     return path
+
+
+def _candidates(
+    qualifying_run_dirs: list[str | Path], cfg: RaceRunConfig, judge_backend: Any, notes: list[str]
+) -> tuple[list[Qualifier], dict[str, Path], dict[str, AgentIncentives]]:
+    """Every agent of the qualifying runs with its qualifying score (judged again when the runs were judged
+    otherwise), its file and its entry; an agent without a readable file is noted and skipped."""
+    candidates: list[Qualifier] = []
+    files: dict[str, Path] = {}
+    qual_entries: dict[str, AgentIncentives] = {}
+    for run_dir in qualifying_run_dirs:
+        report = load_incentives(run_dir)
+        if (
+            report is None
+            or report.judge != cfg.judge.value
+            or report.profile != cfg.scoring_profile
+            or report.failure_accounting != cfg.failure_accounting
+        ):
+            report = _judge(run_dir, cfg, judge_backend)
+        for entry in report.agents:
+            if entry.agent_path is None or not Path(entry.agent_path).exists():
+                notes.append(f"{run_dir}: agent {entry.agent} has no readable file; skipped")
+                continue
+            candidates.append(
+                Qualifier(
+                    hotkey=entry.agent,
+                    agent_version_id=entry.agent_version_id,
+                    qualifying_score=entry.final(cfg.score),
+                )
+            )
+            files[entry.agent_version_id] = Path(entry.agent_path)
+            qual_entries[entry.agent_version_id] = entry
+    return candidates, files, qual_entries
+
+
+def _race_id(qualifying: QualifyingResult, bank_sha: str, cfg: RaceRunConfig) -> str:
+    """A hash of the race's inputs: the qualifiers, the bank and the problem draw."""
+    identity = {
+        "qualifiers": sorted(q.agent_version_id for q in qualifying.qualifiers),
+        "bank": bank_sha,
+        "problem_count": cfg.problem_count,
+        "problem_seed": cfg.problem_seed,
+    }
+    return "race-" + hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:12]
+
+
+def _race_entries(
+    out: Path,
+    bank: Path,
+    cfg: RaceRunConfig,
+    files: dict[str, Path],
+    qualifying: QualifyingResult,
+    race_id: str,
+    *,
+    backend: Any,
+    search: Any,
+    judge_backend: Any,
+) -> dict[str, AgentIncentives]:
+    """The qualifiers run on the race suite (``OUT/race_run``, an arena run) and judged: each one's entry by
+    agent version id."""
+    from shoparena.arena.run_directory import ArenaRunConfig, run_arena
+
+    race_entries: dict[str, AgentIncentives] = {}
+    suite = _race_suite(bank, out, cfg.problem_count, cfg.problem_seed)
+    race_dir = out / "race_run"
+    agents = [files[q.agent_version_id] for q in qualifying.qualifiers]
+    run_arena(
+        ArenaRunConfig(
+            agents=agents,
+            suite=suite,
+            index=cfg.index,
+            out=race_dir,
+            backend=cfg.backend,
+            workers=cfg.workers,
+            timeout_s=cfg.timeout_s,
+            run_timeout_s=cfg.run_timeout_s,
+            run_id=race_id,
+        ),
+        backend=backend,
+        search=search,
+    )
+    race_report = _judge(race_dir, cfg, judge_backend)
+    # run_arena names agents in the order given, so names line up with qualifiers.
+    for qualifier, name in zip(qualifying.qualifiers, open_run(race_dir, ArenaRun).agents(), strict=True):
+        race_entries[qualifier.agent_version_id] = race_report.agent(name)
+    return race_entries
 
 
 def race_run(
@@ -163,7 +250,6 @@ def race_run(
         backend: A ready chat backend for the miners (tests); else ``config.backend``.
         search: A ready search engine (tests); else ``config.index``.
     """
-    from shoparena.arena.run_directory import ArenaRunConfig, run_arena
 
     cfg = config or RaceRunConfig()
     out = Path(out_dir)
@@ -172,43 +258,10 @@ def race_run(
     notes: list[str] = []
     judge_backend = backend if cfg.judge is JudgeKind.LLM else None
 
-    candidates: list[Qualifier] = []
-    files: dict[str, Path] = {}
-    qual_entries: dict[str, AgentIncentives] = {}
-    for run_dir in qualifying_run_dirs:
-        report = load_incentives(run_dir)
-        if (
-            report is None
-            or report.judge != cfg.judge.value
-            or report.profile != cfg.profile
-            or report.failure_accounting != cfg.failure_accounting
-        ):
-            report = _judge(run_dir, cfg, judge_backend)
-        for entry in report.agents:
-            if entry.agent_path is None or not Path(entry.agent_path).exists():
-                notes.append(f"{run_dir}: agent {entry.agent} has no readable file; skipped")
-                continue
-            candidates.append(
-                Qualifier(
-                    hotkey=entry.agent,
-                    agent_version_id=entry.agent_version_id,
-                    qualifying_score=entry.final(cfg.score),
-                )
-            )
-            files[entry.agent_version_id] = Path(entry.agent_path)
-            qual_entries[entry.agent_version_id] = entry
+    candidates, files, qual_entries = _candidates(qualifying_run_dirs, cfg, judge_backend, notes)
     qualifying = select_qualifiers(candidates, cfg.race, cfg.incumbent)
     bank_sha = sha256_file(bank)
-    identity = {
-        "qualifiers": sorted(q.agent_version_id for q in qualifying.qualifiers),
-        "bank": bank_sha,
-        "problem_count": cfg.problem_count,
-        "problem_seed": cfg.problem_seed,
-    }
-    race_id = (
-        cfg.race_id
-        or "race-" + hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:12]
-    )
+    race_id = cfg.race_id or _race_id(qualifying, bank_sha, cfg)
     completed_at = cfg.completed_at or datetime.now(UTC).replace(microsecond=0)
     # The metagraph: every candidate's hotkey (qualified or not) on UIDs 1..N; UID 0 is the burn.
     hotkeys = sorted({c.hotkey for c in candidates if c.hotkey})
@@ -227,29 +280,17 @@ def race_run(
         )
         notes.append(f"race cancelled: no scored candidate reached the threshold {qualifying.threshold}")
     else:
-        suite = _race_suite(bank, out, cfg.problem_count, cfg.problem_seed)
-        race_dir = out / "race_run"
-        agents = [files[q.agent_version_id] for q in qualifying.qualifiers]
-        run_arena(
-            ArenaRunConfig(
-                agents=agents,
-                suite=suite,
-                index=cfg.index,
-                out=race_dir,
-                backend=cfg.backend,
-                workers=cfg.workers,
-                timeout_s=cfg.timeout_s,
-                run_timeout_s=cfg.run_timeout_s,
-                run_id=race_id,
-            ),
+        race_entries = _race_entries(
+            out,
+            bank,
+            cfg,
+            files,
+            qualifying,
+            race_id,
             backend=backend,
             search=search,
+            judge_backend=judge_backend,
         )
-        race_report = _judge(race_dir, cfg, judge_backend)
-        manifest = read_manifest(race_dir, ArenaManifest)
-        # run_arena names agents in the order given, so names line up with qualifiers.
-        for qualifier, name in zip(qualifying.qualifiers, manifest.agents, strict=True):
-            race_entries[qualifier.agent_version_id] = race_report.agent(name)
         raced = [
             q.model_copy(update={"race_score": race_entries[q.agent_version_id].final(cfg.score)})
             for q in qualifying.qualifiers
@@ -292,8 +333,8 @@ def race_run(
         qualifying_runs=[str(p) for p in qualifying_run_dirs],
         notes=notes,
     )
-    write_json_record(out / "race.json", race_doc)
-    (out / "weights.json").write_bytes(weights_document(race, weights, uid_map, cfg.weights))
+    write_json_record(race_path(out), race_doc)
+    weights_path(out).write_bytes(weights_document(race, weights, uid_map, cfg.weights))
     (out / "leaderboard.json").write_text(
         json.dumps([r.model_dump(mode="json") for r in rows], indent=2), encoding="utf-8"
     )
@@ -302,7 +343,12 @@ def race_run(
 
 def _judge(run_dir: str | Path, cfg: RaceRunConfig, backend: Any) -> IncentiveReport:
     return judge_run(
-        run_dir, cfg.judge, cfg.backend, backend=backend, profile=cfg.profile, llm_config=cfg.llm_judge,
+        run_dir,
+        cfg.judge,
+        cfg.backend,
+        backend=backend,
+        scoring_profile=cfg.scoring_profile,
+        llm_config=cfg.llm_judge,
         failure_accounting=cfg.failure_accounting,
     )
 

@@ -22,13 +22,13 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
-from shoparena.arena.agent_runner import AgentRunner, ArenaProblem, safe_name
+from shoparena.arena.agent_runner import AgentRunner, ArenaProblem
 from shoparena.arena.config import ArenaRunConfig
+from shoparena.arena.layout import ArenaRun, safe_name
 from shoparena.arena.proxy import ProxyServer, ProxyState, create_proxy_app
 from shoparena.arena.sandbox import Sandbox
 from shoparena.formats._common import FormatError
 from shoparena.formats.oro import from_oro_envelope
-from shoparena.jsonl import read_jsonl_dicts
 from shoparena.records.problem import Problem
 from shoparena.records.trajectory import Trajectory
 from shoparena.runs.infra import infra_counts, pending_infra, read_infra
@@ -40,7 +40,8 @@ from shoparena.runs.manifest import (
     load_or_new,
     write_manifest,
 )
-from shoparena.scoring import get_similarity, score_run
+from shoparena.scoring.bench import ScoringBench
+from shoparena.scoring.lookup import ProductLookup
 from shoparena.suites.loaders import load_suite
 
 logger = logging.getLogger(__name__)
@@ -99,7 +100,7 @@ def _agent_names(agents: list[Path]) -> list[str]:
 
 
 def _score(
-    problems: list[Problem], envelopes: list[dict[str, Any]], lookup: Any, similarity: str
+    problems: list[Problem], envelopes: list[dict[str, Any]], lookup: ProductLookup | None, similarity: str
 ) -> tuple[dict[str, dict[str, Any]], str | None]:
     if lookup is None:
         return {}, "scoring skipped: needs a search index"
@@ -112,12 +113,13 @@ def _score(
             return Trajectory(problem_id=env.get("problem_id"), meta={"format_error": str(err)})
 
     trajectories = [read(env) for env in envelopes]
-    sim = get_similarity(similarity)
+    bench = ScoringBench(problems, lookup, similarity)
     scores: dict[str, dict[str, Any]] = {}
-    for profile in ("shoppingbench", "strict"):
-        result = score_run(problems, trajectories, lookup, profile=profile, similarity=sim)
-        agg = result.aggregate
-        scores[profile] = agg.model_dump(mode="json") if hasattr(agg, "model_dump") else dict(vars(agg))
+    for scoring_profile in ("shoppingbench", "strict"):
+        agg = bench.score_run(trajectories, scoring_profile, problems).aggregate
+        scores[scoring_profile] = (
+            agg.model_dump(mode="json") if hasattr(agg, "model_dump") else dict(vars(agg))
+        )
     return scores, None
 
 
@@ -147,6 +149,39 @@ def prepare_backend(backend: Any) -> None:
         raise RuntimeError(f"backend {backend!r} failed to load its model: {err}") from err
 
 
+def _agent_summary(
+    layout: ArenaRun, name: str, problems: list[Problem], search: ProductLookup | None, similarity: str
+) -> tuple[AgentSummary, str | None]:
+    """One agent's counts and scores from its envelopes (problems not run for an infrastructure reason
+    are left out of its scores), with a note when scoring was skipped."""
+    envelopes = layout.envelopes(name)
+    statuses = [e.get("status") for e in envelopes]
+    no_reply = sum(
+        bool(e.get("inference_total")) and e.get("inference_failure_count") == e.get("inference_total")
+        for e in envelopes
+    )
+    done = {(str(e.get("problem_id")), 0) for e in envelopes}
+    infra = pending_infra(read_infra(layout.agent_dir(name)), done)
+    unrun = {f.problem_id for f in infra}
+    # An infrastructure failure is not the miner's 0: scored over the problems that did run.
+    scored = [p for p in problems if p.problem_id not in unrun]
+    scores, note = _score(scored, envelopes, search, similarity)
+    summary = AgentSummary(
+        agent=name,
+        problems=len(envelopes),
+        success=statuses.count("SUCCESS"),
+        failed=statuses.count("FAILED"),
+        timed_out=statuses.count("TIMED_OUT"),
+        no_model_reply=no_reply,
+        inference_total=sum(int(e.get("inference_total") or 0) for e in envelopes),
+        inference_failed=sum(int(e.get("inference_failure_count") or 0) for e in envelopes),
+        infra_failed=len(infra),
+        infra=infra_counts(infra),
+        scores=scores,
+    )
+    return summary, note
+
+
 def run_arena(config: ArenaRunConfig, *, backend: Any = None, search: Any = None) -> ArenaRunSummary:
     """Run every agent on the suite in ``config.out`` (resuming what is already there).
 
@@ -160,10 +195,11 @@ def run_arena(config: ArenaRunConfig, *, backend: Any = None, search: Any = None
     """
     out = config.out
     out.mkdir(parents=True, exist_ok=True)
+    layout = ArenaRun.at(out)
     previous = load_or_new(out, ArenaManifest, kind="arena")
     run_id = config.run_id or previous.run_id
     resolved = config.model_copy(update={"run_id": run_id})
-    (out / "config.yaml").write_text(yaml.safe_dump(resolved.model_dump(mode="json"), sort_keys=False))
+    layout.config_path.write_text(yaml.safe_dump(resolved.model_dump(mode="json"), sort_keys=False))
 
     problems, loader_problems, notes = load_problems(config.suite)
     if search is None and config.index is not None:
@@ -201,8 +237,8 @@ def run_arena(config: ArenaRunConfig, *, backend: Any = None, search: Any = None
         notes=notes,
     )
     write_manifest(manifest, out)
-    state = ProxyState(proxy_config, unattributed_log=out / "proxy" / "_unattributed.jsonl")
-    (out / "proxy").mkdir(exist_ok=True)
+    state = ProxyState(proxy_config, unattributed_log=layout.unattributed_log)
+    layout.proxy_root.mkdir(exist_ok=True)
     summaries: list[AgentSummary] = []
     knowledge = None
     if search is not None and any(str(p.public.get("category", "")).lower() == "web" for p in problems):
@@ -217,11 +253,11 @@ def run_arena(config: ArenaRunConfig, *, backend: Any = None, search: Any = None
             runner = AgentRunner(
                 name,
                 agent_file,
-                out / "agents" / name,
+                layout.agent_dir(name),
                 sandbox,
                 proxy_state=state,
                 proxy_socket=server.socket_path,
-                proxy_log_dir=out / "proxy" / name,
+                proxy_log_dir=layout.proxy_dir(name),
                 run_id=run_id,
                 workers=config.workers,
                 timeout_s=config.timeout_s,
@@ -229,37 +265,11 @@ def run_arena(config: ArenaRunConfig, *, backend: Any = None, search: Any = None
                 agent_env=agent_env,
             )
             runner.run(problems)
-            envelopes = read_jsonl_dicts(out / "agents" / name / "output.jsonl")
-            logger.info("%s: %d envelopes in %.1fs", name, len(envelopes), time.monotonic() - started)
-            statuses = [e.get("status") for e in envelopes]
-            no_reply = sum(
-                bool(e.get("inference_total"))
-                and e.get("inference_failure_count") == e.get("inference_total")
-                for e in envelopes
-            )
-            done = {(str(e.get("problem_id")), 0) for e in envelopes}
-            infra = pending_infra(read_infra(out / "agents" / name), done)
-            unrun = {f.problem_id for f in infra}
-            # An infrastructure failure is not the miner's 0: scored over the problems that did run.
-            scored = [p for p in loader_problems if p.problem_id not in unrun]
-            scores, note = _score(scored, envelopes, search, config.similarity)
+            summary, note = _agent_summary(layout, name, loader_problems, search, config.similarity)
+            logger.info("%s: %d envelopes in %.1fs", name, summary.problems, time.monotonic() - started)
             if note and note not in notes:
                 notes.append(note)
-            summaries.append(
-                AgentSummary(
-                    agent=name,
-                    problems=len(envelopes),
-                    success=statuses.count("SUCCESS"),
-                    failed=statuses.count("FAILED"),
-                    timed_out=statuses.count("TIMED_OUT"),
-                    no_model_reply=no_reply,
-                    inference_total=sum(int(e.get("inference_total") or 0) for e in envelopes),
-                    inference_failed=sum(int(e.get("inference_failure_count") or 0) for e in envelopes),
-                    infra_failed=len(infra),
-                    infra=infra_counts(infra),
-                    scores=scores,
-                )
-            )
+            summaries.append(summary)
     finally:
         server.stop()
         sandbox.close()
@@ -274,7 +284,7 @@ def run_arena(config: ArenaRunConfig, *, backend: Any = None, search: Any = None
         notes=notes,
     )
     if any(s.scores for s in summaries):
-        (out / "scores.json").write_text(json.dumps({s.agent: s.scores for s in summaries}, indent=2))
+        layout.scores_path.write_text(json.dumps({s.agent: s.scores for s in summaries}, indent=2))
     manifest.notes = notes
     write_manifest(manifest, out)
     return summary

@@ -23,10 +23,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from shoparena.arena.agent_runner import safe_name
+from shoparena.arena.layout import ArenaRun, open_arena_run
 from shoparena.arena.proxy_log import read_trusted_log
 from shoparena.arena.richness import ProblemRichness, RichnessSummary, pooled_richness, trajectory_richness
-from shoparena.jsonl import read_jsonl_dicts
+from shoparena.judge.calibration import CalibrationReport, calibrate
 from shoparena.judge.coefficient import (
     ArenaScore,
     combine_scores,
@@ -37,8 +37,8 @@ from shoparena.judge.coefficient import (
 from shoparena.judge.llm_judge import FailureAccounting
 from shoparena.judge.records import JudgeVerdict
 from shoparena.records.race import ArenaRunFile
-from shoparena.runs.files import read_yaml_record
-from shoparena.runs.manifest import ArenaManifest, manifest_path, read_manifest
+from shoparena.runs.files import iter_records
+from shoparena.runs.manifest import ArenaManifest
 
 ScoreVariant = Literal["judge", "richness", "base"]
 
@@ -178,7 +178,7 @@ def judge_run(
     backend_spec: str | None = None,
     *,
     backend: Any = None,
-    profile: str = "strict",
+    scoring_profile: str = "strict",
     llm_config: Any = None,
     failure_accounting: FailureAccounting = "oro",
 ) -> IncentiveReport:
@@ -189,7 +189,8 @@ def judge_run(
         judge: ``rubric`` (offline, mechanical) or ``llm``.
         backend_spec: Chat backend spec for the LLM judge (``transformers:DIR``, ``openai:URL#model``).
         backend: A ready backend for the LLM judge (tests); overrides ``backend_spec``.
-        profile: Scoring profile of ``scores.json`` whose ``success_rate`` is the base (``strict`` = ORO).
+        scoring_profile: Scoring profile of ``scores.json`` whose ``success_rate`` is the base (``strict`` =
+            ORO).
         llm_config: :class:`~shoparena.judge.llm_judge.LLMJudgeConfig` for the LLM judge.
         failure_accounting: How judge failures count in q and the run-failure rule (``oro``: ORO's
             validator; ``verdicts``: failures left out of q, verdicts counted).
@@ -200,56 +201,88 @@ def judge_run(
     Raises:
         FileNotFoundError: ``run_dir`` has no ``config.yaml`` (not a run directory).
     """
-    from shoparena.formats.oro import from_oro_envelope
-    from shoparena.judge.inputs import build_judge_input
-
-    root = Path(run_dir)
-    if not (root / "config.yaml").exists():
-        raise FileNotFoundError(f"{root}: not an arena run directory (no config.yaml)")
-    config = read_yaml_record(root / "config.yaml", ArenaRunFile)
-    manifest = read_manifest(root, ArenaManifest) if manifest_path(root).exists() else None
-    scores_path = root / "scores.json"
-    scores = json.loads(scores_path.read_text(encoding="utf-8")) if scores_path.exists() else {}
-    queries, order, note = _suite_queries(root, config)
-    notes = [note] if note else []
+    run = open_arena_run(run_dir)
+    if not run.has_config():
+        raise FileNotFoundError(f"{run.path}: not an arena run directory (no {run.config_path.name})")
+    config = run.config()
+    scores = json.loads(run.scores_path.read_text(encoding="utf-8")) if run.scores_path.exists() else {}
+    queries, order, note = _suite_queries(run.path, config)
     judge_obj, judge_model = make_judge(judge, backend_spec, backend=backend, llm_config=llm_config)
-    rank = {pid: i for i, pid in enumerate(order)}
-    names = list(manifest.agents if manifest is not None else {}) or sorted(
-        p.name for p in (root / "agents").iterdir() if p.is_dir()
+    judging = _Judging(
+        run, judge_obj, str(JudgeKind(judge).value), judge_model, queries, order, failure_accounting
     )
-    entries: list[AgentIncentives] = []
-    for name in names:
-        agent_dir = root / "agents" / name
-        envelopes = read_jsonl_dicts(agent_dir / "output.jsonl")
-        # Suite order, so judge.jsonl does not depend on completion order.
-        envelopes.sort(
-            key=lambda e: (rank.get(str(e.get("problem_id")), len(rank)), str(e.get("problem_id")))
-        )
-        if hasattr(judge_obj, "new_run"):
-            judge_obj.new_run()
+    entries = [judging.agent(name, scores, scoring_profile) for name in run.agents()]
+    report = IncentiveReport(
+        run_dir=str(run.path),
+        run_id=run.manifest.run_id if run.manifest is not None else config.run_id,
+        judge=judging.kind,
+        judge_model=judge_model,
+        profile=scoring_profile,
+        failure_accounting=failure_accounting,
+        agents=entries,
+        notes=[note] if note else [],
+    )
+    run.incentives_path.write_text(report.model_dump_json(indent=2), encoding="utf-8")
+    return report
+
+
+class _Judging:
+    """One judge over the agents of one run directory (suite order, trusted logs, richness)."""
+
+    def __init__(
+        self,
+        run: ArenaRun,
+        judge: Any,
+        kind: str,
+        judge_model: str | None,
+        queries: dict[str, str],
+        order: list[str],
+        failure_accounting: FailureAccounting,
+    ) -> None:
+        self.run, self.judge, self.kind, self.judge_model = run, judge, kind, judge_model
+        self.queries, self.rank = queries, {pid: i for i, pid in enumerate(order)}
+        self.failure_accounting = failure_accounting
+
+    def verdicts(
+        self, name: str, envelopes: list[dict[str, Any]]
+    ) -> tuple[list[JudgeVerdict], list[ProblemRichness], list[str]]:
+        """Verdicts and richness of the agent's SUCCESS envelopes, with notes on the unreadable ones."""
+        from shoparena.formats.oro import from_oro_envelope
+        from shoparena.judge.inputs import build_judge_input
+
+        if hasattr(self.judge, "new_run"):
+            self.judge.new_run()
         verdicts: list[JudgeVerdict] = []
         richness_items: list[ProblemRichness] = []
-        agent_notes: list[str] = []
+        notes: list[str] = []
         for envelope in envelopes:
             if envelope.get("status") != "SUCCESS":
                 continue
             pid = str(envelope.get("problem_id"))
-            trusted = read_trusted_log(root / "proxy" / name / f"{safe_name(pid)}.jsonl")
+            trusted = read_trusted_log(self.run.proxy_log_path(name, pid))
             richness_items.append(trajectory_richness(pid, trusted))
             try:
                 trajectory = from_oro_envelope(envelope)
             except Exception as err:  # an unreadable envelope is reported, not judged as 0
-                agent_notes.append(f"{pid}: envelope unreadable ({err}); not judged")
+                notes.append(f"{pid}: envelope unreadable ({err}); not judged")
                 continue
-            query = queries.get(pid, trajectory.query)
-            verdicts.append(judge_obj.judge(build_judge_input(query, trusted, trajectory), problem_id=pid))
-        with open(agent_dir / "judge.jsonl", "w", encoding="utf-8") as fh:
-            for verdict in verdicts:
-                fh.write(verdict.model_dump_json() + "\n")
+            query = self.queries.get(pid, trajectory.query)
+            verdicts.append(self.judge.judge(build_judge_input(query, trusted, trajectory), problem_id=pid))
+        return verdicts, richness_items, notes
+
+    def agent(self, name: str, scores: dict[str, Any], scoring_profile: str) -> AgentIncentives:
+        """Judge one agent; writes its ``judge.jsonl`` and ``incentives.json``."""
+        envelopes = self.run.envelopes(name)
+        # Suite order, so judge.jsonl does not depend on completion order.
+        envelopes.sort(
+            key=lambda e: (self.rank.get(str(e.get("problem_id")), len(self.rank)), str(e.get("problem_id")))
+        )
+        verdicts, richness_items, agent_notes = self.verdicts(name, envelopes)
+        self.run.write_verdicts(name, verdicts)
         statuses = Counter(str(e.get("status")) for e in envelopes)
-        profile_scores = (scores.get(name) or {}).get(profile) or {}
-        success_rate = profile_scores.get("success_rate")
+        success_rate = ((scores.get(name) or {}).get(scoring_profile) or {}).get("success_rate")
         richness = pooled_richness(richness_items)
+        failure_accounting = self.failure_accounting
         q = reasoning_quality(quality_scores(verdicts, failure_accounting))
         score = None
         if success_rate is not None:
@@ -257,15 +290,17 @@ def judge_run(
                 float(success_rate), verdicts, richness.agentic_richness, accounting=failure_accounting
             )
         else:
-            agent_notes.append(f"no {profile!r} success_rate in scores.json: final scores not computed")
-        version, path = _agent_version(name, manifest)
+            agent_notes.append(
+                f"no {scoring_profile!r} success_rate in scores.json: final scores not computed"
+            )
+        version, path = _agent_version(name, self.run.manifest)
         entry = AgentIncentives(
             agent=name,
             agent_version_id=version,
             agent_path=path,
-            judge=str(JudgeKind(judge).value),
-            judge_model=judge_model,
-            profile=profile,
+            judge=self.kind,
+            judge_model=self.judge_model,
+            profile=scoring_profile,
             problems=len(envelopes),
             envelope_statuses=dict(sorted(statuses.items())),
             judged=len(verdicts),
@@ -278,28 +313,62 @@ def judge_run(
             per_problem_richness=richness_items,
             notes=agent_notes,
         )
-        (agent_dir / "incentives.json").write_text(entry.model_dump_json(indent=2), encoding="utf-8")
-        entries.append(entry)
-    report = IncentiveReport(
-        run_dir=str(root),
-        run_id=manifest.run_id if manifest is not None else config.run_id,
-        judge=str(JudgeKind(judge).value),
-        judge_model=judge_model,
-        profile=profile,
-        failure_accounting=failure_accounting,
-        agents=entries,
-        notes=notes,
-    )
-    (root / "incentives.json").write_text(report.model_dump_json(indent=2), encoding="utf-8")
-    return report
+        (self.run.agent_dir(name) / self.run.incentives_path.name).write_text(
+            entry.model_dump_json(indent=2), encoding="utf-8"
+        )
+        return entry
 
 
 def load_incentives(run_dir: str | Path) -> IncentiveReport | None:
     """The ``incentives.json`` of a run directory, or None when it has not been judged."""
-    path = Path(run_dir) / "incentives.json"
+    path = ArenaRun.at(run_dir).incentives_path
     if not path.exists():
         return None
     return IncentiveReport.model_validate_json(path.read_text(encoding="utf-8"))
+
+
+def load_run_verdicts(run_dir: str | Path) -> dict[str, JudgeVerdict]:
+    """Every verdict of an arena run directory, keyed ``"<agent>/<problem_id>"``.
+
+    Reads each agent's verdicts (written by ``shoparena arena judge``). A verdict without a problem id is
+    keyed by its line number (``"<agent>/#<n>"``).
+
+    Raises:
+        FileNotFoundError: ``run_dir`` has no agents folder.
+        ValueError: A line is not a JudgeVerdict (``RunFileError``), or an (agent, problem_id) repeats; the
+            message names the file and line.
+    """
+    run = ArenaRun.at(run_dir)
+    if not run.agents_dir.is_dir():
+        raise FileNotFoundError(f"{run_dir}: not an arena run directory (no {run.agents_dir.name}/ folder)")
+    verdicts: dict[str, JudgeVerdict] = {}
+    for agent in run.agent_folders():
+        path = run.judge_path(agent)
+        if not path.is_file():
+            continue
+        for number, verdict in iter_records(path, JudgeVerdict):
+            key = f"{agent}/{verdict.problem_id}" if verdict.problem_id else f"{agent}/#{number}"
+            if key in verdicts:
+                raise ValueError(f"{path}:{number}: JudgeVerdict.problem_id {verdict.problem_id!r} repeats")
+            verdicts[key] = verdict
+    return verdicts
+
+
+def pair_run_verdicts(
+    run_a: str | Path, run_b: str | Path
+) -> tuple[dict[str, JudgeVerdict], dict[str, JudgeVerdict]]:
+    """The verdicts of two judgings of the same trajectories, both keyed ``"<agent>/<problem_id>"``.
+
+    ``judge_run`` overwrites the verdicts in place, so each judge runs on its own copy of the run
+    directory. Keys present on one side only stay in the result: :func:`calibrate` counts them unpaired.
+    """
+    return load_run_verdicts(run_a), load_run_verdicts(run_b)
+
+
+def calibrate_runs(run_a: str | Path, run_b: str | Path) -> CalibrationReport:
+    """:func:`~shoparena.judge.calibration.calibrate` over two judged copies of one run, pairing by
+    (agent, problem_id)."""
+    return calibrate(*pair_run_verdicts(run_a, run_b))
 
 
 __all__ = [
@@ -307,7 +376,10 @@ __all__ = [
     "IncentiveReport",
     "JudgeKind",
     "ScoreVariant",
+    "calibrate_runs",
     "judge_run",
     "load_incentives",
+    "load_run_verdicts",
     "make_judge",
+    "pair_run_verdicts",
 ]

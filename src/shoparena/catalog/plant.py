@@ -369,28 +369,10 @@ def _one_shop(problem: Problem) -> bool:
     )
 
 
-def plant_problems(
-    problems: Sequence[Problem],
-    *,
-    distractors: int = 2,
-    seed: int = 0,
-    taken_ids: set[str] | None = None,
-    value_pools: Mapping[str, Sequence[str]] | None = None,
-) -> PlantResult:
-    """Build GT products and distractors for ``problems``.
-
-    Args:
-        problems: Problems of any intent (several files together; a shared GT id gets one product).
-        distractors: Distractors per slot, each violating exactly one constraint.
-        seed: Seed of the voucher price split and of the violation order.
-        taken_ids: Ids already in the catalog: their GT products are not planted again (counted), and new
-            distractor ids avoid them.
-        value_pools: Values seen per SKU/attribute key, used as decoy values.
-
-    Returns:
-        The planted products and the report.
-    """
-    taken = set(taken_ids or ())
+def _decoy_pools(
+    problems: Sequence[Problem], value_pools: Mapping[str, Sequence[str]] | None
+) -> dict[str, list[str]]:
+    """Decoy values per SKU/attribute key: the catalogue's, then the problems' own."""
     pools: dict[str, list[str]] = {k: list(v) for k, v in (value_pools or {}).items()}
     for problem in problems:  # the problems' own values make realistic decoys too
         for item in problem.reward:
@@ -400,18 +382,16 @@ def plant_problems(
                 bucket = pools.setdefault(k, [])
                 if v not in bucket and len(bucket) < _MAX_POOL_VALUES:
                     bucket.append(v)
-    report = PlantReport(problems=len(problems))
-    shops = _Shops()
-    for problem in problems:
-        if _one_shop(problem):
-            shops.union(problem.gt_ids)
+    return pools
 
-    # Gather every requirement on each GT id.
+
+def _requirements(
+    problems: Sequence[Problem], report: PlantReport
+) -> tuple[dict[str, list[RewardItem]], dict[str, str], dict[str, Mapping[str, Any]]]:
+    """Every reward item naming each GT id, its title (a conflict is reported) and web products."""
     needs: dict[str, list[RewardItem]] = defaultdict(list)
     titles: dict[str, str] = {}
-    fixed: dict[str, float] = {}
     web: dict[str, Mapping[str, Any]] = {}
-    failed: dict[str, str] = {}
     for problem in problems:
         for item in problem.reward:
             pid = item.product_id
@@ -423,6 +403,18 @@ def plant_problems(
                 )
             if problem.web_product is not None:
                 web[pid] = problem.web_product
+    return needs, titles, web
+
+
+def _voucher_prices(
+    problems: Sequence[Problem],
+    needs: Mapping[str, list[RewardItem]],
+    seed: int,
+    report: PlantReport,
+    failed: dict[str, str],
+) -> dict[str, float]:
+    """GT id → price fixed by a voucher basket (a basket that cannot be split fails its problem)."""
+    fixed: dict[str, float] = {}
     for problem in problems:
         if problem.voucher is None:
             continue
@@ -441,7 +433,20 @@ def plant_problems(
                 report.conflicts.append(f"{pid}: two voucher baskets price it differently")
                 failed.setdefault(problem.problem_id, f"GT {pid} priced by two voucher baskets")
             fixed.setdefault(pid, price)
+    return fixed
 
+
+def _gt_products(
+    problems: Sequence[Problem],
+    needs: Mapping[str, list[RewardItem]],
+    titles: Mapping[str, str],
+    web: Mapping[str, Mapping[str, Any]],
+    fixed: Mapping[str, float],
+    shops: _Shops,
+    report: PlantReport,
+    failed: dict[str, str],
+) -> dict[str, Product]:
+    """One product per GT id meeting every item that names it (a conflict fails the problems)."""
     gt: dict[str, Product] = {}
     for pid, items in needs.items():
         shop = digits_id(f"shop:{shops.find(pid)}", 9)
@@ -464,6 +469,44 @@ def plant_problems(
                     failed.setdefault(problem.problem_id, reason)
             continue
         gt[pid] = product
+    return gt
+
+
+def plant_problems(
+    problems: Sequence[Problem],
+    *,
+    distractors: int = 2,
+    seed: int = 0,
+    taken_ids: set[str] | None = None,
+    value_pools: Mapping[str, Sequence[str]] | None = None,
+) -> PlantResult:
+    """Build GT products and distractors for ``problems``.
+
+    Args:
+        problems: Problems of any intent (several files together; a shared GT id gets one product).
+        distractors: Distractors per slot, each violating exactly one constraint.
+        seed: Seed of the voucher price split and of the violation order.
+        taken_ids: Ids already in the catalog: their GT products are not planted again (counted), and new
+            distractor ids avoid them.
+        value_pools: Values seen per SKU/attribute key, used as decoy values.
+
+    Returns:
+        The planted products and the report.
+    """
+    taken = set(taken_ids or ())
+    pools = _decoy_pools(problems, value_pools)
+    report = PlantReport(problems=len(problems))
+    shops = _Shops()
+    for problem in problems:
+        if _one_shop(problem):
+            shops.union(problem.gt_ids)
+
+    # Gather every requirement on each GT id.
+    needs, titles, web = _requirements(problems, report)
+    failed: dict[str, str] = {}
+    fixed = _voucher_prices(problems, needs, seed, report, failed)
+
+    gt = _gt_products(problems, needs, titles, web, fixed, shops, report, failed)
 
     planted: list[Planted] = []
     new_ids: set[str] = set()

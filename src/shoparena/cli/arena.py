@@ -134,7 +134,9 @@ def judge_cmd(
     run_dir: Path = typer.Argument(..., exists=True, file_okay=False, help="An arena run directory."),
     judge: JudgeKind = typer.Option(JudgeKind.RUBRIC, "--judge", help="rubric (offline) or llm."),
     backend: str | None = typer.Option(None, help="Backend spec for --judge llm."),
-    profile: str = typer.Option("strict", help="Scoring profile whose success_rate is the base."),
+    scoring_profile: str = typer.Option(
+        "strict", "--scoring-profile", "--profile", help="Scoring profile whose success_rate is the base."
+    ),
     max_tokens: int = field_option(LLMJudgeConfig, "max_tokens", min=1,
                                    help="LLM judge: max new tokens per verdict."),
     guided: bool = field_option(LLMJudgeConfig, "guided", "--guided"),
@@ -148,7 +150,7 @@ def judge_cmd(
     from shoparena.cli.arena_tables import incentives_table
 
     try:
-        report = judge_run(run_dir, judge, backend, profile=profile,
+        report = judge_run(run_dir, judge, backend, scoring_profile=scoring_profile,
                            llm_config=LLMJudgeConfig(max_tokens=max_tokens, guided=guided,
                                                      max_input_chars=max_input_chars,
                                                      blacklist_scope=blacklist_scope,
@@ -168,7 +170,8 @@ def calibrate_cmd(
     out: Path | None = typer.Option(None, "--out", help="Write the markdown report here too."),
 ) -> None:
     """Pair two judgings of one run by (agent, problem_id); print agreement, kappa, confusion matrix."""
-    from shoparena.judge.calibration import calibrate_runs, calibration_markdown
+    from shoparena.arena.run_judging import calibrate_runs
+    from shoparena.judge.calibration import calibration_markdown
 
     try:
         report = calibrate_runs(run_a, run_b)

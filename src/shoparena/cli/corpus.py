@@ -72,9 +72,12 @@ def build(
         raise RunFileError(f"{where}: not a corpus config: {validation_detail(err)}") from None
     if not config.run_dirs and not config.files:
         raise typer.BadParameter("give run directories and/or --from files", param_hint="RUN_DIRS")
+    from shoparena.arena.layout import ArenaRun
+
     for run_dir in config.run_dirs:
-        if not (Path(run_dir) / "config.yaml").exists():
-            raise typer.BadParameter(f"{run_dir}: not an arena run directory (no config.yaml)")
+        run = ArenaRun.at(run_dir)
+        if not run.has_config():
+            raise typer.BadParameter(f"{run_dir}: not an arena run directory (no {run.config_path.name})")
     with console.status("building corpus") as status:
         report = build_corpus(config, progress=lambda msg: status.update(msg), restart=restart)
     console.print(report_table(report))
@@ -92,18 +95,17 @@ def report(
     """Print the funnel and the diversity of a built corpus (with --suite/--index: against one teacher,
     written to CORPUS_DIR/diversity.json)."""
     from shoparena.corpus.diversity import corpus_diversity, diversity_table
+    from shoparena.corpus.layout import CorpusRun
     from shoparena.corpus.report import report_table
 
-    path = corpus_dir / "report.json"
-    if not path.exists():
-        raise typer.BadParameter(f"{corpus_dir}: no report.json (run `shoparena corpus build` first)")
+    corpus = CorpusRun.at(corpus_dir)
+    if not corpus.report_path.exists():
+        raise typer.BadParameter(
+            f"{corpus_dir}: no {corpus.report_path.name} (run `shoparena corpus build` first)"
+        )
     if (suite is None) != (index is None):
         raise typer.BadParameter("give both --suite and --index (or neither)")
-    from shoparena.runs.files import RunFileError, load_json
-
-    data = load_json(path, what="corpus report")
-    if not isinstance(data, dict) or not isinstance(data.get("funnel"), dict):
-        raise RunFileError(f"{path}: not a corpus report: funnel: missing or not an object")
+    data = corpus.report()
     console.print(report_table(data))
     quality = data.get("filter_quality")
     if quality:
@@ -120,7 +122,7 @@ def report(
     if diversity["comparison"] is not None:
         title = f"arena vs one teacher, equal size, {diversity['teacher_problems']} problems of the bank"
         console.print(diversity_table(diversity["comparison"], title=title))
-        (corpus_dir / "diversity.json").write_text(json.dumps(diversity, indent=2), encoding="utf-8")
+        corpus.diversity_path.write_text(json.dumps(diversity, indent=2), encoding="utf-8")
 
 
 @corpus_app.command("publish")

@@ -29,7 +29,9 @@ def serve(
     host: str = typer.Option("127.0.0.1", "--host", help="Bind address."),
     port: int = typer.Option(DEFAULT_PORT, "--port", help="Port."),
     max_steps: int = typer.Option(30, "--max-steps", min=1, help="Step cap per episode."),
-    profile: str = typer.Option("strict", "--profile", help="Scoring profile of the reward."),
+    scoring_profile: str = typer.Option(
+        "strict", "--scoring-profile", "--profile", help="Scoring profile of the reward."
+    ),
     similarity: str = typer.Option("lexical", "--similarity", help="Title similarity backend."),
     max_sessions: int = typer.Option(DEFAULT_MAX_SESSIONS, "--max-sessions", min=1, help="Open sessions."),
     idle_timeout_s: float = typer.Option(
@@ -44,7 +46,7 @@ def serve(
 
     try:
         tasks = ShopTaskSet.load(
-            suite, index, kb=kb, profile=profile, similarity=similarity, max_steps=max_steps
+            suite, index, kb=kb, scoring_profile=scoring_profile, similarity=similarity, max_steps=max_steps
         )
     except TaskSetError as exc:
         typer.echo(f"error: {exc}", err=True)

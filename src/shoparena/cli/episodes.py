@@ -7,6 +7,8 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
+from shoparena.runs.envelopes import ENVELOPE_LOG_NAME
+
 episodes_app = typer.Typer(
     help="Run in-process agents (e.g. the rule-based planner) over suites.", no_args_is_help=True
 )
@@ -20,7 +22,7 @@ def run(
         ..., "--suite", exists=True, dir_okay=False, help="SB JSONL or ORO suite JSON."
     ),
     index: Path = typer.Option(..., "--index", exists=True, file_okay=False, help="Search index directory."),
-    out: Path | None = typer.Option(None, "--out", dir_okay=False, help="output.jsonl to append to."),
+    out: Path | None = typer.Option(None, "--out", dir_okay=False, help=f"{ENVELOPE_LOG_NAME} to append to."),
     run_dir: Path | None = typer.Option(None, "--run-dir", file_okay=False, help="Run directory instead."),
     workers: int = typer.Option(1, "--workers", min=1, help="Worker threads."),
     max_steps: int = typer.Option(30, "--max-steps", min=1, help="Step cap per episode."),

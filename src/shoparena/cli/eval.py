@@ -98,6 +98,7 @@ def run(
     (no model server: a re-run retries them); 2 bad input or a different run in --out (without
     --restart).
     """
+    options = dict(locals())  # every option by parameter name, before any other local exists
     from pydantic import ValidationError
 
     from shoparena.arena.executor import ExecutorUnavailableError
@@ -107,37 +108,7 @@ def run(
     from shoparena.runs.infra import InfraStopError
 
     try:
-        config = EvalConfig(
-            policy=policy,
-            suite=suite,
-            index=index,
-            out=out,
-            samples=samples,
-            temperature=temperature,
-            top_p=top_p,
-            max_tokens=max_tokens,
-            max_steps=max_steps,
-            seed=seed,
-            format=fmt,
-            thinking=thinking,
-            concurrency=concurrency,
-            limit=limit,
-            kb=kb,
-            train_corpus=train_corpus,
-            allow_leak=allow_leak,
-            similarity=similarity,
-            miner_backend=miner_backend,
-            episode_timeout_s=episode_timeout,
-            request_timeout_s=request_timeout,
-            max_batch=max_batch,
-            threads=threads,
-            engine=engine,
-            progress=progress,
-            render_profile=render_profile,
-            allow_profile_mismatch=allow_profile_mismatch,
-            executor=executor,
-            ray_address=ray_address,
-        )
+        config = eval_config_from_options(options)
     except ValidationError as exc:
         first = exc.errors()[0]
         typer.echo(f"error: {'.'.join(map(str, first['loc']))}: {first['msg']}", err=True)
@@ -154,6 +125,24 @@ def run(
     print_summary(data)
     if as_json:
         typer.echo(json.dumps(data))
+
+
+#: Options whose parameter name is not the EvalConfig field they set.
+_FIELD_OF_OPTION = {
+    "fmt": "format",
+    "episode_timeout": "episode_timeout_s",
+    "request_timeout": "request_timeout_s",
+}
+
+
+def eval_config_from_options(options: dict[str, Any]) -> EvalConfig:
+    """The :class:`EvalConfig` of ``eval run``'s options (those that are not config fields are left out).
+
+    Raises:
+        ValidationError: an option value the config refuses.
+    """
+    fields = {_FIELD_OF_OPTION.get(name, name): value for name, value in options.items()}
+    return EvalConfig(**{name: value for name, value in fields.items() if name in EvalConfig.model_fields})
 
 
 def _fmt(est: dict[str, Any] | None) -> str:

@@ -7,11 +7,14 @@ from pathlib import Path
 import typer
 
 from shoparena.pipeline.config import ReportSection
+from shoparena.pipeline.layout import REPORT_HTML_NAME, PipelineRun
 
 
 def report(
     run_dir: Path = typer.Argument(..., exists=True, file_okay=False, help="A pipeline run directory."),
-    out: Path | None = typer.Option(None, "--out", "-o", help="HTML file (default: RUNDIR/report.html)."),
+    out: Path | None = typer.Option(
+        None, "--out", "-o", help=f"HTML file (default: RUNDIR/{REPORT_HTML_NAME})."
+    ),
     examples: int = typer.Option(
         ReportSection.model_fields["examples"].default,
         "--examples",
@@ -22,7 +25,7 @@ def report(
     """Render funnel, richness, judge bins, races, ASR with CIs, pass@k, examples and provenance."""
     from shoparena.report import render_report
 
-    target = out or run_dir / "report.html"
+    target = out or PipelineRun.at(run_dir).report_html
     if target.is_dir():
         typer.echo(f"error: --out {target} is a directory; give the HTML file to write", err=True)
         raise typer.Exit(code=2)

@@ -47,7 +47,9 @@ def score(
     index: Path = typer.Option(
         ..., "--index", exists=True, help="Search index directory (or a catalog JSONL)."
     ),
-    profile: str = typer.Option("strict", help="strict (alias production-strict) or shoppingbench."),
+    scoring_profile: str = typer.Option(
+        "strict", "--scoring-profile", "--profile", help="strict (alias production-strict) or shoppingbench."
+    ),
     similarity: str = typer.Option("lexical", help="Title backend: exact, lexical or embedding."),
     embedding_model: Path | None = typer.Option(None, help="Local sentence-transformers folder (embedding)."),
     threshold: float | None = typer.Option(None, help="Override the title threshold of the backend/profile."),
@@ -62,15 +64,15 @@ def score(
     """Score trajectories against a suite; prints per-category n, ASR, GT rate, format and field matching."""
     from shoparena.catalog.io import LoadSummary, QuarantinedLine
     from shoparena.formats.io import read_trajectories
+    from shoparena.scoring.bench import ScoringBench
     from shoparena.scoring.profiles import NO_THINK_ROLES, OUTPUT_ROLES, get_profile
     from shoparena.scoring.report import print_run_score
-    from shoparena.scoring.scorer import score_run
     from shoparena.scoring.similarity import get_similarity
     from shoparena.suites.loaders import SuiteLoadError, load_suite
 
     refuse_output_over_input(out, suite, trajectories, index)
     try:
-        prof = get_profile(profile)
+        prof = get_profile(scoring_profile)
         backend = get_similarity(similarity, model_path=embedding_model)
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
@@ -101,12 +103,10 @@ def score(
             f"unreadable: {traj_summary.reasons}",
             highlight=False,
         )
-    result = score_run(
-        problems,
+    result = ScoringBench(problems, lookup, backend).score_run(
         runs,
-        lookup,
-        profile=prof,
-        similarity=backend,
+        prof,
+        problems,
         title_threshold=threshold,
         format_roles=NO_THINK_ROLES if no_think else OUTPUT_ROLES,
     )

@@ -31,7 +31,14 @@ from shoparena.corpus.diversity import DiversityBuilder
 from shoparena.corpus.export import ViewWriter
 from shoparena.corpus.filter import classify
 from shoparena.corpus.gates import OnlineGates, default_tokenizer
-from shoparena.corpus.ingest import ScoringContext, ingest_file, ingest_run_dir
+from shoparena.corpus.ingest import ingest_file, ingest_run_dir
+from shoparena.corpus.layout import (
+    CLASSIFIED_NAME,
+    DATASET_DICT_NAME,
+    OWN_OUTPUTS,
+    QUARANTINE_NAME,
+    CorpusRun,
+)
 from shoparena.corpus.recover import recover_record, recoverable
 from shoparena.corpus.report import ReportBuilder, write_card
 from shoparena.corpus.split import ProblemIndex, assign_split
@@ -41,6 +48,8 @@ from shoparena.jsonl import LineWriter, iter_raw_lines
 from shoparena.records.corpus import CorpusRecord, Quarantined
 from shoparena.runs import RunDir
 from shoparena.runs.identity import Restart, RunIdentity, RunKind
+from shoparena.scoring.bench import ScoringBench
+from shoparena.suites.bench import BenchCache, open_bench
 
 Progress = Callable[[str], None]
 
@@ -50,17 +59,6 @@ def _atomic_write(path: Path, data: bytes) -> None:
     tmp.write_bytes(data)
     os.replace(tmp, path)
 
-
-#: What a corpus directory holds at its top (``restart`` clears these and nothing else).
-OWN_OUTPUTS = (
-    "work",
-    "records.jsonl",
-    "quarantine.jsonl",
-    "problems.json",
-    "views",
-    "report.json",
-    "README.md",
-)
 
 #: Config fields that name inputs (identified by content in the run identity, not by path) or the output.
 _PATH_FIELDS = {"run_dirs", "files", "problems", "index", "out"}
@@ -90,27 +88,13 @@ def _cache_keys(identity: RunIdentity, config: CorpusConfig) -> list[str]:
     return [f"ingest-{kind}-{key[:24]}.jsonl" for (kind, _), key in zip(_sources(config), keys, strict=True)]
 
 
-def _file_context(config: CorpusConfig, cache: dict[str, Any]) -> ScoringContext:
-    context = ScoringContext()
-    for suite in config.problems:
-        from shoparena.suites.loaders import load_suite
-
-        key = f"suite:{suite}"
-        if key not in cache:
-            cache[key] = {p.problem_id: p for p in load_suite(suite)[0]}
-        context.problems.update(cache[key])
-    if config.index is not None:
-        from shoparena.search import SearchIndex
-
-        key = f"index:{config.index}"
-        if key not in cache:
-            cache[key] = SearchIndex.open(config.index)
-        context.lookup = cache[key]
-    return context
+def _file_context(config: CorpusConfig, cache: BenchCache) -> ScoringBench:
+    """The bench that scores ``--from`` files: every ``problems`` suite over the ``index``."""
+    return open_bench(config.problems, config.index, cache=cache)
 
 
 def ingest_all(
-    config: CorpusConfig, work: Path, progress: Progress, cache: dict[str, Any], names: list[str]
+    config: CorpusConfig, work: Path, progress: Progress, cache: BenchCache, names: list[str]
 ) -> list[str]:
     """Ingest every source not already ingested (one atomically renamed file per source, named by
     ``names``: content keys); returns notes."""
@@ -150,10 +134,10 @@ def classify_all(
     index = ProblemIndex()
     quarantined: Counter[str] = Counter()
     n_quarantined = 0
-    target = work / "classified.jsonl"
+    target, quarantine = work / CLASSIFIED_NAME, work / QUARANTINE_NAME
     with (
         LineWriter(target.with_name(target.name + ".tmp")) as out,
-        LineWriter(work / "quarantine.jsonl.tmp") as bad,
+        LineWriter(quarantine.with_name(quarantine.name + ".tmp")) as bad,
     ):
         for entry in _ingested(work, names):
             if entry["type"] == "quarantine":
@@ -170,7 +154,7 @@ def classify_all(
                 index.add(item.problem_id, item.query, item.category, item.gt_product_ids)
                 out.write(orjson.dumps(item.model_dump(mode="json")))
     os.replace(target.with_name(target.name + ".tmp"), target)
-    os.replace(work / "quarantine.jsonl.tmp", work / "quarantine.jsonl")
+    os.replace(quarantine.with_name(quarantine.name + ".tmp"), quarantine)
     return index, n_quarantined, quarantined
 
 
@@ -182,17 +166,13 @@ def _tokenizer(config: CorpusConfig) -> Any:
     return AutoTokenizer.from_pretrained(config.tokenizer)
 
 
-def _known_problems(cache: dict[str, Any]) -> dict[str, Any]:
-    known: dict[str, Any] = {}
-    for key, value in sorted(cache.items()):
-        if key.startswith("suite:"):
-            known.update(value)
-    return known
+def _known_problems(cache: BenchCache) -> dict[str, Any]:
+    return dict(cache.problems())
 
 
-def _shop_lookup(cache: dict[str, Any]) -> Callable[[str], str | None] | None:
+def _shop_lookup(cache: BenchCache) -> Callable[[str], str | None] | None:
     """product id → shop id over every catalogue index the inputs used (the first that knows it)."""
-    indexes = [value for key, value in sorted(cache.items()) if key.startswith("index:")]
+    indexes = cache.indexes()
     if not indexes:
         return None
 
@@ -206,7 +186,7 @@ def _shop_lookup(cache: dict[str, Any]) -> Callable[[str], str | None] | None:
     return shop_of
 
 
-def _problems_doc(sides: dict[str, tuple[str, str]], cache: dict[str, Any]) -> list[dict[str, Any]]:
+def _problems_doc(sides: dict[str, tuple[str, str]], cache: BenchCache) -> list[dict[str, Any]]:
     from shoparena.suites.loaders import oro_record
 
     known = _known_problems(cache)
@@ -223,10 +203,11 @@ def _records(path: Path) -> Iterator[dict[str, Any]]:
 
 
 def _outputs_present(out: Path) -> bool:
-    names = ["records.jsonl", "report.json", "problems.json", "README.md"]
-    names += [f"views/{v}-{s}.{ext}" for v in VIEWS for s in SPLITS for ext in ("parquet", "jsonl")]
-    names += [f"views/{v}/dataset_dict.json" for v in VIEWS]
-    return all((out / name).exists() for name in names)
+    run = CorpusRun.at(out)
+    paths = [run.records_path, run.report_path, run.problems_path, run.card_path]
+    paths += [run.view_file(v, s, ext) for v in VIEWS for s in SPLITS for ext in ("parquet", "jsonl")]
+    paths += [run.view_dataset_dir(v) / DATASET_DICT_NAME for v in VIEWS]
+    return all(path.exists() for path in paths)
 
 
 @contextmanager
@@ -275,11 +256,12 @@ def build_corpus(
 
 def _build(config: CorpusConfig, rundir: RunDir, identity: RunIdentity, say: Progress) -> dict[str, Any]:
     out = rundir.path
+    layout = CorpusRun.at(out)
     if rundir.done("build", config.model_dump(mode="json")) and _outputs_present(out):
-        return json.loads((out / "report.json").read_text(encoding="utf-8"))  # finished: nothing to redo
-    cache: dict[str, Any] = {}
+        return json.loads(layout.report_path.read_text(encoding="utf-8"))  # finished: nothing to redo
+    cache = BenchCache()
     started = time.time()
-    work = out / "work"
+    work = layout.work_dir
     names = _cache_keys(identity, config)
     notes = ingest_all(config, work, say, cache, names)
     say("filtering and gating")
@@ -295,15 +277,15 @@ def _build(config: CorpusConfig, rundir: RunDir, identity: RunIdentity, say: Pro
     sides = assign_split(index, config.split, problems=_known_problems(cache), shop_of=_shop_lookup(cache))
     report = ReportBuilder()
     diversity = DiversityBuilder()
-    os.replace(work / "quarantine.jsonl", out / "quarantine.jsonl")
-    _atomic_write(out / "problems.json", json.dumps(_problems_doc(sides, cache), indent=1).encode())
+    os.replace(work / QUARANTINE_NAME, layout.quarantine_path)
+    _atomic_write(layout.problems_path, json.dumps(_problems_doc(sides, cache), indent=1).encode())
     say("writing records and views")
     # Pass 2, one read of pass 1's output: records.jsonl, the report and every view (ingest order).
-    views = ViewWriter(out / "views", config.render_profile)
-    tmp = out / "records.jsonl.tmp"
+    views = ViewWriter(layout.views_dir, config.render_profile)
+    tmp = layout.records_path.with_name(layout.records_path.name + ".tmp")
     try:
         with LineWriter(tmp) as fh:
-            for record in _records(work / "classified.jsonl"):
+            for record in _records(layout.classified_path):
                 record["cluster_id"], record["split"] = sides[record["problem_id"]]
                 report.add(record)
                 diversity.add(record)
@@ -312,15 +294,15 @@ def _build(config: CorpusConfig, rundir: RunDir, identity: RunIdentity, say: Pro
     except BaseException:
         views.abort()
         raise
-    os.replace(tmp, out / "records.jsonl")
+    os.replace(tmp, layout.records_path)
     view_counts = views.close()
     doc = report.build(n_quarantined, dict(quarantine_fields), view_counts, config, notes)
     doc["render"] = {"profile": config.render_profile, "profile_hash": profile_hash(config.render_profile)}
     doc["diversity"] = diversity.build()
-    _atomic_write(out / "report.json", json.dumps(doc, indent=2, sort_keys=True).encode())
-    write_card(out / "README.md", doc)
+    _atomic_write(layout.report_path, json.dumps(doc, indent=2, sort_keys=True).encode())
+    write_card(layout.card_path, doc)
     rundir.complete("build", config.model_dump(mode="json"), started, {"records": doc["funnel"]["records"]})
-    rundir.write_summary({"report": "report.json", "funnel": doc["funnel"], "views": view_counts})
+    rundir.write_summary({"report": layout.report_path.name, "funnel": doc["funnel"], "views": view_counts})
     return doc
 
 

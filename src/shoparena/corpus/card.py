@@ -16,11 +16,11 @@ from typing import Any
 
 import yaml
 
+from shoparena.corpus.layout import CorpusRun
 from shoparena.corpus.views import SPLITS, VIEWS
 
 LICENSE = "apache-2.0"
 #: Files staged for the Hub besides the card and the Parquet views.
-EXTRA_FILES = ("report.json", "diversity.json")
 
 
 class PublishError(RuntimeError):
@@ -47,16 +47,18 @@ def _split_size(path: Path) -> dict[str, int]:
 
 def card_metadata(corpus_dir: str | Path, report: dict[str, Any]) -> dict[str, Any]:
     """The Hub's YAML header for the corpus card: license, configs per view and split, features, sizes."""
-    views_dir = Path(corpus_dir) / "views"
+    corpus = CorpusRun.at(corpus_dir)
     configs, infos = [], []
     for view in VIEWS:
-        files = [(split, views_dir / f"{view}-{split}.parquet") for split in SPLITS]
+        files = [(split, corpus.view_file(view, split, "parquet")) for split in SPLITS]
         present = [(split, path) for split, path in files if path.exists()]
         if not present:
             continue
         config: dict[str, Any] = {
             "config_name": view,
-            "data_files": [{"split": split, "path": f"views/{path.name}"} for split, path in present],
+            "data_files": [
+                {"split": split, "path": f"{corpus.views_dir.name}/{path.name}"} for split, path in present
+            ],
         }
         if view == next(iter(VIEWS)):
             config["default"] = True
@@ -86,23 +88,23 @@ def card_header(corpus_dir: str | Path, report: dict[str, Any]) -> str:
 
 def prepare_publish(corpus_dir: str | Path, out: str | Path) -> Path:
     """Stage the folder the Hub receives: ``README.md`` (the card), ``views/*.parquet`` and the reports."""
-    src, dst = Path(corpus_dir), Path(out)
-    card = src / "README.md"
+    src, dst = CorpusRun.at(corpus_dir), CorpusRun.at(out)  # the staging folder mirrors the corpus layout
+    card = src.card_path
     if not card.is_file() or not card.read_text(encoding="utf-8").startswith("---\n"):
-        raise PublishError(f"{src}: no dataset card with Hub metadata (README.md); rebuild the corpus")
-    parquet = sorted((src / "views").glob("*.parquet"))
+        raise PublishError(f"{src.path}: no dataset card with Hub metadata ({card.name}); rebuild the corpus")
+    parquet = sorted(src.views_dir.glob("*.parquet"))
     if not parquet:
-        raise PublishError(f"{src}: no Parquet views under views/")
-    if dst.exists():
-        shutil.rmtree(dst)
-    (dst / "views").mkdir(parents=True)
-    shutil.copy2(card, dst / "README.md")
+        raise PublishError(f"{src.path}: no Parquet views under {src.views_dir.name}/")
+    if dst.path.exists():
+        shutil.rmtree(dst.path)
+    dst.views_dir.mkdir(parents=True)
+    shutil.copy2(card, dst.card_path)
     for path in parquet:
-        shutil.copy2(path, dst / "views" / path.name)
-    for name in EXTRA_FILES:
-        if (src / name).is_file():
-            shutil.copy2(src / name, dst / name)
-    return dst
+        shutil.copy2(path, dst.views_dir / path.name)
+    for extra in (src.report_path, src.diversity_path):
+        if extra.is_file():
+            shutil.copy2(extra, dst.path / extra.name)
+    return dst.path
 
 
 def publish(

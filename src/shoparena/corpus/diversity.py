@@ -376,12 +376,13 @@ def read_records(corpus_dir: Path) -> list[dict[str, Any]]:
     naming the file and line)."""
     from pydantic import ValidationError
 
+    from shoparena.corpus.layout import CorpusRun
     from shoparena.jsonl import iter_raw_lines
     from shoparena.records.corpus import CorpusRecord
 
-    path = Path(corpus_dir) / "records.jsonl"
+    path = CorpusRun.at(corpus_dir).records_path
     if not path.is_file():
-        raise FileNotFoundError(f"{corpus_dir}: no records.jsonl (run `shoparena corpus build` first)")
+        raise FileNotFoundError(f"{corpus_dir}: no {path.name} (run `shoparena corpus build` first)")
     out = []
     for line_no, line in iter_raw_lines(path):
         try:

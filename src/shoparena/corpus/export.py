@@ -18,8 +18,10 @@ from typing import Any
 
 import orjson
 
+from shoparena.corpus.layout import DATASET_DICT_NAME, view_file
 from shoparena.corpus.views import SPLITS, VIEWS, features, view_spec
 from shoparena.formats.profiles import check_profile, render_chat
+from shoparena.jsonl import LineWriter
 
 BATCH_ROWS = 256
 
@@ -33,21 +35,21 @@ class _Sink:
         import xxhash
 
         self.schema = features(view).arrow_schema
-        self.parquet = views_dir / f"{view}-{split}.parquet"
+        self.parquet = view_file(views_dir, view, split, "parquet")
         self.writer = pq.ParquetWriter(str(self.parquet), self.schema)
         # The same batches as an Arrow IPC stream: the source of the save_to_disk shards, read back
         # sequentially (never memory-mapped), so the copy holds one batch at a time.
         self.arrow = cache / f"{view}-{split}.arrow"
         self.stream = pa.ipc.new_stream(str(self.arrow), self.schema)
-        self.jsonl = open(views_dir / f"{view}-{split}.jsonl", "wb")  # noqa: SIM115 - closed in close()
+        self.jsonl = LineWriter(view_file(views_dir, view, split, "jsonl"))
         self.rows: list[dict[str, Any]] = []
         self.digest = xxhash.xxh64()  # content fingerprint of the rows, for the datasets state.json
         self.count = 0
 
     def add(self, row: dict[str, Any]) -> None:
-        line = orjson.dumps(row, option=orjson.OPT_SORT_KEYS) + b"\n"
+        line = orjson.dumps(row, option=orjson.OPT_SORT_KEYS)
         self.jsonl.write(line)
-        self.digest.update(line)
+        self.digest.update(line + b"\n")
         self.rows.append(row)
         self.count += 1
         if len(self.rows) >= BATCH_ROWS:
@@ -171,11 +173,11 @@ class ViewWriter:
     Parquet/JSONL files and writes each view's ``DatasetDict`` folder. Rows never wait in memory beyond
     one batch per (view, split)."""
 
-    def __init__(self, views_dir: Path, profile: str = "upstream") -> None:
+    def __init__(self, views_dir: Path, render_profile: str = "upstream") -> None:
         from datasets.utils.logging import disable_progress_bar
 
         disable_progress_bar()
-        self.profile = check_profile(profile)
+        self.render_profile = check_profile(render_profile)
         self.views_dir = views_dir
         views_dir.mkdir(parents=True, exist_ok=True)
         self.cache = views_dir / ".cache"
@@ -187,8 +189,8 @@ class ViewWriter:
     def add(self, record: dict[str, Any]) -> None:
         if record["split"] not in SPLITS or not any(m["role"] == "assistant" for m in record["messages"]):
             return
-        if self.profile != "upstream":
-            record = rendered_record(record, self.profile)
+        if self.render_profile != "upstream":
+            record = rendered_record(record, self.render_profile)
         for view in VIEWS:
             sink = self.sinks[(view, record["split"])]
             for row in view_spec(view).rows(record):
@@ -212,13 +214,13 @@ class ViewWriter:
                 sink = self.sinks[(view, split)]
                 save_stream_to_disk(sink.arrow, target / split, view, sink.digest.hexdigest())
             # What DatasetDict.save_to_disk writes next to the splits.
-            (target / "dataset_dict.json").write_text(json.dumps({"splits": list(SPLITS)}), encoding="utf-8")
+            (target / DATASET_DICT_NAME).write_text(json.dumps({"splits": list(SPLITS)}), encoding="utf-8")
             counts[view] = {split: self.sinks[(view, split)].count for split in SPLITS}
         shutil.rmtree(self.cache, ignore_errors=True)
         return counts
 
 
-def rendered_record(record: dict[str, Any], profile: str) -> dict[str, Any]:
+def rendered_record(record: dict[str, Any], render_profile: str) -> dict[str, Any]:
     """``record`` with its messages as a policy under ``profile`` sees them (loss flags kept)."""
     tools = record.get("tools")
     if isinstance(tools, str):
@@ -227,17 +229,17 @@ def rendered_record(record: dict[str, Any], profile: str) -> dict[str, Any]:
         except orjson.JSONDecodeError:
             tools = None
     listed = tools if isinstance(tools, list) else None
-    messages, template_tools = render_chat(record["messages"], listed, profile)
+    messages, template_tools = render_chat(record["messages"], listed, render_profile)
     # The profile decides what the chat template is given: compact names the tools in its system turn.
     shown = "" if template_tools is None else orjson.dumps(template_tools).decode()
     return {**record, "messages": messages, "tools": shown}
 
 
 def export_views(
-    records: Callable[[], Iterable[dict[str, Any]]], views_dir: Path, profile: str = "upstream"
+    records: Callable[[], Iterable[dict[str, Any]]], views_dir: Path, render_profile: str = "upstream"
 ) -> dict[str, dict[str, int]]:
     """Write every view in one pass over the record dicts; returns view → split → rows."""
-    writer = ViewWriter(views_dir, profile)
+    writer = ViewWriter(views_dir, render_profile)
     try:
         for record in records():
             writer.add(record)

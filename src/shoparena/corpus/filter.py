@@ -7,7 +7,7 @@ run afterwards in :mod:`shoparena.corpus.gates` on the records still ``kept``.
 from __future__ import annotations
 
 from shoparena.corpus.config import FilterConfig, GateConfig
-from shoparena.records.corpus import CorpusRecord, StructuralLabel
+from shoparena.records.corpus import CorpusRecord, Outcome, StructuralLabel
 
 
 def uses_proofs(record: CorpusRecord, cfg: FilterConfig) -> bool:
@@ -93,7 +93,7 @@ def first_failure(record: CorpusRecord, fcfg: FilterConfig, gcfg: GateConfig) ->
 def classify(record: CorpusRecord, fcfg: FilterConfig, gcfg: GateConfig) -> CorpusRecord:
     """Set ``structural_label`` and ``outcome`` (kept or the first failing reason) in place."""
     record.structural_label = structural_label(record, fcfg)
-    record.outcome = first_failure(record, fcfg, gcfg) or "kept"
+    record.outcome = Outcome(first_failure(record, fcfg, gcfg) or Outcome.KEPT)
     return record
 
 

@@ -19,7 +19,7 @@ from typing import Any
 from datasketch import MinHash
 
 from shoparena.corpus.config import GateConfig
-from shoparena.records.corpus import CorpusMessage, CorpusRecord
+from shoparena.records.corpus import CorpusMessage, CorpusRecord, Outcome
 from shoparena.suites.clusters import normalize_query, shingles
 
 NUM_PERM = 64
@@ -102,18 +102,18 @@ class OnlineGates:
         text = assistant_text(record.messages)
         digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
         if digest in self.exact[key]:
-            record.outcome = "duplicate"
+            record.outcome = Outcome.DUPLICATE
             return record
         signature = MinHash(num_perm=NUM_PERM, seed=1)
         signature.update_batch([s.encode("utf-8") for s in sorted(shingles(text))])
         if any(signature.jaccard(other) >= self.cfg.near_dup_threshold for other in self.signatures[key]):
-            record.outcome = "near_duplicate"
+            record.outcome = Outcome.NEAR_DUPLICATE
             return record
         self.exact[key].add(digest)
         self.signatures[key].append(signature)
         record.trainable_tokens = trainable_tokens(record, self.tokenizer, self.cfg.max_tokens)
         if record.trainable_tokens < self.cfg.min_trainable_tokens:
-            record.outcome = "too_few_tokens"
+            record.outcome = Outcome.TOO_FEW_TOKENS
         return record
 
 

@@ -17,13 +17,13 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import orjson
 
 from shoparena.agent_sdk.prompt import SYSTEM_PROMPT as AGENTIC_SYSTEM_PROMPT
+from shoparena.arena.layout import ArenaRun
 from shoparena.arena.proxy_log import (
     is_inference,
     llm_requested,
@@ -45,48 +45,34 @@ from shoparena.records.corpus import (
     Quarantined,
     StructuralEvidence,
 )
-from shoparena.records.judge import JudgeStatus, JudgeVerdict
+from shoparena.records.judge import JudgeStatus
 from shoparena.records.problem import Problem
 from shoparena.records.proxy_log import ProxyLogEntry, proxy_entries
-from shoparena.records.race import ArenaRunFile, MinerTruth, RaceDocument
+from shoparena.records.race import ArenaRunFile
 from shoparena.records.tools import CATALOGUE_TOOLS
 from shoparena.records.trajectory import Trajectory
-from shoparena.runs.files import RunFileError, iter_records, read_json_record, read_yaml_record
+from shoparena.runs.files import RunFileError
+from shoparena.runs.layout import EnvelopeLogRun, open_run
+from shoparena.scoring.bench import ScoringBench
+from shoparena.suites.bench import BenchCache
 
 Emit = Callable[[CorpusRecord | Quarantined], None]
 
 
-@dataclass
-class ScoringContext:
-    """Ground truth and catalogue for scoring: problems by id, a product lookup (or None)."""
-
-    problems: dict[str, Problem] = field(default_factory=dict)
-    lookup: Any = None
-    similarity: str = "lexical"
-    _sim: Any = None
-
-    def score(self, problem_id: str, traj: Trajectory) -> tuple[CorpusLabels, str | None]:
-        """Labels from both profiles; (empty labels, why) when the problem or the catalogue is unknown."""
-        problem = self.problems.get(problem_id)
-        if problem is None or self.lookup is None:
-            return CorpusLabels(), "no ground truth" if problem is None else "no catalogue index"
-        from shoparena.scoring import get_similarity
-        from shoparena.scoring.scorer import score_trajectory
-
-        if self._sim is None:
-            self._sim = get_similarity(self.similarity)
-        strict = score_trajectory(problem, traj, self.lookup, profile="strict", similarity=self._sim)
-        loose = score_trajectory(problem, traj, self.lookup, profile="shoppingbench", similarity=self._sim)
-        return (
-            CorpusLabels(
-                success=strict.success,
-                success_shoppingbench=loose.success,
-                gt=strict.gt,
-                rule=strict.rule,
-                format=strict.format_score,
-            ),
-            None,
-        )
+def corpus_labels(bench: ScoringBench, problem_id: str, traj: Trajectory) -> CorpusLabels:
+    """Labels from both profiles (empty when the problem or the catalogue is unknown to the bench)."""
+    problem = bench.problems.get(problem_id)
+    verdicts = bench.score(traj, problem) if problem is not None else None
+    if verdicts is None:
+        return CorpusLabels()
+    strict, loose = verdicts.strict, verdicts.shoppingbench
+    return CorpusLabels(
+        success=strict.success,
+        success_shoppingbench=loose.success,
+        gt=strict.gt,
+        rule=strict.rule,
+        format=strict.format_score,
+    )
 
 
 def env_tools(problem: Problem | None) -> str:
@@ -188,7 +174,7 @@ def record_from_trajectory(
     problem_id: str,
     rollout_idx: int,
     trusted: Sequence[ProxyLogEntry | Mapping[str, Any]] | None,
-    scoring: ScoringContext,
+    scoring: ScoringBench,
     provenance: CorpusProvenance,
 ) -> CorpusRecord:
     """Evidence, labels and messages of one parsed trajectory (never raises for agent-controlled content).
@@ -218,10 +204,8 @@ def record_from_trajectory(
     has_call_log = bool(log) or trusted is not None
     recommended = traj.last_recommendation() is not None
     final_llm = llm_requested(log, "recommend_product") if recommended else False
-    if status == "SUCCESS":
-        labels, _ = scoring.score(problem_id, traj)
-    else:
-        labels = CorpusLabels(success=False)
+    succeeded = status == "SUCCESS"
+    labels = corpus_labels(scoring, problem_id, traj) if succeeded else CorpusLabels(success=False)
     if not traj.steps:
         format_ok, format_detail = False, "no steps"
     elif labels.format is not None:  # the strict scorer already checked every step (mean of step scores)
@@ -338,12 +322,12 @@ def _problem_id_of(traj: Trajectory, obj: Any, line_no: int) -> str:
     return problem_id_for_query(traj.query) if traj.query else f"line{line_no}"
 
 
-def ingest_file(path: Path, scoring: ScoringContext, emit: Emit) -> None:
+def ingest_file(path: Path, scoring: ScoringBench, emit: Emit) -> None:
     """Each line of a file of envelopes / bare lists / SB rollouts / chat rows → one record or quarantine."""
     _ingest_lines(path, f"file-{path.stem}", scoring, emit)
 
 
-def _ingest_lines(path: Path, run_id: str, scoring: ScoringContext, emit: Emit) -> None:
+def _ingest_lines(path: Path, run_id: str, scoring: ScoringBench, emit: Emit) -> None:
     """Each JSON line of ``path`` → one record or quarantine (a line that is not JSON is quarantined)."""
     counts: dict[str, int] = {}
     for line_no, raw in iter_raw_lines(path):
@@ -361,7 +345,7 @@ def _line_quarantine(source: Path, line_no: int, field: str, reason: str) -> Qua
 
 
 def _ingest_value(
-    obj: Any, path: Path, line_no: int, run_id: str, counts: dict[str, int], scoring: ScoringContext
+    obj: Any, path: Path, line_no: int, run_id: str, counts: dict[str, int], scoring: ScoringBench
 ) -> CorpusRecord | Quarantined:
     label = f"line {line_no}"
     if isinstance(obj, dict) and isinstance(obj.get("id"), str):
@@ -426,49 +410,43 @@ def _read_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
             yield line_no, None
 
 
-def load_run_context(run_dir: Path, cache: dict[str, Any]) -> tuple[ScoringContext, list[str]]:
+def load_run_context(run_dir: Path, cache: BenchCache) -> tuple[ScoringBench, list[str]]:
     """Problems of the run's suite and its index (opened once per path), with notes on what is missing.
 
     Raises:
         RunFileError: ``config.yaml`` is torn or not an arena run config, or names a suite or index that
             exists but cannot be read (the message names the config and the key).
     """
+    return _run_context(ArenaRun.at(run_dir), cache)
+
+
+def _run_context(run: ArenaRun, cache: BenchCache) -> tuple[ScoringBench, list[str]]:
     notes: list[str] = []
-    config_path = run_dir / "config.yaml"
-    if config_path.is_file():
-        config = read_yaml_record(config_path, ArenaRunFile)
+    config_path = run.config_path
+    if run.has_config():
+        config = run.config()
     else:
         config = ArenaRunFile()
         notes.append(f"{config_path}: missing; trajectories are not scored")
-    context = ScoringContext(similarity=config.similarity)
+    context = ScoringBench(similarity=config.similarity)
     suite = config.suite
     if suite and Path(suite).exists():
-        key = f"suite:{suite}"
-        if key not in cache:
-            from shoparena.suites.loaders import load_suite
-
-            try:
-                cache[key] = {p.problem_id: p for p in load_suite(suite)[0]}
-            except (ValueError, OSError) as exc:
-                raise RunFileError(f"{config_path}: suite: {suite}: {_first_line(exc)}") from None
-        context.problems = cache[key]
+        try:
+            context.add_problems(cache.suite(suite))
+        except (ValueError, OSError) as exc:
+            raise RunFileError(f"{config_path}: suite: {suite}: {_first_line(exc)}") from None
     else:
-        notes.append(f"{run_dir}: suite {suite!r} not readable; trajectories are not scored")
+        notes.append(f"{run.path}: suite {suite!r} not readable; trajectories are not scored")
     index = config.index
     if index and Path(index).exists():
-        key = f"index:{index}"
-        if key not in cache:
-            from shoparena.search import SearchIndex
-
-            try:
-                cache[key] = SearchIndex.open(index)
-            except (ValueError, OSError) as exc:
-                raise RunFileError(
-                    f"{config_path}: index: {index} is not an index ({_first_line(exc)})"
-                ) from None
-        context.lookup = cache[key]
+        try:
+            context.lookup = cache.index(index)
+        except (ValueError, OSError) as exc:
+            raise RunFileError(
+                f"{config_path}: index: {index} is not an index ({_first_line(exc)})"
+            ) from None
     else:
-        notes.append(f"{run_dir}: index {index!r} not readable; trajectories are not scored")
+        notes.append(f"{run.path}: index {index!r} not readable; trajectories are not scored")
     return context, notes
 
 
@@ -489,153 +467,154 @@ def _trusted_log(path: Path) -> tuple[list[ProxyLogEntry], str | None]:
     return read_trusted_log(path), None
 
 
-def _agents(run_dir: Path, manifest: Any) -> tuple[list[str], list[str]]:
+def _agents(run: ArenaRun) -> tuple[list[str], list[str]]:
     """(agents the manifest lists, agent folders it does not list). Without a manifest, every folder."""
-    folders = (
-        sorted(p.name for p in (run_dir / "agents").iterdir() if p.is_dir())
-        if (run_dir / "agents").is_dir()
-        else []
-    )
-    if manifest is None:
+    folders = run.agent_folders()
+    if run.manifest is None:
         return folders, []
-    listed = list(manifest.agents)
+    listed = list(run.manifest.agents)
     for agent in listed:
-        if not (run_dir / "agents" / agent / "output.jsonl").is_file():
+        if not run.output_path(agent).is_file():
             raise RunFileError(
-                f"{run_dir / 'manifest.json'}: agents.{agent}: listed, but "
-                f"{run_dir}/agents/{agent}/output.jsonl does not exist"
+                f"{run.manifest_path}: agents.{agent}: listed, but {run.output_path(agent)} does not exist"
             )
-    return listed, [a for a in folders if a not in manifest.agents]
+    return listed, [a for a in folders if a not in run.manifest.agents]
 
 
-def _ingest_eval_dir(run_dir: Path, run_id: str, context: ScoringContext, emit: Emit) -> list[str]:
-    """An ``eval run`` directory: each envelope of ``output.jsonl`` (a policy's scored episodes, the input of
+def _ingest_envelope_run(run: EnvelopeLogRun, context: ScoringBench, emit: Emit) -> list[str]:
+    """An ``eval run`` directory: each envelope of its log (a policy's scored episodes, the input of
     rejection sampling) → one record or quarantine, evidence from the envelope as for ``--from`` files."""
-    source = run_dir / "output.jsonl"
-    if not source.is_file():
-        raise RunFileError(f"{source}: missing (an eval run directory without its episodes)")
-    _ingest_lines(source, f"{run_id}/eval", context, emit)
+    source = run.need(run.envelope_log, "an eval run directory without its episodes")
+    _ingest_lines(source, f"{run.run_id}/{run.kind}", context, emit)
     return []
 
 
-def ingest_run_dir(run_dir: Path, emit: Emit, cache: dict[str, Any]) -> list[str]:
+def _open_source_run(run_dir: Path, notes: list[str]) -> ArenaRun | EnvelopeLogRun:
+    """The run directory as its handle: an arena run (a firehose race) or an eval run; an arena directory
+    without a manifest is read by its folders (noted)."""
+    run = ArenaRun.at(run_dir)
+    if not run.has_manifest():  # torn or foreign: an error below, not a guess from the folder names
+        notes.append(f"{run.manifest_path}: missing; run id from the folder name, agents/ listed")
+        return run
+    handle = open_run(run_dir)
+    if handle.kind == "eval" and isinstance(handle, EnvelopeLogRun):
+        return handle
+    if not isinstance(handle, ArenaRun):
+        raise RunFileError(
+            f"{handle.manifest_path}: kind: a {handle.kind!r} run directory; corpus build reads "
+            "arena runs (firehose races) and eval runs"
+        )
+    return handle
+
+
+def ingest_run_dir(run_dir: Path, emit: Emit, cache: BenchCache) -> list[str]:
     """Every envelope of every agent of an arena run directory → one record or quarantine.
 
     An agent folder the manifest does not list is still counted: each of its lines is quarantined with the
     reason. A verdict line that is not a :class:`~shoparena.records.judge.JudgeVerdict` is an error
     (:class:`RunFileError`), like a torn ``race.json`` or ``miner.json``.
     """
-    from shoparena.arena.agent_runner import safe_name
-    from shoparena.runs.manifest import ArenaManifest, read_manifest
-
-    context, notes = load_run_context(run_dir, cache)
-    manifest: ArenaManifest | None = None
-    if (run_dir / "manifest.json").is_file():  # torn or foreign: an error, not a guess from the folder names
-        header = read_manifest(run_dir)
-        if header.kind == "eval":
-            return notes + _ingest_eval_dir(run_dir, header.run_id, context, emit)
-        if header.kind != "arena":
-            raise RunFileError(
-                f"{run_dir / 'manifest.json'}: kind: a {header.kind!r} run directory; corpus build reads "
-                "arena runs (firehose races) and eval runs"
-            )
-        manifest = read_manifest(run_dir, ArenaManifest)
-    else:
-        notes.append(f"{run_dir / 'manifest.json'}: missing; run id from the folder name, agents/ listed")
-    base_run = manifest.run_id if manifest is not None else run_dir.name
-    race_path = run_dir / "race.json"  # written by `arena firehose` (and the race stage)
-    race = read_json_record(race_path, RaceDocument).race.race_id if race_path.exists() else None
-    agents, unlisted = _agents(run_dir, manifest)
+    context, notes = _run_context(ArenaRun.at(run_dir), cache)
+    run = _open_source_run(Path(run_dir), notes)
+    if isinstance(run, EnvelopeLogRun):
+        return notes + _ingest_envelope_run(run, context, emit)
+    race_doc = run.race()  # written by `arena firehose` (and the race stage)
+    race = race_doc.race.race_id if race_doc is not None else None
+    agents, unlisted = _agents(run)
     if not agents and not unlisted:
-        notes.append(f"{run_dir}: no agents (no agents/ folder): nothing ingested")
+        notes.append(f"{run.path}: no agents (no agents/ folder): nothing ingested")
     for agent in unlisted:
-        source = run_dir / "agents" / agent / "output.jsonl"
-        if not source.is_file():
+        _quarantine_unlisted(run, agent, emit)
+    for agent in agents:
+        _ingest_agent(run, agent, race, context, emit)
+    return notes
+
+
+def _quarantine_unlisted(run: ArenaRun, agent: str, emit: Emit) -> None:
+    source = run.output_path(agent)
+    if not source.is_file():
+        return
+    for line_no, _ in iter_raw_lines(source):
+        emit(
+            Quarantined(
+                source=str(source),
+                line=line_no,
+                record=f"{agent} line {line_no}",
+                field="agent",
+                reason=f"agent {agent!r} is not listed in {run.manifest_path}",
+            )
+        )
+
+
+def _ingest_agent(run: ArenaRun, agent: str, race: str | None, context: ScoringBench, emit: Emit) -> None:
+    """Every envelope of one agent → one record (scored, judged, with the trusted log's evidence) or
+    quarantine."""
+    truth = run.miner_truth(agent)
+    verdicts = run.verdicts(agent)
+    agent_ref = run.manifest.agents.get(agent) if run.manifest is not None else None
+    counts: dict[str, int] = {}
+    source = run.output_path(agent)
+    for line_no, obj in _read_jsonl(source):
+        if obj is None:
+            emit(_line_quarantine(source, line_no, "", "invalid JSON"))
             continue
-        for line_no, _ in iter_raw_lines(source):
+        pid = obj.get("problem_id") if isinstance(obj, dict) else None
+        if not isinstance(pid, str) or not pid:
+            emit(_line_quarantine(source, line_no, "problem_id", "missing or not a string"))
+            continue
+        try:
+            traj = parse_trajectory_value(obj, line_no=line_no)
+        except FormatError as exc:
             emit(
                 Quarantined(
                     source=str(source),
                     line=line_no,
-                    record=f"{agent} line {line_no}",
-                    field="agent",
-                    reason=f"agent {agent!r} is not listed in {run_dir / 'manifest.json'}",
+                    record=f"{agent}/{pid}",
+                    field=exc.path or "(record)",
+                    reason=exc.detail,
                 )
             )
-    for agent in agents:
-        agent_dir = run_dir / "agents" / agent
-        truth_path = agent_dir / "miner.json"
-        truth = read_json_record(truth_path, MinerTruth) if truth_path.exists() else None
-        verdicts: dict[str, JudgeVerdict] = {}
-        if (agent_dir / "judge.jsonl").is_file():
-            for _, verdict in iter_records(agent_dir / "judge.jsonl", JudgeVerdict):
-                verdicts[str(verdict.problem_id)] = verdict
-        run_id = f"{base_run}/{agent}"
-        agent_ref = manifest.agents.get(agent) if manifest is not None else None
-        counts: dict[str, int] = {}
-        source = agent_dir / "output.jsonl"
-        for line_no, obj in _read_jsonl(source):
-            if obj is None:
-                emit(_line_quarantine(source, line_no, "", "invalid JSON"))
-                continue
-            pid = obj.get("problem_id") if isinstance(obj, dict) else None
-            if not isinstance(pid, str) or not pid:
-                emit(_line_quarantine(source, line_no, "problem_id", "missing or not a string"))
-                continue
-            try:
-                traj = parse_trajectory_value(obj, line_no=line_no)
-            except FormatError as exc:
-                emit(
-                    Quarantined(
-                        source=str(source),
-                        line=line_no,
-                        record=f"{agent}/{pid}",
-                        field=exc.path or "(record)",
-                        reason=exc.detail,
-                    )
-                )
-                continue
-            trusted, log_problem = _trusted_log(run_dir / "proxy" / agent / f"{safe_name(pid)}.jsonl")
-            idx = counts.get(pid, 0)
-            counts[pid] = idx + 1
-            verdict = verdicts.get(pid)
-            prov = CorpusProvenance(
-                source_format="arena_run",
-                source_path=str(source),
-                source_line=line_no,
-                race_id=race,
-                eval_run_id=base_run,
-                agent=agent,
-                agent_version=f"{agent}@{agent_ref.sha256[:12] if agent_ref else ''}",
-                miner_hotkey_hash=truth.hotkey_hash if truth is not None else None,
-                validator="shoparena",
-                judge_status=verdict.status.value if verdict is not None else None,
-                judge_model=(verdict.model or verdict.judge or None) if verdict is not None else None,
-                judge_prompt_version=None,
-                judge_parse_stage=verdict.parse_stage if verdict is not None else None,
-                judge_explanation=verdict.explanation if verdict is not None else None,
-                scorer_profile="strict",
-            )
-            record = record_from_trajectory(
-                traj,
-                run_id=run_id,
-                problem_id=pid,
-                rollout_idx=idx,
-                trusted=trusted,
-                scoring=context,
-                provenance=prov,
-            )
-            record.evidence.proxy_log_problem = log_problem
-            if verdict is not None and verdict.status is JudgeStatus.OK and verdict.score is not None:
-                record.labels.judge_q = verdict.score
-            record.miner_kind = truth.kind if truth is not None else ""
-            record.teacher = truth.teacher if truth is not None else ""
-            emit(record)
-    return notes
+            continue
+        trusted, log_problem = _trusted_log(run.proxy_log_path(agent, pid))
+        idx = counts.get(pid, 0)
+        counts[pid] = idx + 1
+        verdict = verdicts.get(pid)
+        prov = CorpusProvenance(
+            source_format="arena_run",
+            source_path=str(source),
+            source_line=line_no,
+            race_id=race,
+            eval_run_id=run.run_id,
+            agent=agent,
+            agent_version=f"{agent}@{agent_ref.sha256[:12] if agent_ref else ''}",
+            miner_hotkey_hash=truth.hotkey_hash if truth is not None else None,
+            validator="shoparena",
+            judge_status=verdict.status.value if verdict is not None else None,
+            judge_model=(verdict.model or verdict.judge or None) if verdict is not None else None,
+            judge_prompt_version=None,
+            judge_parse_stage=verdict.parse_stage if verdict is not None else None,
+            judge_explanation=verdict.explanation if verdict is not None else None,
+            scorer_profile="strict",
+        )
+        record = record_from_trajectory(
+            traj,
+            run_id=f"{run.run_id}/{agent}",
+            problem_id=pid,
+            rollout_idx=idx,
+            trusted=trusted,
+            scoring=context,
+            provenance=prov,
+        )
+        record.evidence.proxy_log_problem = log_problem
+        if verdict is not None and verdict.status is JudgeStatus.OK and verdict.score is not None:
+            record.labels.judge_q = verdict.score
+        record.miner_kind = truth.kind if truth is not None else ""
+        record.teacher = truth.teacher if truth is not None else ""
+        emit(record)
 
 
 __all__ = [
-    "ScoringContext",
+    "corpus_labels",
     "env_tools",
     "ingest_file",
     "ingest_run_dir",

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 
 from shoparena.corpus.config import GateConfig
-from shoparena.records.corpus import CorpusRecord
+from shoparena.records.corpus import CorpusRecord, Outcome
 
 #: Outcomes a sub-task trajectory may have for recovery: it failed only because code made the calls
 #: (``nonce_invalid`` here means unstamped 'missing' dispatches: forged statuses make the record forged).
@@ -45,7 +45,7 @@ def recover_record(record: CorpusRecord, gates: GateConfig) -> CorpusRecord:
             "trainable_tokens": None,
         },
     )
-    copy.outcome = _gate_outcome(copy, gates) or "kept"
+    copy.outcome = Outcome(_gate_outcome(copy, gates) or Outcome.KEPT)
     return copy
 
 

@@ -99,7 +99,7 @@ class ReportBuilder:
         config: Any,
         notes: list[str],
     ) -> dict[str, Any]:
-        reasons = {reason: self.outcomes.get(reason, 0) for reason in OUTCOME_ORDER}
+        reasons = {reason.value: self.outcomes.get(reason, 0) for reason in OUTCOME_ORDER}
         records = sum(self.outcomes.values())
         funnel = {
             "input": records + quarantined,

@@ -175,9 +175,9 @@ class ShopEnv:
         max_steps: int = DEFAULT_MAX_STEPS,
         agent_id: str = "",
         run_id: str = "",
-        profile: str = "upstream",
+        render_profile: str = "upstream",
     ) -> None:
-        self.profile = check_profile(profile)
+        self.render_profile = check_profile(render_profile)
         if max_steps < 1:
             raise ValueError(f"ShopEnv.max_steps must be >= 1, got {max_steps}")
         self.engine = engine
@@ -281,7 +281,7 @@ class ShopEnv:
         if not step.content and step.content_format == "tagged":
             step.content = render_model_output(step)
         info: dict[str, Any] = {}
-        if self.profile == "compact":
+        if self.render_profile == "compact":
             self._resolve_handles(step.tool_calls, session)
         for call in step.tool_calls:
             self._run_call(call, session)

@@ -27,6 +27,7 @@ from shoparena.records.catalog import Product
 from shoparena.records.problem import Intent, Problem
 from shoparena.records.trajectory import Trajectory
 from shoparena.runs.envelopes import EnvelopeLog
+from shoparena.runs.layout import EnvelopeLogRun
 from shoparena.runs.manifest import EpisodesManifest, Versions, load_or_new, new_run_id, write_manifest
 from shoparena.search import SearchEngine
 
@@ -266,8 +267,9 @@ def run_episodes_dir(
     """
     root = Path(run_dir)
     root.mkdir(parents=True, exist_ok=True)
+    layout = EnvelopeLogRun.at(root)
     manifest = load_or_new(root, EpisodesManifest, kind="episodes")
-    (root / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    layout.config_path.write_text(yaml.safe_dump(config, sort_keys=False))
     manifest = manifest.model_copy(
         update={
             "agent": str(getattr(agent, "name", type(agent).__name__)),
@@ -282,14 +284,14 @@ def run_episodes_dir(
         agent,
         problems,
         engine,
-        root / "output.jsonl",
+        layout.envelope_log,
         workers=workers,
         run_id=run_id,
         progress=progress,
         max_steps=max_steps,
         knowledge=knowledge,
     )
-    (root / "summary.json").write_text(summary.model_dump_json(indent=2))
+    layout.summary_path.write_text(summary.model_dump_json(indent=2))
     return summary
 
 

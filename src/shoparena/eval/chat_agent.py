@@ -92,9 +92,9 @@ class ChatAgent:
         deadline: float | None = None,
         request_timeout_s: float | None = None,
         name: str = "chat",
-        profile: str = "upstream",
+        render_profile: str = "upstream",
     ) -> None:
-        self.profile = check_profile(profile)
+        self.render_profile = check_profile(render_profile)
         if fmt not in ("native", "tagged"):
             raise ValueError(f"ChatAgent.fmt must be 'native' or 'tagged', got {fmt!r}")
         self.backend, self.fmt = backend, fmt
@@ -120,12 +120,12 @@ class ChatAgent:
         history = Trajectory(query=observation.query, steps=list(observation.steps))
         schemas = [t.to_openai() for t in tools]
         chat = trajectory_to_chat(history, schemas, system_prompt=NATIVE_SYSTEM_PROMPT)
-        return render_chat(chat, schemas, self.profile)
+        return render_chat(chat, schemas, self.render_profile)
 
     def request(self, observation: Observation, tools: Sequence[ToolSchema]) -> ChatRequest:
         messages, template_tools = self.rendered(observation, tools)
         d = self.decoding
-        extra: dict[str, Any] = {"chat_template_kwargs": template_kwargs(self.profile, d.thinking)}
+        extra: dict[str, Any] = {"chat_template_kwargs": template_kwargs(self.render_profile, d.thinking)}
         if d.temperature > 0:
             extra["top_p"] = d.top_p
             if d.seed is not None:

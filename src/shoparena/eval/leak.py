@@ -12,10 +12,11 @@ from pathlib import Path
 
 import orjson
 
+from shoparena.corpus.layout import PROBLEMS_NAME
 from shoparena.jsonl import iter_raw_lines
 from shoparena.records.eval import LeakCheck, SuiteIdentity
 
-CORPUS_PROBLEMS = "problems.json"
+CORPUS_PROBLEMS = PROBLEMS_NAME
 
 
 class LeakError(RuntimeError):

@@ -126,7 +126,7 @@ class InProcessPolicy:
                 max_steps=self.config.max_steps,
                 agent_id=self.name,
                 run_id=run_id,
-                profile=self.config.render_profile or "upstream",
+                render_profile=self.config.render_profile or "upstream",
             )
             self._local.env = env
         return env
@@ -221,7 +221,7 @@ def chat_policy(
             deadline=deadline,
             request_timeout_s=config.request_timeout_s,
             name=name,
-            profile=config.render_profile or "upstream",
+            render_profile=config.render_profile or "upstream",
         )
 
     return InProcessPolicy(name, kind, make, config, engine, knowledge, info, closer)
@@ -279,18 +279,20 @@ class MinerPolicy:
     kind = "miner"
 
     def __init__(self, agent_file: Path, config: EvalConfig, engine: Any, backend: Any = None) -> None:
+        from shoparena.arena.layout import UNATTRIBUTED_NAME
         from shoparena.arena.proxy import ProxyConfig, ProxyServer, ProxyState, create_proxy_app
         from shoparena.arena.sandbox import Sandbox, SandboxConfig
 
         self.agent_file, self.config = agent_file, config
         self.name = agent_file.stem
         self.sandbox = Sandbox(SandboxConfig(timeout_s=config.episode_timeout_s))
-        self.state = ProxyState(ProxyConfig(), unattributed_log=config.out / "miner" / "_unattributed.jsonl")
+        self.state = ProxyState(ProxyConfig(), unattributed_log=config.out / "miner" / UNATTRIBUTED_NAME)
         (config.out / "miner").mkdir(parents=True, exist_ok=True)
         self.server = ProxyServer(create_proxy_app(engine, backend, state=self.state)).start()
 
     def run(self, episodes: Sequence[EpisodeSpec], on_done: OnDone, run_id: str = "") -> None:
         from shoparena.arena.agent_runner import AgentRunner, ArenaProblem
+        from shoparena.arena.layout import PROXY_DIR
         from shoparena.formats.oro import from_oro_envelope
 
         by_sample: dict[int, dict[str, EpisodeSpec]] = {}
@@ -332,7 +334,7 @@ class MinerPolicy:
                 self.sandbox,
                 proxy_state=self.state,
                 proxy_socket=self.server.socket_path,
-                proxy_log_dir=out_dir / "proxy",
+                proxy_log_dir=out_dir / PROXY_DIR,
                 run_id=run_id or "eval",
                 workers=self.config.concurrency,
                 timeout_s=self.config.episode_timeout_s,

@@ -27,10 +27,10 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import Field
 
 from shoparena.env.episodes import suite_hash, suite_knowledge
 from shoparena.eval.config import RESUMABLE_CHANGES, EvalConfig, EvalConfigError, load_problems
+from shoparena.eval.layout import EvalManifest, EvalRun
 from shoparena.eval.leak import LeakCheck, SuiteIdentity, check_leaks, partition_of
 from shoparena.eval.metrics import Estimate, ProblemOutcome, metrics_by_category, proportion
 from shoparena.eval.policies import EpisodeResult, EpisodeSpec, build_policy, resolve_render_profile
@@ -44,14 +44,12 @@ from shoparena.records.problem import Problem
 from shoparena.runs.envelopes import dumps_envelope
 from shoparena.runs.files import (
     RunFileError,
-    iter_records,
-    read_json_record,
-    read_yaml_record,
     validate_record,
 )
 from shoparena.runs.identity import Restart, RunIdentity, RunKind, claim_run_dir
 from shoparena.runs.infra import append_infra, infra_counts, pending_infra, read_infra, stop_if_all_infra
-from shoparena.runs.manifest import FileRef, RunManifest, load_or_new, write_manifest
+from shoparena.runs.manifest import FileRef, load_or_new, write_manifest
+from shoparena.scoring.bench import ScoringBench
 
 logger = logging.getLogger(__name__)
 
@@ -75,23 +73,12 @@ def _episode(path: Path, line_no: int, line: bytes) -> EpisodeRecord:
     return validate_record(value, EpisodeRecord, path, where=str(line_no))
 
 
-class EvalManifest(RunManifest):
-    """``manifest.json`` of an ``eval run`` directory."""
-
-    kind: str = "eval"
-    policy: dict[str, Any] = Field(default_factory=dict)
-    suite: SuiteIdentity | None = None
-    label: str = Field(default="unchecked", description="held_out, leaked or unchecked.")
-    decoding: dict[str, Any] = Field(default_factory=dict)
-    episodes_expected: int = 0
-    episodes_finished: int = 0
-
-
 class EpisodeStore:
     """``output.jsonl`` + ``episodes.jsonl``, kept line-aligned, resumable."""
 
     def __init__(self, root: Path) -> None:
-        self.output, self.episodes = root / "output.jsonl", root / "episodes.jsonl"
+        run = EvalRun.at(root)
+        self.output, self.episodes = run.envelope_log, run.episodes_path
         envelopes = _complete_lines(self.output)
         records = _complete_lines(self.episodes)
         keep = min(len(envelopes), len(records))
@@ -117,7 +104,7 @@ class EpisodeStore:
 
 
 #: What an eval run writes at the top of its directory (``restart`` clears these and nothing else).
-OWN_OUTPUTS = ("output.jsonl", "episodes.jsonl", "leak")
+OWN_OUTPUTS = EvalRun.OWN_OUTPUTS
 
 
 def _policy_path(policy: str) -> str | None:
@@ -158,57 +145,39 @@ def _check_policy(config: EvalConfig) -> None:
         raise EvalConfigError(f"policy: {config.policy}: no such miner file")
 
 
-class _Scorer:
-    """Scores finished trajectories under both profiles."""
-
-    def __init__(self, problems: list[Problem], lookup: Any, similarity: str) -> None:
-        from shoparena.scoring import get_similarity
-
-        self.by_id = {p.problem_id: p for p in problems}
-        self.lookup = lookup
-        self.similarity = get_similarity(similarity)
-
-    @property
-    def backend(self) -> str:
-        return f"{self.similarity.name}:{self.similarity.version}"
-
-    def record(self, spec: EpisodeSpec, result: EpisodeResult) -> EpisodeRecord:
-        from shoparena.scoring import score_trajectory
-
-        traj, usage = result.trajectory, result.usage
-        verdicts = {
-            profile: score_trajectory(
-                spec.problem, traj, self.lookup, profile=profile, similarity=self.similarity
-            )
-            for profile in PROFILES
-        }
-        error = f"{traj.error.type}: {traj.error.message}"[:500] if traj.error is not None else None
-        return EpisodeRecord(
-            problem_id=spec.problem.problem_id,
-            sample_idx=spec.sample_idx,
-            decoding=spec.decoding,
-            category=spec.problem.category_label,
-            status=traj.status.value,
-            termination_reason=traj.meta.get("termination_reason"),
-            success_strict=bool(verdicts["strict"].success),
-            success_shoppingbench=bool(verdicts["shoppingbench"].success),
-            format_strict=float(verdicts["strict"].format_score),
-            format_shoppingbench=float(verdicts["shoppingbench"].format_score),
-            steps=len(traj.steps),
-            prompt_tokens=usage.prompt_tokens,
-            completion_tokens=usage.completion_tokens,
-            tokens=usage.prompt_tokens + usage.completion_tokens,
-            calls=usage.calls,
-            failed_calls=usage.failed_calls,
-            wall_s=round(result.wall_s, 3),
-            model=usage.model,
-            finish_reasons=dict(usage.finish_reasons),
-            error=error,
-        )
+def episode_record(bench: ScoringBench, spec: EpisodeSpec, result: EpisodeResult) -> EpisodeRecord:
+    """One finished episode scored under both profiles."""
+    traj, usage = result.trajectory, result.usage
+    scored = bench.score(traj, spec.problem)
+    if scored is None:
+        raise EvalConfigError(f"index: {bench.lookup!r}: no product lookup to score with")
+    error = f"{traj.error.type}: {traj.error.message}"[:500] if traj.error is not None else None
+    return EpisodeRecord(
+        problem_id=spec.problem.problem_id,
+        sample_idx=spec.sample_idx,
+        decoding=spec.decoding,
+        category=spec.problem.category_label,
+        status=traj.status.value,
+        termination_reason=traj.meta.get("termination_reason"),
+        success_strict=bool(scored.strict.success),
+        success_shoppingbench=bool(scored.shoppingbench.success),
+        format_strict=float(scored.strict.format_score),
+        format_shoppingbench=float(scored.shoppingbench.format_score),
+        steps=len(traj.steps),
+        prompt_tokens=usage.prompt_tokens,
+        completion_tokens=usage.completion_tokens,
+        tokens=usage.prompt_tokens + usage.completion_tokens,
+        calls=usage.calls,
+        failed_calls=usage.failed_calls,
+        wall_s=round(result.wall_s, 3),
+        model=usage.model,
+        finish_reasons=dict(usage.finish_reasons),
+        error=error,
+    )
 
 
 def problem_outcomes(
-    problems: list[Problem], records: list[EpisodeRecord], config: EvalConfig, profile: str
+    problems: list[Problem], records: list[EpisodeRecord], config: EvalConfig, scoring_profile: str
 ) -> list[ProblemOutcome]:
     """Per-problem counts; episodes that never finished count as failures (denominator = the suite)."""
     by_problem: dict[str, list[EpisodeRecord]] = {}
@@ -219,7 +188,7 @@ def problem_outcomes(
     for p in problems:
         rows = by_problem.get(p.problem_id, [])
         sampled = [r for r in rows if r.sample_idx < config.samples]
-        success = [bool(getattr(r, f"success_{profile}")) for r in sampled]
+        success = [bool(getattr(r, f"success_{scoring_profile}")) for r in sampled]
         greedy_row = next((r for r in rows if r.sample_idx == greedy_idx), None)
         n = config.samples
         out.append(
@@ -230,8 +199,8 @@ def problem_outcomes(
                 c=sum(success),
                 greedy=None
                 if greedy_idx is None
-                else bool(greedy_row and getattr(greedy_row, f"success_{profile}")),
-                format_score=sum(getattr(r, f"format_{profile}") for r in sampled) / n,
+                else bool(greedy_row and getattr(greedy_row, f"success_{scoring_profile}")),
+                format_score=sum(getattr(r, f"format_{scoring_profile}") for r in sampled) / n,
                 steps=sum(r.steps for r in sampled) / n,
                 tokens=sum(r.completion_tokens for r in sampled) / n,
             )
@@ -241,21 +210,20 @@ def problem_outcomes(
 
 def shortcut_floor(problems: list[Problem], engine: Any, similarity: str) -> dict[str, dict[str, Estimate]]:
     """ASR of the no-LLM ``shortcut`` miner (first hit of the full query), per profile and category."""
-    from shoparena.scoring import get_similarity, score_trajectory
     from shoparena.suites.checks import shortcut_trajectory
 
-    sim = get_similarity(similarity)
+    bench = ScoringBench(problems, engine, similarity)
     out: dict[str, dict[str, Estimate]] = {}
     trajectories = [shortcut_trajectory(p, engine) for p in problems]
-    for profile in PROFILES:
+    for scoring_profile in PROFILES:
         wins = [
-            bool(score_trajectory(p, t, engine, profile=profile, similarity=sim).success)
+            bool(bench.verdict(p, t, scoring_profile).success)
             for p, t in zip(problems, trajectories, strict=True)
         ]
         groups: dict[str, list[bool]] = {"overall": wins}
         for p, w in zip(problems, wins, strict=True):
             groups.setdefault(p.category_label, []).append(w)
-        out[profile] = {k: proportion(sum(v), len(v)) for k, v in groups.items()}
+        out[scoring_profile] = {k: proportion(sum(v), len(v)) for k, v in groups.items()}
     return out
 
 
@@ -331,9 +299,13 @@ def _run_eval(config: EvalConfig, backend: Any, engine: Any, on_episode: Any) ->
         partition=partition_of(config.suite, sha),
     )
     leak = check_leaks(
-        config.suite, config.train_corpus, root / "leak", allow_leak=config.allow_leak, index_dir=config.index
+        config.suite,
+        config.train_corpus,
+        EvalRun.at(root).leak_dir,
+        allow_leak=config.allow_leak,
+        index_dir=config.index,
     )
-    (root / "config.yaml").write_text(
+    EvalRun.at(root).config_path.write_text(
         yaml.safe_dump(config.model_dump(mode="json"), sort_keys=False), encoding="utf-8"
     )
     manifest = load_or_new(root, EvalManifest, kind="eval")
@@ -351,7 +323,7 @@ def _run_eval(config: EvalConfig, backend: Any, engine: Any, on_episode: Any) ->
         else None
     )
     store = EpisodeStore(root)
-    scorer = _Scorer(problems, engine, config.similarity)
+    bench = ScoringBench(problems, engine, config.similarity)
     plan = config.episode_plan()
     done = store.done()
     todo = [
@@ -377,7 +349,7 @@ def _run_eval(config: EvalConfig, backend: Any, engine: Any, on_episode: Any) ->
                 append_infra(root, result.infra)
                 return
             result.trajectory.run_id = run_id
-            record = scorer.record(spec, result)
+            record = episode_record(bench, spec, result)
             if store.append(dumps_envelope(to_oro_envelope(result.trajectory)), record):
                 new_records.append(record)
                 if progress is not None:
@@ -403,7 +375,7 @@ def _run_eval(config: EvalConfig, backend: Any, engine: Any, on_episode: Any) ->
         run_id,
         infra=pending_infra(read_infra(root), store.done()),
     )
-    summary.scoring["title_backend"] = scorer.backend
+    summary.scoring["title_backend"] = bench.backend
     summary.shortcut_floor = shortcut_floor(problems, engine, config.similarity)
     new_tokens = sum(r.completion_tokens for r in new_records)
     summary.throughput = {
@@ -414,7 +386,7 @@ def _run_eval(config: EvalConfig, backend: Any, engine: Any, on_episode: Any) ->
     }
     manifest.episodes_finished = summary.episodes["finished"]
     write_manifest(manifest, root)
-    (root / "summary.json").write_text(json.dumps(summary.dump(), indent=2), encoding="utf-8")
+    EvalRun.at(root).summary_path.write_text(json.dumps(summary.dump(), indent=2), encoding="utf-8")
     stop_if_all_infra(f"eval run {root}", len(store.records), pending_infra(read_infra(root), store.done()))
     return summary
 
@@ -520,26 +492,7 @@ def read_run(run_dir: str | Path) -> tuple[EvalSummary, list[EpisodeRecord], Eva
         RunFileError: ``summary.json``, ``config.yaml`` or ``episodes.jsonl`` missing, torn or not its record
             (names the file, line and field), or an episode (problem, sample) that repeats.
     """
-    root = Path(run_dir)
-    summary_path = root / "summary.json"
-    if not summary_path.is_file():
-        raise EvalConfigError(f"{root}: no summary.json (not a finished eval run directory)")
-    summary = read_json_record(summary_path, EvalSummary)
-    config = read_yaml_record(root / "config.yaml", EvalConfig)
-    episodes = root / "episodes.jsonl"
-    if not episodes.is_file():
-        raise RunFileError(f"{episodes}: missing (the run's per-episode outcomes; its score would be 0)")
-    records: list[EpisodeRecord] = []
-    seen: dict[tuple[str, int], int] = {}
-    for line_no, record in iter_records(episodes, EpisodeRecord):
-        key = (record.problem_id, record.sample_idx)
-        if key in seen:
-            raise RunFileError(
-                f"{episodes}:{line_no}: problem_id: episode {key[0]} sample {key[1]} repeats line {seen[key]}"
-            )
-        seen[key] = line_no
-        records.append(record)
-    return summary, records, config
+    return EvalRun.at(run_dir).read()
 
 
 __all__ = [

@@ -331,7 +331,7 @@ def _compact_call(call: Mapping[str, Any], table: HandleTable) -> dict[str, Any]
     return {"id": call.get("id"), "type": "function", "function": {"name": name, "arguments": text}}
 
 
-def template_kwargs(profile: str, thinking: bool) -> dict[str, Any]:
+def template_kwargs(render_profile: str, thinking: bool) -> dict[str, Any]:
     """Chat-template switches of a generation request under ``profile``.
 
     ``upstream`` passes Qwen3's ``enable_thinking``; ``compact`` has no reasoning channel and passes nothing,
@@ -339,8 +339,8 @@ def template_kwargs(profile: str, thinking: bool) -> dict[str, Any]:
     that answers ``enable_thinking=False`` with an empty think block would otherwise prompt the student
     with text it never saw).
     """
-    check_profile(profile)
-    return {"enable_thinking": thinking} if profile == "upstream" else {}
+    check_profile(render_profile)
+    return {"enable_thinking": thinking} if render_profile == "upstream" else {}
 
 
 def compact_system(tool_names: Iterable[str]) -> str:
@@ -359,14 +359,14 @@ def _tool_names(tools: Sequence[Any] | None) -> list[str]:
 
 
 def render_chat(
-    messages: Sequence[Mapping[str, Any]], tools: Sequence[Any] | None, profile: str
+    messages: Sequence[Mapping[str, Any]], tools: Sequence[Any] | None, render_profile: str
 ) -> tuple[list[dict[str, Any]], list[Any] | None]:
     """The messages and template tools a policy under ``profile`` sees for the canonical chat ``messages``.
 
     Extra keys of a message (``trainable``) are kept, so corpus rows keep their loss flags.
     """
-    check_profile(profile)
-    if profile == "upstream":
+    check_profile(render_profile)
+    if render_profile == "upstream":
         return [dict(m) for m in messages], list(tools) if tools is not None else None
     table = HandleTable()
     out: list[dict[str, Any]] = [{"role": "system", "content": compact_system(_tool_names(tools))}]
@@ -418,10 +418,12 @@ def template_hash(chat_template: str | None) -> str:
     return hashlib.sha256(chat_template.encode()).hexdigest()[:16] if chat_template else ""
 
 
-def write_render_stamp(folder: str | Path, profile: str, chat_template: str | None) -> RenderStamp:
+def write_render_stamp(folder: str | Path, render_profile: str, chat_template: str | None) -> RenderStamp:
     """Record ``profile`` and the template's hash in ``folder`` (a checkpoint or a corpus)."""
     stamp = RenderStamp(
-        profile=profile, profile_hash=profile_hash(profile), template_hash=template_hash(chat_template)
+        profile=render_profile,
+        profile_hash=profile_hash(render_profile),
+        template_hash=template_hash(chat_template),
     )
     (Path(folder) / RENDER_STAMP_NAME).write_text(stamp.model_dump_json(indent=2) + "\n", encoding="utf-8")
     return stamp

@@ -22,7 +22,7 @@ from shoparena.env.knowledge import KnowledgeBase
 from shoparena.records.problem import Problem
 from shoparena.records.trajectory import Trajectory
 from shoparena.records.verdict import Verdict
-from shoparena.scoring import get_similarity, score_trajectory
+from shoparena.scoring.bench import ScoringBench
 from shoparena.scoring.similarity import TitleSimilarity
 from shoparena.search import SearchIndex
 
@@ -38,7 +38,7 @@ class ShopTaskSet:
     Attributes:
         engine: Search backend; also the product lookup of the scorer.
         problems: The suite, in file order.
-        profile: Scoring profile of the verdict (``strict`` or ``shoppingbench``).
+        scoring_profile: Scoring profile of the verdict (``strict`` or ``shoppingbench``).
         similarity: Title similarity backend name (``lexical``, ``exact``).
         knowledge: Knowledge base behind ``web_search`` (None: none, or catalog-derived when loaded).
         env_options: Keyword arguments for ``ShopEnv`` (``max_steps``, ``tools``, rendering options).
@@ -46,12 +46,12 @@ class ShopTaskSet:
 
     engine: Any
     problems: list[Problem]
-    profile: str = "strict"
+    scoring_profile: str = "strict"
     similarity: str = "lexical"
     knowledge: KnowledgeBase | None = None
     env_options: dict[str, Any] = field(default_factory=dict)
     _by_id: dict[str, Problem] = field(default_factory=dict, repr=False)
-    _sim: TitleSimilarity | None = field(default=None, repr=False)
+    _bench: ScoringBench | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if not self.problems:
@@ -66,7 +66,7 @@ class ShopTaskSet:
         index: str | Path,
         *,
         kb: Sequence[str | Path] = (),
-        profile: str = "strict",
+        scoring_profile: str = "strict",
         similarity: str = "lexical",
         **env_options: Any,
     ) -> ShopTaskSet:
@@ -86,7 +86,7 @@ class ShopTaskSet:
         return cls(
             engine=engine,
             problems=problems,
-            profile=profile,
+            scoring_profile=scoring_profile,
             similarity=similarity,
             knowledge=knowledge,
             env_options=dict(env_options),
@@ -111,16 +111,19 @@ class ShopTaskSet:
         return ShopEnv(self.engine, **options)
 
     @property
+    def bench(self) -> ScoringBench:
+        """The scoring bench: the suite over the engine with the task set's title similarity."""
+        if self._bench is None:
+            self._bench = ScoringBench(self._by_id, self.engine, self.similarity)
+        return self._bench
+
+    @property
     def similarity_backend(self) -> TitleSimilarity:
-        if self._sim is None:
-            self._sim = get_similarity(self.similarity)
-        return self._sim
+        return self.bench.similarity
 
     def score(self, problem: Problem, trajectory: Trajectory) -> Verdict:
         """The verdict of a finished episode under the task set's profile."""
-        return score_trajectory(
-            problem, trajectory, self.engine, profile=self.profile, similarity=self.similarity_backend
-        )
+        return self.bench.verdict(problem, trajectory, self.scoring_profile)
 
 
 def observation_text(observation: Observation) -> str:

@@ -160,7 +160,7 @@ def load_environment(
     index: str | Path,
     *,
     kb: Sequence[str | Path] = (),
-    profile: str = "strict",
+    scoring_profile: str = "strict",
     similarity: str = "lexical",
     max_steps: int = 30,
     problem_ids: Sequence[str] | None = None,
@@ -173,7 +173,7 @@ def load_environment(
         suite: Problem file (SB JSONL or ORO JSON).
         index: Search index directory.
         kb: Extra knowledge page files for ``web_search``.
-        profile: Scoring profile of the reward (``strict`` or ``shoppingbench``).
+        scoring_profile: Scoring profile of the reward (``strict`` or ``shoppingbench``).
         similarity: Title similarity backend of the scorer.
         max_steps: ``ShopEnv``'s step cap (the rollout's turn cap).
         problem_ids: Serve only these problems.
@@ -184,7 +184,7 @@ def load_environment(
         suite,
         index,
         kb=kb,
-        profile=profile,
+        scoring_profile=scoring_profile,
         similarity=similarity,
         max_steps=max_steps,
         **(env_options or {}),

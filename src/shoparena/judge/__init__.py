@@ -3,10 +3,7 @@
 from shoparena.judge.calibration import (
     CalibrationReport,
     calibrate,
-    calibrate_runs,
     calibration_markdown,
-    load_run_verdicts,
-    pair_run_verdicts,
     to_bin,
 )
 from shoparena.judge.coefficient import (
@@ -66,14 +63,11 @@ __all__ = [
     "TrustedSummary",
     "build_judge_input",
     "calibrate",
-    "calibrate_runs",
     "calibration_markdown",
     "combine_scores",
     "extract_result_facts",
     "judge_counts",
     "judge_final_score",
-    "load_run_verdicts",
-    "pair_run_verdicts",
     "parse_judge_reply",
     "quality_scores",
     "reasoning_coefficient",

@@ -6,12 +6,10 @@ Run-level helpers pair the ``judge.jsonl`` files of two judged copies of one are
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from shoparena.judge.records import SCORE_BINS, JudgeStatus, JudgeVerdict
-from shoparena.runs.files import iter_records
 
 Verdicts = Sequence[JudgeVerdict] | Mapping[str, JudgeVerdict]
 
@@ -133,44 +131,3 @@ def calibration_markdown(report: CalibrationReport) -> str:
     lines += [f"| {v:.1f} | " + " | ".join(str(c) for c in counts) + " |"
               for v, counts in zip(report.bins, report.confusion, strict=True)]
     return "\n".join(lines) + "\n"
-
-
-def load_run_verdicts(run_dir: str | Path) -> dict[str, JudgeVerdict]:
-    """Every verdict of an arena run directory, keyed ``"<agent>/<problem_id>"``.
-
-    Reads ``agents/<agent>/judge.jsonl`` (written by ``shoparena arena judge``). A verdict without a
-    problem id is keyed by its line number (``"<agent>/#<n>"``).
-
-    Raises:
-        FileNotFoundError: ``run_dir`` has no ``agents`` folder.
-        ValueError: A line is not a JudgeVerdict (``RunFileError``), or an (agent, problem_id) repeats; the
-            message names the file and line.
-    """
-    agents_dir = Path(run_dir) / "agents"
-    if not agents_dir.is_dir():
-        raise FileNotFoundError(f"{run_dir}: not an arena run directory (no agents/ folder)")
-    verdicts: dict[str, JudgeVerdict] = {}
-    for path in sorted(agents_dir.glob("*/judge.jsonl")):
-        agent = path.parent.name
-        for number, verdict in iter_records(path, JudgeVerdict):
-            key = f"{agent}/{verdict.problem_id}" if verdict.problem_id else f"{agent}/#{number}"
-            if key in verdicts:
-                raise ValueError(f"{path}:{number}: JudgeVerdict.problem_id {verdict.problem_id!r} repeats")
-            verdicts[key] = verdict
-    return verdicts
-
-
-def pair_run_verdicts(
-    run_a: str | Path, run_b: str | Path
-) -> tuple[dict[str, JudgeVerdict], dict[str, JudgeVerdict]]:
-    """The verdicts of two judgings of the same trajectories, both keyed ``"<agent>/<problem_id>"``.
-
-    ``judge_run`` overwrites ``judge.jsonl`` in place, so each judge runs on its own copy of the run
-    directory. Keys present on one side only stay in the result: :func:`calibrate` counts them unpaired.
-    """
-    return load_run_verdicts(run_a), load_run_verdicts(run_b)
-
-
-def calibrate_runs(run_a: str | Path, run_b: str | Path) -> CalibrationReport:
-    """:func:`calibrate` over two judged copies of one run, pairing by (agent, problem_id)."""
-    return calibrate(*pair_run_verdicts(run_a, run_b))

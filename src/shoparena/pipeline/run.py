@@ -13,6 +13,7 @@ from rich.table import Table
 import shoparena
 from shoparena.pipeline.config import PipelineConfig
 from shoparena.pipeline.dag import Stage, StageResult, plan, run_dag
+from shoparena.pipeline.layout import REPORT_HTML_NAME, PipelineRun
 from shoparena.pipeline.stages import pipeline_stages
 from shoparena.runs import RunDir, read_manifest
 from shoparena.runs.identity import RunKind
@@ -65,7 +66,7 @@ def run_pipeline(
         out_dir,
         kind=RunKind.PIPELINE,
         config=config,
-        own=[*(stage.name for stage in stages), "report.html"],
+        own=[*(stage.name for stage in stages), REPORT_HTML_NAME],
         restart=restart,
     )
     try:
@@ -122,8 +123,8 @@ def _report(
             "version": shoparena.__version__,
         }
     )
-    path = run.path / "report.html"
-    previous = run.path / "summary.json"
+    layout = PipelineRun.at(run.path)
+    path, previous = layout.report_html, layout.summary_path
     if path.exists() and previous.exists():
         try:
             if json.loads(previous.read_text(encoding="utf-8")).get("report_fingerprint") == fingerprint:

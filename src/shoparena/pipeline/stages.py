@@ -18,6 +18,7 @@ from pydantic import BaseModel
 
 from shoparena.formats.profiles import profile_hash
 from shoparena.pipeline.dag import Stage, StageContext, StageUnavailable
+from shoparena.runs.files import RunFileError
 
 
 def as_jsonable(value: Any) -> Any:
@@ -116,7 +117,8 @@ def reference_stage(ctx: StageContext) -> dict[str, Any]:
 
     from shoparena.arena.executor import EpisodeTask, get_executor, run_episode_tasks
     from shoparena.formats.io import read_trajectories
-    from shoparena.scoring import get_similarity, score_run
+    from shoparena.runs.envelopes import envelope_log_path
+    from shoparena.scoring.bench import BOTH_PROFILES, ScoringBench
     from shoparena.search import SearchIndex
     from shoparena.suites.loaders import load_suite
 
@@ -133,18 +135,17 @@ def reference_stage(ctx: StageContext) -> dict[str, Any]:
         for p in problems
     ]
     # Keyed by stage hash: an interrupted stage appends to its own file, a changed input starts a fresh one.
-    out_path = ctx.dir / ctx.stage_hash / "output.jsonl"
+    out_path = envelope_log_path(ctx.dir / ctx.stage_hash)
     executor = get_executor(ctx.config.executor, ctx.config.workers, ctx.config.ray_address)
     with Progress(console=ctx.console) as bar:
         task = bar.add_task(f"episodes ({executor.name})", total=len(tasks))
         counts = run_episode_tasks(executor, tasks, out_path, on_result=lambda _: bar.advance(task))
-    index = SearchIndex.open(index_dir)
-    similarity = get_similarity(ctx.config.reference.similarity)
+    bench = ScoringBench(problems, SearchIndex.open(index_dir), ctx.config.reference.similarity)
     trajectories = list(read_trajectories(out_path))
     scores: dict[str, Any] = {}
-    for profile in ("strict", "shoppingbench"):
-        agg = score_run(problems, trajectories, index, profile=profile, similarity=similarity).aggregate
-        scores[profile] = {
+    for scoring_profile in BOTH_PROFILES:
+        agg = bench.score_run(trajectories, scoring_profile, problems).aggregate
+        scores[scoring_profile] = {
             "asr": agg.success_rate,
             "n": agg.denominator,
             "successes": agg.successful_problems,
@@ -197,25 +198,25 @@ def firehose_stage(ctx: StageContext) -> dict[str, Any]:
 
 def race_summary(race_dir: Path) -> dict[str, Any]:
     """Race id, suite, winner, trajectories and the weight per miner of one firehose race directory."""
-    from shoparena.jsonl import read_jsonl_dicts
-    from shoparena.records.race import RaceDocument, WeightsDocument
-    from shoparena.runs.files import read_json_record
+    from shoparena.arena.layout import ArenaRun
+    from shoparena.runs.layout import open_run
 
-    race = read_json_record(race_dir / "race.json", RaceDocument).race
-    weights = read_json_record(race_dir / "weights.json", WeightsDocument)
+    run = open_run(race_dir, ArenaRun)
+    race_doc, weights = run.race(), run.weights()
+    if race_doc is None or weights is None:
+        raise RunFileError(f"{race_dir}: the race has not finished (no {run.race_path.name} or weights)")
+    race = race_doc.race
     uid_to_hotkey = {uid: key for key, uid in weights.hotkey_to_uid.items()}
     burn = weights.config.burn_uid
     uid_to_hotkey.setdefault(burn, f"burn (uid {burn})")
     pairs = zip(weights.uids, weights.weights, strict=False)
     per_miner = {uid_to_hotkey.get(uid, f"uid {uid}"): w for uid, w in pairs if w}
     total = sum(per_miner.values()) or 1
-    trajectories = sum(
-        len(read_jsonl_dicts(path)) for path in sorted((race_dir / "agents").glob("*/output.jsonl"))
-    )
+    trajectories = sum(len(run.envelopes(agent)) for agent in run.agent_folders())
     return {
         "race_id": race.race_id,
         "status": race.status.value,
-        "suite": "race_suite.json",
+        "suite": run.race_suite_path.name,
         "winner": weights.top_hotkey or "",
         "trajectories": trajectories,
         "weights": {k: round(v / total, 4) for k, v in sorted(per_miner.items())},
@@ -288,6 +289,7 @@ def train_policy(
     ``max_rows`` keeps N selected rows: the first N, or a seeded uniform sample with ``sample_seed``."""
     entry_point("shoparena.train.runner", "train", 12)
     from shoparena.train import load_config
+    from shoparena.train.layout import TrainRun
     from shoparena.train.runner import train
 
     overrides = [f"model={model}", f"data.corpus={corpus}", f"data.select={select}"]
@@ -299,7 +301,7 @@ def train_policy(
     summary = train(load_config(preset, method, overrides), out, progress=True, restart="changed")
     return {
         "path": str(out),
-        "final": str(Path(out) / "final"),
+        "final": str(TrainRun.at(out).final_dir),
         "train_loss": summary.get("train_loss"),
         "global_step": summary.get("global_step"),
         "rows": summary.get("data", {}),

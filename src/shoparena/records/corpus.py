@@ -7,6 +7,7 @@ only read the record, so their outcome is a pure function of it and of the confi
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -14,26 +15,33 @@ from pydantic import BaseModel, ConfigDict, Field
 #: Structural labels (distillation spec §2), harness-independent: computed from logs and messages only.
 StructuralLabel = Literal["agentic", "subtask", "no_llm", "forged", "malformed"]
 
+
+class Outcome(StrEnum):
+    """What became of a corpus record: ``kept``, or the first reason it was not (a ``str``, so records
+    read and written as JSON keep the plain value)."""
+
+    KEPT = "kept"
+    NOT_SUCCESS_ENVELOPE = "not_success_envelope"
+    PROXY_LOG_MISSING = "proxy_log_missing"
+    FORGED_LOG = "forged_log"
+    NO_DISPATCH = "no_dispatch"
+    NONCE_INVALID = "nonce_invalid"
+    NO_RICHNESS_PROOF = "no_richness_proof"
+    LOW_RICHNESS = "low_richness"
+    MESSAGE_RULE_FAILED = "message_rule_failed"
+    CODE_INJECTED_FINAL = "code_injected_final"
+    FORMAT_INVALID = "format_invalid"
+    JUDGE_MISSING = "judge_missing"
+    JUDGE_BELOW_BAR = "judge_below_bar"
+    SUCCESS_UNSCORED = "success_unscored"
+    NOT_SUCCESSFUL = "not_successful"
+    DUPLICATE = "duplicate"
+    NEAR_DUPLICATE = "near_duplicate"
+    TOO_FEW_TOKENS = "too_few_tokens"
+
+
 #: Every outcome reason, in the fixed order the filter and the gates test them; ``kept`` when none fails.
-OUTCOME_ORDER: tuple[str, ...] = (
-    "not_success_envelope",
-    "proxy_log_missing",
-    "forged_log",
-    "no_dispatch",
-    "nonce_invalid",
-    "no_richness_proof",
-    "low_richness",
-    "message_rule_failed",
-    "code_injected_final",
-    "format_invalid",
-    "judge_missing",
-    "judge_below_bar",
-    "success_unscored",
-    "not_successful",
-    "duplicate",
-    "near_duplicate",
-    "too_few_tokens",
-)
+OUTCOME_ORDER: tuple[Outcome, ...] = tuple(o for o in Outcome if o is not Outcome.KEPT)
 
 
 class CorpusMessage(BaseModel):
@@ -148,7 +156,7 @@ class CorpusRecord(BaseModel):
     labels: CorpusLabels = Field(default_factory=CorpusLabels)
     provenance: CorpusProvenance = Field(default_factory=CorpusProvenance)
     structural_label: StructuralLabel = "malformed"
-    outcome: str = "kept"
+    outcome: Outcome = Outcome.KEPT
     origin: Literal["agentic", "recovered"] = "agentic"
     recovered_from: str | None = Field(default=None, description="record_id of the sub-task source.")
     miner_kind: str = Field(default="", description="Harness truth (firehose); never read by the filter.")
@@ -178,6 +186,7 @@ __all__ = [
     "CorpusMessage",
     "CorpusProvenance",
     "CorpusRecord",
+    "Outcome",
     "Quarantined",
     "StructuralEvidence",
     "StructuralLabel",

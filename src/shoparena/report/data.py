@@ -13,9 +13,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from shoparena.corpus.layout import CorpusRun
+from shoparena.eval.layout import EvalRun
 from shoparena.jsonl import iter_jsonl
+from shoparena.pipeline.layout import PipelineRun
 from shoparena.runs.files import RunFileError, load_json, load_yaml
-from shoparena.runs.manifest import read_manifest
+from shoparena.runs.layout import open_run
 from shoparena.runs.rundir import from_run_relative
 
 
@@ -93,11 +96,12 @@ def stage_path(run: Path, value: str) -> Path | None:
 
 def load_report_data(run_dir: str | Path, examples: int = 3) -> ReportData:
     run = Path(run_dir)
-    if not (run / "manifest.json").exists():
-        raise FileNotFoundError(f"{run}: no manifest.json (not a run directory)")
-    read_manifest(run)  # a torn, foreign or list-shaped manifest: one line naming the file and field
-    data = ReportData(run_dir=run, manifest=_read_json(run / "manifest.json") or {})
-    config_path = run / "config.yaml"
+    layout = PipelineRun.at(run)
+    if not layout.has_manifest():
+        raise FileNotFoundError(f"{run}: no {layout.manifest_path.name} (not a run directory)")
+    open_run(run)  # a torn, foreign or list-shaped manifest: one line naming the file and field
+    data = ReportData(run_dir=run, manifest=_read_json(layout.manifest_path) or {})
+    config_path = layout.config_path
     if config_path.exists():
         config = load_yaml(config_path, what="pipeline config")
         data.config = config if isinstance(config, dict) else {}
@@ -105,9 +109,10 @@ def load_report_data(run_dir: str | Path, examples: int = 3) -> ReportData:
 
     corpus_dir = _dir_of(run, data.outputs("corpus"))
     if corpus_dir is not None:
-        data.corpus_report = _read_json(corpus_dir / "report.json")
+        data.corpus_report = _read_json(CorpusRun.at(corpus_dir).report_path)
     if data.outputs("corpus") is not None and data.corpus_report is None:
-        data.missing["corpus"] = f"stage corpus ran, but its report.json is not in {run} (moved or deleted)"
+        name = CorpusRun.at(run).report_path.name
+        data.missing["corpus"] = f"stage corpus ran, but its {name} is not in {run} (moved or deleted)"
     firehose = data.outputs("firehose") or {}
     races = firehose.get("races")
     if races is None and _dir_of(run, firehose) is not None:
@@ -115,11 +120,12 @@ def load_report_data(run_dir: str | Path, examples: int = 3) -> ReportData:
     data.races = races if isinstance(races, list) else None
     for stage, label in (("eval_base", "base"), ("eval_student", "student")):
         eval_dir = _dir_of(run, data.outputs(stage))
-        summary = _read_json(eval_dir / "summary.json") if eval_dir is not None else None
+        summary = _read_json(EvalRun.at(eval_dir).summary_path) if eval_dir is not None else None
         if summary:
             data.evals[label] = summary
         elif data.outputs(stage) is not None:
-            data.missing[stage] = f"stage {stage} ran, but its summary.json is not in {run} (moved, deleted)"
+            name = EvalRun.at(run).summary_path.name
+            data.missing[stage] = f"stage {stage} ran, but its {name} is not in {run} (moved, deleted)"
     base_dir = _dir_of(run, data.outputs("eval_base"))
     student_dir = _dir_of(run, data.outputs("eval_student"))
     if "base" in data.evals and "student" in data.evals and base_dir and student_dir:
@@ -142,7 +148,7 @@ def _examples(
         return []
     out: list[tuple[str, list[dict[str, Any]]]] = []
     if corpus_dir is not None:
-        path = corpus_dir / "views" / "sft-train.jsonl"
+        path = CorpusRun.at(corpus_dir).view_file("sft", "train", "jsonl")
         if path.exists():
             for line_no, row in iter_jsonl(path):
                 if isinstance(row, ValueError):

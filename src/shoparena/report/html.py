@@ -179,18 +179,18 @@ def section_races(data: ReportData, notes: Mapping[str, str]) -> str:
 
 
 def _asr_rows(
-    data: ReportData, profile: str
+    data: ReportData, scoring_profile: str
 ) -> tuple[list[str], dict[str, list[tuple[float, float, float]]]]:
     """Categories and, per model, (asr, low, high) in category order; reference uses Wilson intervals."""
     per_model: dict[str, dict[str, tuple[float, float, float]]] = {}
-    reference = (data.outputs("reference") or {}).get("scores", {}).get(profile)
+    reference = (data.outputs("reference") or {}).get("scores", {}).get(scoring_profile)
     if reference:
         cats = {"overall": reference, **reference.get("per_category", {})}
         per_model["reference planner"] = {
             c: (v["asr"], *wilson_interval(v["successes"], v["n"])) for c, v in cats.items() if v.get("n")
         }
     for label, summary in data.evals.items():
-        block = summary.get("profiles", summary).get(profile, {})
+        block = summary.get("profiles", summary).get(scoring_profile, {})
         cats = {c: metric(v, "greedy_asr") for c, v in block.items() if isinstance(v, dict)}
         per_model[label] = {c: m for c, m in cats.items() if m is not None}
     categories = sorted({c for m in per_model.values() for c in m}, key=lambda c: (c != "overall", c))

@@ -18,6 +18,14 @@ from typing import Any
 from shoparena.jsonl import append_line, read_jsonl_dicts, repair_torn_tail
 from shoparena.records.proxy_log import is_summary
 
+#: The envelope log's name wherever one is kept (episodes and eval runs, an arena agent's folder).
+ENVELOPE_LOG_NAME = "output.jsonl"
+
+
+def envelope_log_path(directory: str | Path) -> Path:
+    """``directory``'s envelope log."""
+    return Path(directory) / ENVELOPE_LOG_NAME
+
 
 def make_envelope(
     problem_id: str | None,
@@ -160,9 +168,11 @@ class EnvelopeLog:
 
 
 __all__ = [
+    "ENVELOPE_LOG_NAME",
     "EnvelopeLog",
     "apply_executor_defaults",
     "bucket_proxy_calls",
     "dumps_envelope",
+    "envelope_log_path",
     "make_envelope",
 ]

@@ -31,6 +31,7 @@ from typing import IO, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from shoparena.jsonl import sha256_file
+from shoparena.runs.manifest import CONFIG_NAME, MANIFEST_NAME, SUMMARY_NAME
 
 IDENTITY_NAME = "identity.json"
 LOCK_NAME = "run.lock"
@@ -184,7 +185,7 @@ def _write_identity(identity: RunIdentity, run_dir: Path) -> None:
 
 def _manifest_kind(run_dir: Path) -> str | None:
     try:
-        data = json.loads((run_dir / "manifest.json").read_bytes())
+        data = json.loads((run_dir / MANIFEST_NAME).read_bytes())
     except (OSError, ValueError):
         return None
     kind = data.get("kind") if isinstance(data, dict) else None
@@ -264,7 +265,7 @@ def claim_run_dir(
     """
     path = Path(out)
     refuse_output_over_inputs(path, input_paths, option=option)
-    own_names = {*own, IDENTITY_NAME, LOCK_NAME, "manifest.json", "config.yaml", "summary.json"}
+    own_names = {*own, IDENTITY_NAME, LOCK_NAME, MANIFEST_NAME, CONFIG_NAME, SUMMARY_NAME}
     if path.exists() and not path.is_dir():
         raise RunDirError(f"{option} {out} is a file, not a directory")
     _check(path, identity, own_names, restart, option)  # refused here, nothing was written

@@ -29,6 +29,9 @@ from shoparena.runs.files import RunFileError, write_json_record
 log = logging.getLogger(__name__)
 
 MANIFEST_NAME = "manifest.json"
+#: The resolved config and the summary every run directory writes beside its manifest.
+CONFIG_NAME = "config.yaml"
+SUMMARY_NAME = "summary.json"
 
 M = TypeVar("M", bound="RunManifest")
 
@@ -229,7 +232,9 @@ def _kind_of(path: Path) -> str | None:
 
 
 __all__ = [
+    "CONFIG_NAME",
     "MANIFEST_NAME",
+    "SUMMARY_NAME",
     "ArenaAgentRef",
     "ArenaManifest",
     "ArenaProxyInfo",

@@ -20,7 +20,14 @@ import yaml
 from pydantic import BaseModel
 
 from shoparena.runs.identity import Restart, RunIdentity, claim_run_dir
-from shoparena.runs.manifest import RunManifest, StageRecord, load_or_new, write_manifest
+from shoparena.runs.manifest import (
+    CONFIG_NAME,
+    SUMMARY_NAME,
+    RunManifest,
+    StageRecord,
+    load_or_new,
+    write_manifest,
+)
 
 
 def config_hash(payload: Any) -> str:
@@ -106,7 +113,7 @@ class RunDir:
         self.claim = claim_run_dir(self.path, identity, own=own, input_paths=input_paths, restart=restart)
         self.resumed = self.claim.resumed
         self.config = config
-        (self.path / "config.yaml").write_text(
+        (self.path / CONFIG_NAME).write_text(
             yaml.safe_dump(config.model_dump(mode="json"), sort_keys=False), encoding="utf-8"
         )
         self.manifest = load_or_new(self.path, self.manifest_model, kind=kind)
@@ -158,6 +165,6 @@ class RunDir:
         return record
 
     def write_summary(self, summary: dict[str, Any]) -> Path:
-        path = self.path / "summary.json"
+        path = self.path / SUMMARY_NAME
         path.write_text(json.dumps(summary, indent=2, default=str), encoding="utf-8")
         return path

@@ -90,20 +90,20 @@ def _report(verdicts: Sequence[Verdict], prof: ScoringProfile, suite_size: int) 
 
 
 def compute_aggregate(
-    verdicts: Sequence[Verdict], *, profile: str | ScoringProfile, suite_size: int | None = None
+    verdicts: Sequence[Verdict], *, scoring_profile: str | ScoringProfile, suite_size: int | None = None
 ) -> AggregateReport:
     """Aggregate verdicts under a profile's denominator rule, overall and per category.
 
     Args:
         verdicts: One verdict per problem (missing problems as ``status=missing`` verdicts).
-        profile: The scoring profile.
+        scoring_profile: The scoring profile.
         suite_size: The full suite size (strict denominator); defaults to ``len(verdicts)``.
 
     Returns:
         The report; ``per_category`` holds the same report per category (denominator: that category's
         problems under strict, its scored problems under shoppingbench).
     """
-    prof = get_profile(profile)
+    prof = get_profile(scoring_profile)
     size = len(verdicts) if suite_size is None else suite_size
     report = _report(verdicts, prof, size)
     categories: dict[str, list[Verdict]] = {}

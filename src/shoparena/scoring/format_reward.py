@@ -142,32 +142,38 @@ def has_valid_timestamp(step: Step) -> bool:
 
 
 def step_format(
-    step: Step, profile: ScoringProfile, *, roles: Sequence[str] = OUTPUT_ROLES, raw_content: bool = False
+    step: Step,
+    scoring_profile: ScoringProfile,
+    *,
+    roles: Sequence[str] = OUTPUT_ROLES,
+    raw_content: bool = False,
 ) -> float:
     """Format score of one step under a profile (strict: ×penalty without a valid timestamp).
 
     Args:
         step: The step.
-        profile: The scoring profile.
+        scoring_profile: The scoring profile.
         roles: Roles the grammar checks (no-think runs: ``["tool_call"]``).
         raw_content: Check the raw completion content instead of the re-rendered roles (SB web evaluation).
     """
-    score = None if raw_content else _rendered_step_verdict(step, profile.format_includes_results, roles)
+    score = (
+        None if raw_content else _rendered_step_verdict(step, scoring_profile.format_includes_results, roles)
+    )
     if score is None:
         text = (
             step.content
             if raw_content
-            else render_step(step, include_results=profile.format_includes_results)
+            else render_step(step, include_results=scoring_profile.format_includes_results)
         )
         score = format_reward(text, roles)
-    if profile.timestamp_penalty != 1.0 and not has_valid_timestamp(step):
-        score *= profile.timestamp_penalty
+    if scoring_profile.timestamp_penalty != 1.0 and not has_valid_timestamp(step):
+        score *= scoring_profile.timestamp_penalty
     return score
 
 
 def trajectory_format(
     trajectory: Trajectory,
-    profile: ScoringProfile,
+    scoring_profile: ScoringProfile,
     *,
     roles: Sequence[str] = OUTPUT_ROLES,
     raw_content: bool = False,
@@ -175,7 +181,9 @@ def trajectory_format(
     """Mean step format score; 0 for a trajectory without steps."""
     if not trajectory.steps:
         return 0.0
-    total = sum(step_format(s, profile, roles=roles, raw_content=raw_content) for s in trajectory.steps)
+    total = sum(
+        step_format(s, scoring_profile, roles=roles, raw_content=raw_content) for s in trajectory.steps
+    )
     return total / len(trajectory.steps)
 
 

@@ -72,13 +72,13 @@ PROFILES: dict[str, ScoringProfile] = {
 }
 
 
-def get_profile(profile: str | ScoringProfile) -> ScoringProfile:
+def get_profile(scoring_profile: str | ScoringProfile) -> ScoringProfile:
     """Resolve a profile by name (``shoppingbench``, ``strict`` or its alias ``production-strict``)."""
-    if isinstance(profile, ScoringProfile):
-        return profile
+    if isinstance(scoring_profile, ScoringProfile):
+        return scoring_profile
     try:
-        return PROFILES[profile]
+        return PROFILES[scoring_profile]
     except KeyError:
         raise ValueError(
-            f"unknown scoring profile {profile!r} (shoppingbench, strict, production-strict)"
+            f"unknown scoring profile {scoring_profile!r} (shoppingbench, strict, production-strict)"
         ) from None

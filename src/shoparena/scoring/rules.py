@@ -50,59 +50,16 @@ def best_variant(product: Product, required: Sequence[tuple[str, str]]) -> tuple
     return best_key, best_hits, best
 
 
-def score_slot(
+def _constraint_checks(
     product: Product,
     item: RewardItem,
-    *,
     slot: int,
-    recommended_id: str,
-    profile: ScoringProfile,
+    gt: bool,
     title_sims: Sequence[float] | None,
     threshold: float,
-) -> tuple[SlotVerdict, list[Check]]:
-    """Score one found product against one reward item under a profile.
-
-    Args:
-        product: The catalog product recommended for this slot.
-        item: The slot's constraints.
-        slot: 0-based slot index (for the checks).
-        recommended_id: The id as the agent wrote it (after profile parsing).
-        profile: The scoring profile.
-        title_sims: Similarity of ``product.title`` to each ``item.title`` (None when the GT id matched).
-        threshold: Title hit threshold.
-
-    Returns:
-        The slot verdict and its checks.
-    """
-    gt = product.product_id == item.product_id
-    # Checks are built positionally (Check's field order: name, passed, field, slot, expected, actual,
-    # required, units, hits, detail): keyword construction was a measurable share of scoring time.
-    detail = "ground-truth product" if gt else "not the ground-truth product"
-    checks = [
-        Check("gt_id", gt, "product_id", slot, item.product_id, product.product_id, False, 0, 0, detail)
-    ]
-    price, shop_id = _opt_float(product.price), product.shop_id
-    if gt and profile.gt_short_circuit:
-        checks[0].detail += ": rule 1 immediately, constraints not counted"
-        # Keys in SlotVerdict's declaration order (adopted without a copy).
-        return trusted(
-            SlotVerdict,
-            {
-                "slot": slot,
-                "gt_product_id": item.product_id,
-                "recommended_id": recommended_id,
-                "found": True,
-                "gt": 1.0,
-                "rule": 1.0,
-                "units": {},
-                "hits": {},
-                "field_scores": dict.fromkeys(FIELDS, float(profile.absent_field_score)),
-                "price": price,
-                "shop_id": shop_id,
-                "counts_as_hit": True,
-            },
-        ), checks
-
+    checks: list[Check],
+) -> tuple[dict[str, int], dict[str, int]]:
+    """Units and hits per field (title, price, service, sku attributes) of one slot; appends the checks."""
     units = dict.fromkeys(FIELDS, 0)
     hits = dict.fromkeys(FIELDS, 0)
     for k, title in enumerate(item.title):
@@ -153,17 +110,74 @@ def score_slot(
                 + (f"; missing {', '.join(missing)}" if missing else ""),
             )
         )
+    return units, hits
+
+
+def score_slot(
+    product: Product,
+    item: RewardItem,
+    *,
+    slot: int,
+    recommended_id: str,
+    scoring_profile: ScoringProfile,
+    title_sims: Sequence[float] | None,
+    threshold: float,
+) -> tuple[SlotVerdict, list[Check]]:
+    """Score one found product against one reward item under a profile.
+
+    Args:
+        product: The catalog product recommended for this slot.
+        item: The slot's constraints.
+        slot: 0-based slot index (for the checks).
+        recommended_id: The id as the agent wrote it (after profile parsing).
+        scoring_profile: The scoring profile.
+        title_sims: Similarity of ``product.title`` to each ``item.title`` (None when the GT id matched).
+        threshold: Title hit threshold.
+
+    Returns:
+        The slot verdict and its checks.
+    """
+    gt = product.product_id == item.product_id
+    # Checks are built positionally (Check's field order: name, passed, field, slot, expected, actual,
+    # required, units, hits, detail): keyword construction was a measurable share of scoring time.
+    detail = "ground-truth product" if gt else "not the ground-truth product"
+    checks = [
+        Check("gt_id", gt, "product_id", slot, item.product_id, product.product_id, False, 0, 0, detail)
+    ]
+    price, shop_id = _opt_float(product.price), product.shop_id
+    if gt and scoring_profile.gt_short_circuit:
+        checks[0].detail += ": rule 1 immediately, constraints not counted"
+        # Keys in SlotVerdict's declaration order (adopted without a copy).
+        return trusted(
+            SlotVerdict,
+            {
+                "slot": slot,
+                "gt_product_id": item.product_id,
+                "recommended_id": recommended_id,
+                "found": True,
+                "gt": 1.0,
+                "rule": 1.0,
+                "units": {},
+                "hits": {},
+                "field_scores": dict.fromkeys(FIELDS, float(scoring_profile.absent_field_score)),
+                "price": price,
+                "shop_id": shop_id,
+                "counts_as_hit": True,
+            },
+        ), checks
+
+    units, hits = _constraint_checks(product, item, slot, gt, title_sims, threshold, checks)
 
     total_units, total_hits = sum(units.values()), sum(hits.values())
     if gt:
         rule = 1.0  # strict: GT forces rule 1; counters still reflect the real matches
     elif total_units == 0:
-        rule = float(profile.zero_units_rule)
+        rule = float(scoring_profile.zero_units_rule)
     else:
         rule = total_hits / total_units
-    absent = float(profile.absent_field_score)
+    absent = float(scoring_profile.absent_field_score)
     field_scores = {f: hits[f] / units[f] if units[f] else absent for f in FIELDS}
-    counts = rule > 0 if profile.hit_requires_rule else True
+    counts = rule > 0 if scoring_profile.hit_requires_rule else True
     values = {
         "slot": slot,
         "gt_product_id": item.product_id,

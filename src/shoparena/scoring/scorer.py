@@ -30,7 +30,7 @@ _FAILED_STATUS = {
 def _base_verdict(
     problem: Problem,
     trajectory: Trajectory | None,
-    profile: ScoringProfile,
+    scoring_profile: ScoringProfile,
     similarity: TitleSimilarity,
     threshold: float,
 ) -> dict[str, Any]:
@@ -40,7 +40,7 @@ def _base_verdict(
         "problem_id": problem.problem_id,
         "run_id": trajectory.run_id if trajectory else "",
         "rollout_idx": trajectory.rollout_idx if trajectory else 0,
-        "profile": profile.name,
+        "profile": scoring_profile.name,
         "intent": problem.intent.value,
         "category": problem.category_label,
         "status": VerdictStatus.SCORED,
@@ -76,7 +76,7 @@ def score_trajectory(
     trajectory: Trajectory | None,
     lookup: ProductLookup,
     *,
-    profile: str | ScoringProfile,
+    scoring_profile: str | ScoringProfile,
     similarity: TitleSimilarity,
     title_threshold: float | None = None,
     format_roles: Sequence[str] = OUTPUT_ROLES,
@@ -90,7 +90,7 @@ def score_trajectory(
         problem: The problem with its hidden constraints.
         trajectory: The episode, or None when the run has no trajectory for this problem.
         lookup: Resolves product ids to full products.
-        profile: ``shoppingbench`` or ``strict`` (alias ``production-strict``).
+        scoring_profile: ``shoppingbench`` or ``strict`` (alias ``production-strict``).
         similarity: The title backend; chosen explicitly, never skipped.
         title_threshold: Override the backend's threshold for this profile.
         format_roles: Roles for the format grammar (no-think runs: ``["tool_call"]``).
@@ -98,7 +98,7 @@ def score_trajectory(
     Returns:
         The explained verdict.
     """
-    prof = get_profile(profile)
+    prof = get_profile(scoring_profile)
     is_web = problem.intent is Intent.WEB
     threshold = (
         title_threshold
@@ -143,18 +143,17 @@ def score_trajectory(
     return _finish(verdict)
 
 
-def _score_slots(
-    verdict: dict[str, Any],
+def _slot_verdicts(
     problem: Problem,
     ids: list[str],
     lookup: ProductLookup,
     prof: ScoringProfile,
     similarity: TitleSimilarity,
     threshold: float,
-) -> None:
-    n = len(problem.reward)
+) -> tuple[list[SlotVerdict], list[Check]]:
+    """One verdict per reward slot (the id in that position, looked up and scored), with the checks."""
     products: list[Product | None] = []
-    for i in range(n):
+    for i in range(len(problem.reward)):
         rid = ids[i] if i < len(ids) else None
         products.append(lookup.get_product(rid) if rid is not None else None)
 
@@ -202,13 +201,26 @@ def _score_slots(
             item,
             slot=i,
             recommended_id=rid or "",
-            profile=prof,
+            scoring_profile=prof,
             title_sims=sims[span[0] : span[1]] if span else None,
             threshold=threshold,
         )
         slots.append(slot)
         checks.extend(slot_checks)
+    return slots, checks
 
+
+def _score_slots(
+    verdict: dict[str, Any],
+    problem: Problem,
+    ids: list[str],
+    lookup: ProductLookup,
+    prof: ScoringProfile,
+    similarity: TitleSimilarity,
+    threshold: float,
+) -> None:
+    n = len(problem.reward)
+    slots, checks = _slot_verdicts(problem, ids, lookup, prof, similarity, threshold)
     rule = sum(s.rule for s in slots) / n
     verdict["slots"] = slots
     verdict["product"] = sum(s.found for s in slots) / n
@@ -441,27 +453,27 @@ def score_run(
     trajectories: Iterable[Trajectory],
     lookup: ProductLookup,
     *,
-    profile: str | ScoringProfile,
+    scoring_profile: str | ScoringProfile,
     similarity: TitleSimilarity,
     title_threshold: float | None = None,
     format_roles: Sequence[str] = OUTPUT_ROLES,
 ) -> RunScore:
     """Score every problem of a suite against a run's trajectories and aggregate under the profile."""
-    prof = get_profile(profile)
+    prof = get_profile(scoring_profile)
     matched, unmatched, duplicates = match_trajectories(problems, trajectories)
     verdicts = [
         score_trajectory(
             p,
             matched.get(p.problem_id),
             lookup,
-            profile=prof,
+            scoring_profile=prof,
             similarity=similarity,
             title_threshold=title_threshold,
             format_roles=format_roles,
         )
         for p in problems
     ]
-    aggregate = compute_aggregate(verdicts, profile=prof, suite_size=len(problems))
+    aggregate = compute_aggregate(verdicts, scoring_profile=prof, suite_size=len(problems))
     return RunScore(
         verdicts=verdicts,
         aggregate=aggregate,

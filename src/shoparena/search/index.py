@@ -30,6 +30,7 @@ import shutil
 import time
 from array import array
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -314,7 +315,94 @@ def _build_into(
     started = time.perf_counter()
     tmp_dir = out / "_build_tmp"
     tmp_dir.mkdir()
+    sink = _ProgressSink(progress)
+    streamed = _stream_catalog(catalog_path, out, tmp_dir, sink)
+    stem_ids, doc_len, spool, n_docs = streamed.stem_ids, streamed.doc_len, streamed.spool, streamed.n_docs
+    sink.update(n_docs, "scoring")
 
+    # --- global statistics -------------------------------------------------------------------------
+    vocab_size = len(stem_ids)
+    lengths = np.frombuffer(doc_len, dtype=np.int32).astype(np.int64)
+    docs_with_terms = int(np.count_nonzero(lengths))
+    total_tokens = int(lengths.sum())
+    avgdl = total_tokens / docs_with_terms if docs_with_terms else 0.0
+    df = np.zeros(vocab_size, dtype=np.int64)
+    max_tf = 0
+    for _docs, terms, tf in spool:
+        df += np.bincount(terms, minlength=vocab_size)
+        max_tf = max(max_tf, int(tf.max(initial=0)))
+    n_postings = int(df.sum())
+    idf = lucene_idf(df, docs_with_terms)
+    norms = encode_norm(lengths)
+    norm_inv = norm_inverse_table(lucene_avgdl(total_tokens, docs_with_terms), k1, b)
+    tf_dtype = np.uint8 if max_tf <= 0xFF else np.uint16 if max_tf <= 0xFFFF else np.uint32
+
+    # Final term ids are sorted-term ranks, so the CSC columns and terms.bin share one order.
+    terms_sorted = sorted(stem_ids)
+    remap = np.empty(vocab_size, dtype=np.int32)
+    remap[np.fromiter((stem_ids[t] for t in terms_sorted), dtype=np.int64, count=vocab_size)] = np.arange(
+        vocab_size, dtype=np.int32
+    )
+    df_sorted = np.empty_like(df)
+    df_sorted[remap] = df
+    idf_sorted = np.empty_like(idf)
+    idf_sorted[remap] = idf
+    indptr = np.zeros(vocab_size + 1, dtype=np.int64)
+    np.cumsum(df_sorted, out=indptr[1:])
+
+    # --- CSC matrix: each chunk's postings are scattered to their final place -----------------------
+    term_max = _write_csc(out, spool, remap, norm_inv[norms], idf_sorted, indptr, tf_dtype)
+    np.save(out / "indptr.csc.index.npy", indptr)
+    np.save(out / "term_max.npy", term_max)
+    shutil.rmtree(tmp_dir, ignore_errors=True)
+
+    # --- vocabulary, bm25s params, docstore offsets, columns, id lookup ----------------------------
+    _write_lookups(out, terms_sorted, k1=k1, b=b, n_docs=n_docs, offsets=streamed.offsets, cols=streamed.cols)
+    np.save(out / "norms.npy", norms)
+    del terms_sorted, stem_ids
+    stats = IndexStats(
+        catalog=str(catalog_path),
+        out_dir=str(final_out),
+        read=streamed.summary.read,
+        docs=n_docs,
+        quarantined=streamed.summary.quarantined + streamed.duplicates,
+        duplicates=streamed.duplicates,
+        reasons={
+            **streamed.summary.reasons,
+            **({"duplicate product_id": streamed.duplicates} if streamed.duplicates else {}),
+        },
+        docs_with_terms=docs_with_terms,
+        terms=vocab_size,
+        postings=n_postings,
+        total_tokens=total_tokens,
+        avgdl=avgdl,
+        k1=k1,
+        b=b,
+        build_seconds=0.0,
+        index_bytes=0,
+    )
+    _write_index_manifest(out, catalog_path, stats, k1=k1, b=b, started=started)
+    sink.close()
+    return stats
+
+
+@dataclass(slots=True)
+class _Streamed:
+    """What the one pass over the catalogue leaves: term ids by stem, columns, lengths, spooled chunks."""
+
+    stem_ids: dict[str, int]
+    cols: _Columns
+    doc_len: array
+    spool: _ChunkSpool
+    summary: LoadSummary
+    duplicates: int
+    n_docs: int
+    offsets: Any
+
+
+def _stream_catalog(catalog_path: Path, out: Path, tmp_dir: Path, sink: _ProgressSink) -> _Streamed:
+    """One pass over the catalogue: tokens to provisional term ids (spooled in chunks of documents), the
+    docstore, the columns; bad and duplicate lines go to the quarantine."""
     analyzer = LuceneEnglishAnalyzer()
     stop_words = LUCENE_ENGLISH_STOP_WORDS
     # raw token -> provisional term id (or _STOP); stem -> provisional term id.
@@ -329,7 +417,6 @@ def _build_into(
     chunk_ids = array("i")
     chunk_counts = array("i")
     chunk_first = 0
-    sink = _ProgressSink(progress)
 
     qfh = LineWriter(out / "quarantine.jsonl")  # closed in finally
     docstore = DocstoreWriter(out)
@@ -391,42 +478,31 @@ def _build_into(
         qfh.close()
         docstore.close()
 
-    n_docs = chunk_first
-    sink.update(n_docs, "scoring")
-    token_ids = {}
-    seen = {}
-
-    # --- global statistics -------------------------------------------------------------------------
-    vocab_size = len(stem_ids)
-    lengths = np.frombuffer(doc_len, dtype=np.int32).astype(np.int64)
-    docs_with_terms = int(np.count_nonzero(lengths))
-    total_tokens = int(lengths.sum())
-    avgdl = total_tokens / docs_with_terms if docs_with_terms else 0.0
-    df = np.zeros(vocab_size, dtype=np.int64)
-    max_tf = 0
-    for _docs, terms, tf in spool:
-        df += np.bincount(terms, minlength=vocab_size)
-        max_tf = max(max_tf, int(tf.max(initial=0)))
-    n_postings = int(df.sum())
-    idf = lucene_idf(df, docs_with_terms)
-    norms = encode_norm(lengths)
-    norm_inv = norm_inverse_table(lucene_avgdl(total_tokens, docs_with_terms), k1, b)
-    tf_dtype = np.uint8 if max_tf <= 0xFF else np.uint16 if max_tf <= 0xFFFF else np.uint32
-
-    # Final term ids are sorted-term ranks, so the CSC columns and terms.bin share one order.
-    terms_sorted = sorted(stem_ids)
-    remap = np.empty(vocab_size, dtype=np.int32)
-    remap[np.fromiter((stem_ids[t] for t in terms_sorted), dtype=np.int64, count=vocab_size)] = np.arange(
-        vocab_size, dtype=np.int32
+    return _Streamed(
+        stem_ids=stem_ids,
+        cols=cols,
+        doc_len=doc_len,
+        spool=spool,
+        summary=summary,
+        duplicates=duplicates,
+        n_docs=chunk_first,
+        offsets=docstore.offsets,
     )
-    df_sorted = np.empty_like(df)
-    df_sorted[remap] = df
-    idf_sorted = np.empty_like(idf)
-    idf_sorted[remap] = idf
-    indptr = np.zeros(vocab_size + 1, dtype=np.int64)
-    np.cumsum(df_sorted, out=indptr[1:])
 
-    # --- CSC matrix: each chunk's postings are scattered to their final place -----------------------
+
+def _write_csc(
+    out: Path,
+    spool: _ChunkSpool,
+    remap: np.ndarray,
+    doc_norm_inv: np.ndarray,
+    idf_sorted: np.ndarray,
+    indptr: np.ndarray,
+    tf_dtype: Any,
+) -> np.ndarray:
+    """The CSC matrix (Lucene scores, doc indices, term frequencies), each chunk's postings scattered to
+    their final place; returns each term's highest score (query-time pruning)."""
+    vocab_size = len(remap)
+    n_postings = int(indptr[-1])
     data = np.lib.format.open_memmap(
         out / "data.csc.index.npy", mode="w+", dtype=np.float32, shape=(n_postings,)
     )
@@ -441,7 +517,7 @@ def _build_into(
     for docs, terms, tf in spool:
         t_new = remap[terms]
         # Lucene's score of the term at boost 1 (the boost of a query term that occurs once).
-        scores = term_scores(tf, norm_inv[norms[docs]], idf_sorted[t_new])
+        scores = term_scores(tf, doc_norm_inv[docs], idf_sorted[t_new])
         order = np.argsort(t_new, kind="stable")  # docs ascend within each term (chunks are doc-sorted)
         t_ord = t_new[order]
         counts = np.bincount(t_ord, minlength=vocab_size)
@@ -456,11 +532,14 @@ def _build_into(
     indices.flush()
     tf_out.flush()
     del data, indices, tf_out
-    np.save(out / "indptr.csc.index.npy", indptr)
-    np.save(out / "term_max.npy", term_max)
-    shutil.rmtree(tmp_dir, ignore_errors=True)
+    return term_max
 
-    # --- vocabulary, bm25s params, docstore offsets, columns, id lookup ----------------------------
+
+def _write_lookups(
+    out: Path, terms_sorted: list[str], *, k1: float, b: float, n_docs: int, offsets: Any, cols: _Columns
+) -> None:
+    """Vocabulary, bm25s params, docstore offsets, the columns and the id lookup."""
+    vocab_size = len(terms_sorted)
     with open(out / "vocab.index.json", "wb") as fh:
         fh.write(orjson.dumps({t: i for i, t in enumerate(terms_sorted)}))
     encoded = [t.encode() for t in terms_sorted]
@@ -468,7 +547,7 @@ def _build_into(
     np.cumsum(np.fromiter((len(e) for e in encoded), dtype=np.int64, count=vocab_size), out=term_off[1:])
     (out / "terms.bin").write_bytes(b"".join(encoded))
     np.save(out / "terms_off.npy", _narrow(term_off))
-    del encoded, terms_sorted, stem_ids
+    del encoded
     params = {
         "k1": k1,
         "b": b,
@@ -482,12 +561,11 @@ def _build_into(
         "backend": "numpy",
     }
     (out / "params.index.json").write_text(json.dumps(params, indent=4))
-    np.save(out / "offsets.npy", _narrow(np.frombuffer(docstore.offsets, dtype=np.int64)))
+    np.save(out / "offsets.npy", _narrow(np.frombuffer(offsets, dtype=np.int64)))
     np.save(out / "price.npy", np.frombuffer(cols.price, dtype=np.float64))
     np.save(out / "sold_count.npy", _narrow(np.frombuffer(cols.sold, dtype=np.int64)))
     np.save(out / "service.npy", np.frombuffer(cols.service, dtype=np.uint8))
     np.save(out / "shop.npy", np.frombuffer(cols.shop, dtype=np.int32))
-    np.save(out / "norms.npy", norms)
     (out / "shops.json").write_bytes(orjson.dumps(list(cols.shop_codes)))
     ids = np.array(cols.ids, dtype=f"S{max((len(i) for i in cols.ids), default=1)}")
     perm = np.argsort(ids, kind="stable").astype(np.int64)
@@ -499,24 +577,11 @@ def _build_into(
     id_rank[perm] = np.arange(n_docs, dtype=np.int32)
     np.save(out / "id_rank.npy", id_rank)
 
-    stats = IndexStats(
-        catalog=str(catalog_path),
-        out_dir=str(final_out),
-        read=summary.read,
-        docs=n_docs,
-        quarantined=summary.quarantined + duplicates,
-        duplicates=duplicates,
-        reasons={**summary.reasons, **({"duplicate product_id": duplicates} if duplicates else {})},
-        docs_with_terms=docs_with_terms,
-        terms=vocab_size,
-        postings=n_postings,
-        total_tokens=total_tokens,
-        avgdl=avgdl,
-        k1=k1,
-        b=b,
-        build_seconds=0.0,
-        index_bytes=0,
-    )
+
+def _write_index_manifest(
+    out: Path, catalog_path: Path, stats: IndexStats, *, k1: float, b: float, started: float
+) -> None:
+    """``manifest.json`` with the stats, written again once the index's size is known."""
     catalog_ref = CatalogRef(
         path=str(catalog_path.resolve()), size=catalog_path.stat().st_size, sha256=sha256_file(catalog_path)
     )
@@ -534,8 +599,6 @@ def _build_into(
     stats.index_bytes = _dir_bytes(out)
     manifest.stats = stats.model_copy()
     write_manifest(manifest, out)
-    sink.close()
-    return stats
 
 
 def _bm25s_version() -> str:

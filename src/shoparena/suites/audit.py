@@ -14,7 +14,7 @@ shop baskets, also through chains (A1 ~ A2 ~ B1).
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -339,35 +339,9 @@ def _ref(item: AuditItem) -> ItemRef:
     return ItemRef(id=item.item_id, where=item.where, query=query[:_PREFIX])
 
 
-def audit_items(
-    a_items: list[AuditItem],
-    b_items: list[AuditItem],
-    a_input: AuditInput,
-    b_input: AuditInput,
-    *,
-    shop_of: Callable[[str], str | None] | None = None,
-    shop_links: ShopLinks | None = None,
-    threshold: float = NEAR_DUP_THRESHOLD,
-    near_miss_threshold: float = NEAR_MISS_THRESHOLD,
-) -> AuditReport:
-    """Audit two lists of items (see :func:`audit_files`)."""
-    sides: dict[Side, list[AuditItem]] = {"A": a_items, "B": b_items}
-    keyed: dict[str, tuple[Side, AuditItem]] = {}
-    nodes: list[LinkNode] = []
-    for side, items in sides.items():
-        for n, item in enumerate(items):
-            key = f"{side}:{n}"
-            keyed[key] = (side, item)
-            nodes.append(
-                LinkNode(key=key, query=item.query, gt_ids=item.gt_ids, shop_basket=item.shop_basket)
-            )
-
-    # Query overlaps, by raw text and by normalised text.
+def _query_overlaps(norm_groups: Mapping[str, dict[Side, list[AuditItem]]]) -> list[QueryOverlap]:
+    """Queries of both sides that are the same, by raw text and by normalised text."""
     overlaps: list[QueryOverlap] = []
-    norm_groups: dict[str, dict[Side, list[AuditItem]]] = defaultdict(lambda: {"A": [], "B": []})
-    for side, items in sides.items():
-        for item in items:
-            norm_groups[normalize_query(item.query)][side].append(item)
     for norm in sorted(norm_groups):
         group = norm_groups[norm]
         if not norm or not group["A"] or not group["B"]:
@@ -390,8 +364,13 @@ def audit_items(
             overlaps.append(
                 QueryOverlap(kind="normalised", a=[_ref(i) for i in a_var], b=[_ref(i) for i in b_var])
             )
+    return overlaps
 
-    # Near duplicates and near misses between different normalised texts, one representative per text.
+
+def _near_findings(
+    norm_groups: Mapping[str, dict[Side, list[AuditItem]]], threshold: float, near_miss_threshold: float
+) -> tuple[list[NearDuplicate], list[NearDuplicate]]:
+    """Near duplicates and near misses between different normalised texts, one representative per text."""
     reps: list[tuple[str, Side]] = [
         (norm, side) for norm in sorted(norm_groups) if norm for side in ("A", "B") if norm_groups[norm][side]
     ]
@@ -416,28 +395,33 @@ def audit_items(
         (near_dups if pair.similarity >= threshold else near_misses).append(finding)
     near_dups.sort(key=lambda f: (-f.similarity, f.a.id, f.b.id))
     near_misses.sort(key=lambda f: (-f.similarity, f.a.id, f.b.id))
+    return near_dups, near_misses
 
-    # Shared GT products and shops.
-    def shared(key_of: Callable[[AuditItem], list[str]]) -> list[SharedKey]:
-        index: dict[str, dict[Side, list[AuditItem]]] = defaultdict(lambda: {"A": [], "B": []})
-        for side, items in sides.items():
-            for item in items:
-                for key in dict.fromkeys(key_of(item)):
-                    index[key][side].append(item)
-        return [
-            SharedKey(key=k, a=[_ref(i) for i in v["A"]], b=[_ref(i) for i in v["B"]])
-            for k, v in sorted(index.items())
-            if v["A"] and v["B"]
-        ]
 
-    shared_gt = shared(lambda item: list(item.gt_ids))
-    shared_shops: list[SharedKey] = []
-    if shop_of is not None:
-        shared_shops = shared(
-            lambda item: [s for s in (shop_of(p) for p in item.gt_ids) if s] if item.shop_basket else []
-        )
+def _shared(
+    sides: Mapping[Side, list[AuditItem]], key_of: Callable[[AuditItem], list[str]]
+) -> list[SharedKey]:
+    """Keys (GT products, shops) that items of both sides share."""
+    index: dict[str, dict[Side, list[AuditItem]]] = defaultdict(lambda: {"A": [], "B": []})
+    for side, items in sides.items():
+        for item in items:
+            for key in dict.fromkeys(key_of(item)):
+                index[key][side].append(item)
+    return [
+        SharedKey(key=k, a=[_ref(i) for i in v["A"]], b=[_ref(i) for i in v["B"]])
+        for k, v in sorted(index.items())
+        if v["A"] and v["B"]
+    ]
 
-    # Clusters over both sides together: chains inside one side can carry a leak across.
+
+def _straddling(
+    nodes: list[LinkNode],
+    keyed: Mapping[str, tuple[Side, AuditItem]],
+    shop_of: Callable[[str], str | None] | None,
+    threshold: float,
+) -> list[StraddlingCluster]:
+    """Clusters over both sides together that hold items of each (chains inside one side can carry a
+    leak across)."""
     edges: list[ClusterEdge] = link_nodes(nodes, shop_of=shop_of, threshold=threshold)
     reasons_of: dict[str, Counter[str]] = defaultdict(Counter)
     groups = components([n.key for n in nodes], edges)
@@ -458,6 +442,53 @@ def audit_items(
                 )
             )
     straddling.sort(key=lambda c: (-(len(c.a) + len(c.b)), c.cluster_id))
+    return straddling
+
+
+def audit_items(
+    a_items: list[AuditItem],
+    b_items: list[AuditItem],
+    a_input: AuditInput,
+    b_input: AuditInput,
+    *,
+    shop_of: Callable[[str], str | None] | None = None,
+    shop_links: ShopLinks | None = None,
+    threshold: float = NEAR_DUP_THRESHOLD,
+    near_miss_threshold: float = NEAR_MISS_THRESHOLD,
+) -> AuditReport:
+    """Audit two lists of items (see :func:`audit_files`)."""
+    sides: dict[Side, list[AuditItem]] = {"A": a_items, "B": b_items}
+    keyed: dict[str, tuple[Side, AuditItem]] = {}
+    nodes: list[LinkNode] = []
+    for side, items in sides.items():
+        for n, item in enumerate(items):
+            key = f"{side}:{n}"
+            keyed[key] = (side, item)
+            nodes.append(
+                LinkNode(key=key, query=item.query, gt_ids=item.gt_ids, shop_basket=item.shop_basket)
+            )
+
+    # Query overlaps, by raw text and by normalised text.
+    norm_groups: dict[str, dict[Side, list[AuditItem]]] = defaultdict(lambda: {"A": [], "B": []})
+    for side, items in sides.items():
+        for item in items:
+            norm_groups[normalize_query(item.query)][side].append(item)
+    overlaps = _query_overlaps(norm_groups)
+
+    # Near duplicates and near misses between different normalised texts, one representative per text.
+    near_dups, near_misses = _near_findings(norm_groups, threshold, near_miss_threshold)
+
+    # Shared GT products and shops.
+    shared_gt = _shared(sides, lambda item: list(item.gt_ids))
+    shared_shops: list[SharedKey] = []
+    if shop_of is not None:
+        shared_shops = _shared(
+            sides,
+            lambda item: [s for s in (shop_of(p) for p in item.gt_ids) if s] if item.shop_basket else [],
+        )
+
+    # Clusters over both sides together: chains inside one side can carry a leak across.
+    straddling = _straddling(nodes, keyed, shop_of, threshold)
 
     notes: list[str] = []
     links: ShopLinks = shop_links or ("mapping" if shop_of is not None else "none")

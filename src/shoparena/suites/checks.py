@@ -28,11 +28,11 @@ from shoparena.records.catalog import Product
 from shoparena.records.problem import Intent, Problem, RewardItem
 from shoparena.records.trajectory import Step, ToolCall, Trajectory
 from shoparena.records.verdict import Verdict
+from shoparena.scoring.bench import ScoringBench
 from shoparena.scoring.lookup import ProductLookup
 from shoparena.scoring.profiles import get_profile
 from shoparena.scoring.rules import score_slot
-from shoparena.scoring.scorer import score_trajectory
-from shoparena.scoring.similarity import ExactSimilarity, TitleSimilarity, get_similarity
+from shoparena.scoring.similarity import ExactSimilarity, TitleSimilarity
 from shoparena.suites.clusters import normalize_query
 from shoparena.suites.queries import title_words, voucher_appendix
 
@@ -82,13 +82,8 @@ def shortcut_reasons(
     The title backend defaults to ``lexical``, the one offline evaluations score with, so a hard bank's
     shortcut floor in ``eval run`` is 0 under that backend.
     """
-    verdict = score_trajectory(
-        problem,
-        shortcut_trajectory(problem, engine),
-        lookup,
-        profile=_STRICT,
-        similarity=similarity or get_similarity("lexical"),
-    )
+    bench = ScoringBench([problem], lookup, similarity or "lexical")
+    verdict = bench.verdict(problem, shortcut_trajectory(problem, engine), _STRICT)
     return ["shortcut: the first hit of the full query solves it"] if verdict.success else []
 
 
@@ -98,13 +93,8 @@ def gt_reasons(problem: Problem, lookup: ProductLookup) -> list[str]:
     missing = [pid for pid in problem.gt_ids if lookup.get_product(pid) is None]
     if missing:
         return [f"solvable: GT product(s) {missing} not in the catalog"]
-    verdict = score_trajectory(
-        problem,
-        recommend_trajectory(problem, problem.gt_ids),
-        lookup,
-        profile=_STRICT,
-        similarity=ExactSimilarity(),
-    )
+    bench = ScoringBench([problem], lookup, ExactSimilarity())
+    verdict = bench.verdict(problem, recommend_trajectory(problem, problem.gt_ids), _STRICT)
     if not verdict.success:
         failed = [f"{c.name}: {c.detail}" for c in verdict.checks if c.required and not c.passed]
         reasons.append("solvable: GT recommendation fails under strict: " + "; ".join(failed[:3]))
@@ -152,7 +142,7 @@ def violated_units(product: Product, item: RewardItem) -> int:
         item,
         slot=0,
         recommended_id=product.product_id,
-        profile=_STRICT,
+        scoring_profile=_STRICT,
         title_sims=[1.0] * len(item.title),
         threshold=1.0,
     )
@@ -314,7 +304,7 @@ def run_planner(
     *,
     knowledge: Any | None = None,
     similarity: TitleSimilarity | None = None,
-    profile: str = "strict",
+    scoring_profile: str = "strict",
     max_steps: int = 30,
 ) -> list[Verdict]:
     """Play the rule-based ``planner`` agent on every problem and score each episode.
@@ -324,7 +314,7 @@ def run_planner(
         engine: The search engine over the catalog the problems were drawn from (or planted into).
         knowledge: :class:`~shoparena.env.knowledge.KnowledgeBase` behind ``web_search`` (web problems).
         similarity: Title backend (default ``exact``: only the GT title counts).
-        profile: Scoring profile.
+        scoring_profile: Scoring profile.
         max_steps: Step cap per episode.
 
     Returns:
@@ -333,14 +323,14 @@ def run_planner(
     from shoparena.agents.planner import PlannerAgent
     from shoparena.env.episodes import run_episode
 
-    sim = similarity or ExactSimilarity()
+    bench = ScoringBench(problems, engine, similarity or ExactSimilarity())
     agent = PlannerAgent()
     verdicts = []
     for problem in problems:
         trajectory = run_episode(
             agent, problem, engine, run_id="difficulty-card", max_steps=max_steps, knowledge=knowledge
         )
-        verdicts.append(score_trajectory(problem, trajectory, engine, profile=profile, similarity=sim))
+        verdicts.append(bench.verdict(problem, trajectory, scoring_profile))
     return verdicts
 
 

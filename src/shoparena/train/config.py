@@ -18,6 +18,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from shoparena.corpus.layout import PROBLEMS_NAME
 from shoparena.corpus.views import VIEWS, method_views
 from shoparena.runs.config import deep_merge
 
@@ -83,7 +84,7 @@ class EnvSection(BaseModel):
 
     index: str | None = Field(None, description="Search index directory (`shoparena search build`).")
     suite: str | None = Field(
-        None, description="Suite file with the problems (default CORPUS/problems.json)."
+        None, description=f"Suite file with the problems (default CORPUS/{PROBLEMS_NAME})."
     )
     max_steps: int = Field(6, ge=1, description="Tool-calling turns per rollout.")
     similarity: str = "lexical"

@@ -14,10 +14,12 @@ import random
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
+from shoparena.corpus.layout import CorpusRun
 from shoparena.corpus.views import step_prompt
+from shoparena.formats.profiles import DEFAULT_PROFILE
+from shoparena.runs.files import RunFileError
 from shoparena.train.config import ConfigError, DataSection, TrainConfig
 
 _MESSAGE_KEYS = ("role", "content", "tool_calls", "tool_call_id", "name")
@@ -49,9 +51,10 @@ def load_view(data: DataSection, view: str) -> Any:
         raise ConfigError(
             "data.corpus: no corpus directory given (set it in the config or --set data.corpus=DIR)"
         )
-    root = Path(data.corpus)
-    saved = root / "views" / view
-    parquet = root / "views" / f"{view}-{data.split}.parquet"
+    corpus = CorpusRun.at(data.corpus)
+    root = corpus.path
+    saved = corpus.view_dataset_dir(view)
+    parquet = corpus.view_file(view, data.split, "parquet")
     if saved.is_dir():
         # One split only: datasets cannot load a split saved with no rows (IndexError), so an empty eval
         # split would make the train split unloadable too.
@@ -124,15 +127,11 @@ def corpus_render_profile(cfg: TrainConfig) -> str:
     Raises:
         ConfigError: ``data.render_profile`` names another profile.
     """
-    report = Path(cfg.data.corpus or "") / "report.json"
-    profile = "upstream"
-    if report.is_file():
-        try:
-            profile = (json.loads(report.read_text(encoding="utf-8")).get("render") or {}).get(
-                "profile", "upstream"
-            )
-        except (ValueError, AttributeError) as exc:
-            raise ConfigError(f"{report}: unreadable corpus report ({exc})") from None
+    corpus = CorpusRun.at(cfg.data.corpus or "")
+    try:
+        profile = corpus.render_profile(DEFAULT_PROFILE)
+    except RunFileError as exc:
+        raise ConfigError(f"{corpus.report_path}: unreadable corpus report ({exc})") from None
     wanted = cfg.data.render_profile
     if wanted is not None and wanted != profile:
         raise ConfigError(

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from shoparena.corpus.layout import CorpusRun
 from shoparena.corpus.views import method_views
 from shoparena.train.config import ConfigError, TrainConfig
 from shoparena.train.data import (
@@ -56,7 +57,7 @@ def grpo_prompt_limit(args: Any, tokenizer: Any) -> int | None:
 
 
 def _online_parts(cfg: TrainConfig, args: Any) -> tuple[Any, list[Any], list[float]]:
-    from shoparena.scoring.similarity import get_similarity
+    from shoparena.scoring.bench import ScoringBench
     from shoparena.search import SearchIndex
     from shoparena.suites.loaders import load_suite
     from shoparena.train.data import corpus_render_profile
@@ -64,13 +65,13 @@ def _online_parts(cfg: TrainConfig, args: Any) -> tuple[Any, list[Any], list[flo
 
     if not cfg.env.index:
         raise ConfigError("env.index: online GRPO needs a search index directory (--set env.index=DIR)")
-    suite = cfg.env.suite or (str(Path(cfg.data.corpus) / "problems.json") if cfg.data.corpus else None)
+    suite = cfg.env.suite or (str(CorpusRun.at(cfg.data.corpus).problems_path) if cfg.data.corpus else None)
     if not suite or not Path(suite).is_file():
         raise ConfigError(f"env.suite: no suite file for online GRPO ({suite})")
     engine = SearchIndex.open(cfg.env.index)
     problems, _ = load_suite(suite)
     factory = environment_factory(engine, problems, cfg.env.max_steps, corpus_render_profile(cfg))
-    rewards = [outcome_reward_func(engine, get_similarity(cfg.env.similarity)), teacher_agreement]
+    rewards = [outcome_reward_func(ScoringBench(problems, engine, cfg.env.similarity)), teacher_agreement]
     return factory, rewards, [args.outcome_weight, args.step_weight]
 
 

@@ -21,6 +21,7 @@ from shoparena.formats.native import result_to_text, trajectory_to_chat
 from shoparena.formats.profiles import compact_result, handle_table
 from shoparena.records.problem import Problem
 from shoparena.records.trajectory import Trajectory
+from shoparena.scoring.bench import ScoringBench
 from shoparena.train.reward import correctness, normalise_call
 
 
@@ -28,10 +29,10 @@ class ShopRolloutEnv:
     """One rollout's shop. ``reset(**row)`` starts the row's problem; the four core tools act on it."""
 
     def __init__(
-        self, engine: Any, problems: dict[str, Problem], max_steps: int, profile: str = "upstream"
+        self, engine: Any, problems: dict[str, Problem], max_steps: int, render_profile: str = "upstream"
     ) -> None:
-        self._env = ShopEnv(engine, max_steps=max_steps, profile=profile)
-        self.profile = profile
+        self._env = ShopEnv(engine, max_steps=max_steps, render_profile=render_profile)
+        self.render_profile = render_profile
         self._problems = problems
         self.problem: Problem | None = None
 
@@ -50,7 +51,7 @@ class ShopRolloutEnv:
         result = self._env.step([{"name": name, "parameters": params}])  # the env maps compact handles
         calls = result.step.tool_calls
         payload = calls[0].result if calls else None
-        if self.profile != "upstream":
+        if self.render_profile != "upstream":
             # The tool message as the profile shows it, numbered with the same handles the env resolved.
             history = Trajectory(query=self._env.session.query, steps=list(self._env.session.steps[:-1]))
             table = handle_table(trajectory_to_chat(history))
@@ -89,24 +90,20 @@ for _name in ("find_product", "view_product_information", "recommend_product", "
 
 
 def environment_factory(
-    engine: Any, problems: Sequence[Problem], max_steps: int, profile: str = "upstream"
+    engine: Any, problems: Sequence[Problem], max_steps: int, render_profile: str = "upstream"
 ) -> Callable[[], ShopRolloutEnv]:
     by_id = {p.problem_id: p for p in problems}
-    return lambda: ShopRolloutEnv(engine, by_id, max_steps, profile)
+    return lambda: ShopRolloutEnv(engine, by_id, max_steps, render_profile)
 
 
-def outcome_reward_func(lookup: Any, similarity: Any) -> Callable[..., list[float]]:
+def outcome_reward_func(bench: ScoringBench) -> Callable[..., list[float]]:
     """1.0 when the rollout succeeds under the strict profile, else 0.0."""
-    from shoparena.scoring.scorer import score_trajectory
 
     def strict_outcome(prompts: Any, completions: Any, environments: Sequence[ShopRolloutEnv], **kwargs: Any):
-        out = []
-        for env in environments:
-            verdict = score_trajectory(
-                env.problem, env._trajectory(), lookup, profile="strict", similarity=similarity
-            )
-            out.append(1.0 if verdict.success else 0.0)
-        return out
+        return [
+            1.0 if bench.verdict(env.problem, env._trajectory(), "strict").success else 0.0
+            for env in environments
+        ]
 
     return strict_outcome
 

@@ -18,30 +18,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field
-
 from shoparena.formats.profiles import template_hash, write_render_stamp
 from shoparena.jsonl import append_line, read_jsonl_dicts, write_jsonl
-from shoparena.runs import RunDir, RunManifest
+from shoparena.runs import RunDir
 from shoparena.runs.identity import Restart, RunIdentity
 from shoparena.train.config import TrainConfig
 from shoparena.train.data import corpus_render_profile
-
-
-class TrainManifest(RunManifest):
-    """``manifest.json`` of a training run."""
-
-    method: str = ""
-    model: str = Field(default="", description="The configured model (name, folder or hub id).")
-    data_hash: str = Field(default="", description="sha256 prefix over the selected record ids and the view.")
-    rows_used: int = 0
-    final: str = ""
-    render_profile: str = Field(default="", description="Render profile of the corpus rows trained on.")
-    template_hash: str = Field(default="", description="sha256 prefix of the chat template trained with.")
-
-
-#: What a training run writes at the top of its directory (``restart`` clears these and nothing else).
-OWN_OUTPUTS = ("checkpoints", "logs.jsonl", "final", "final.tmp")
+from shoparena.train.layout import OWN_OUTPUTS, TrainManifest, TrainRun
 
 
 def _input_paths(cfg: TrainConfig) -> dict[str, str | None]:
@@ -91,7 +74,7 @@ def _callbacks(run: Path, progress: bool) -> list[Any]:
         def on_log(self, args, state, control, logs=None, **kwargs):
             if logs and state.is_world_process_zero:
                 line = json.dumps({"step": state.global_step, **logs}, default=float)
-                append_line(run / "logs.jsonl", line, fsync=False)
+                append_line(TrainRun.at(run).logs_path, line, fsync=False)
 
     class RichProgress(TrainerCallback):
         """A Rich progress bar over optimizer steps, showing the last loss/reward."""
@@ -148,7 +131,7 @@ def _peft_config(cfg: TrainConfig) -> Any:
     )
 
 
-def _save_final(trainer: Any, tokenizer: Any, final: Path, profile: str) -> None:
+def _save_final(trainer: Any, tokenizer: Any, final: Path, render_profile: str) -> None:
     """Merge any LoRA adapter and save a plain transformers folder (atomic: temp sibling, then rename) with
     its render stamp (profile and chat-template hash, read back by ``eval run``)."""
     import shutil
@@ -160,7 +143,7 @@ def _save_final(trainer: Any, tokenizer: Any, final: Path, profile: str) -> None
     shutil.rmtree(tmp, ignore_errors=True)
     model.save_pretrained(tmp)
     tokenizer.save_pretrained(tmp)
-    write_render_stamp(tmp, profile, tokenizer.chat_template)
+    write_render_stamp(tmp, render_profile, tokenizer.chat_template)
     shutil.rmtree(final, ignore_errors=True)
     tmp.rename(final)
 
@@ -177,7 +160,7 @@ def _peak_memory_gb() -> float | None:
 def _tokens_per_s(root: Path, seconds: float, after: int = 0) -> float | None:
     """Trained tokens per second of this session (the log lines after step ``after``), from TRL's
     ``num_tokens`` log field."""
-    path = root / "logs.jsonl"
+    path = TrainRun.at(root).logs_path
     if not path.exists() or seconds <= 0:
         return None
     rows = [row for row in read_jsonl_dicts(path) if isinstance(row.get("step"), int) and row["step"] > after]
@@ -192,7 +175,7 @@ def _checkpoint_step(checkpoint: str | None) -> int:
 def _trim_logs(root: Path, step: int) -> list[dict[str, Any]]:
     """Keep the log lines up to ``step`` (the checkpoint resumed from; 0: a fresh start) and return them: the
     steps after it are trained, and logged, again."""
-    path = root / "logs.jsonl"
+    path = TrainRun.at(root).logs_path
     if not path.exists():
         return []
     rows = read_jsonl_dicts(path)
@@ -244,13 +227,14 @@ def _train(cfg: TrainConfig, run: TrainRunDir, progress: bool) -> dict[str, Any]
     from shoparena.train.trl_configs import build_trl_config, weights_dtype
 
     root = run.path
-    final = root / "final"
+    layout = TrainRun.at(root)
+    final = layout.final_dir
     config_payload = cfg.model_dump(mode="json")
     done = run.done("train", config_payload)
     if done is not None and final.is_dir():
-        return json.loads((root / "summary.json").read_text(encoding="utf-8"))
+        return json.loads(layout.summary_path.read_text(encoding="utf-8"))
 
-    checkpoints = root / "checkpoints"
+    checkpoints = layout.checkpoints_dir
     args = build_trl_config(cfg, str(checkpoints))
     started = time.time()
     model_path = resolve_model(cfg.model)

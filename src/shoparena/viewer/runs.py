@@ -1,14 +1,15 @@
 """Run directories as the trajectory viewer shows them, read through the typed records only.
 
-Three kinds are recognised by what the directory holds:
+Each directory is opened with :func:`shoparena.runs.layout.open_run` (its ``manifest.json`` names the kind);
+three kinds are shown:
 
-* **corpus** (``records.jsonl``): each ``records.CorpusRecord`` — its messages, labels, the judge's
-  explanation and the richness proof of each catalogue dispatch (``evidence.dispatch_matched``);
-* **eval** (``episodes.jsonl`` + ``output.jsonl``): ``eval.run.read_run``'s records, the envelopes as
-  ``records.Trajectory`` (``formats.io``), re-scored under ``strict`` for the verdict's checks when the run's
-  suite and index are still there;
-* **arena** (``agents/<name>/output.jsonl``): each agent's trajectories with its ``judge.jsonl``
-  (``judge.records.JudgeVerdict``) and the verdict's checks (suite and index from ``config.yaml``).
+* **corpus** (``corpus.layout.CorpusRun``): each ``records.CorpusRecord`` — its messages, labels, the
+  judge's explanation and the richness proof of each catalogue dispatch (``evidence.dispatch_matched``);
+* **eval** (``eval.layout.EvalRun``): the episode records, the envelopes as ``records.Trajectory``
+  (``formats.io``), re-scored under ``strict`` for the verdict's checks when the run's suite and index are
+  still there;
+* **arena** (``arena.layout.ArenaRun``): each agent's trajectories with its judge verdicts and the
+  verdict's checks (suite and index from the run's config).
 
 :class:`ViewerRow` is the light summary listed in the page; :func:`episode_detail` builds the full view of one
 row (conversation, checks, judge, richness) only when the page opens it.
@@ -20,13 +21,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
+from shoparena.arena.layout import ArenaRun
+from shoparena.corpus.layout import CorpusRun
+from shoparena.eval.layout import EvalRun
 from shoparena.formats.io import read_trajectories
 from shoparena.formats.native import trajectory_to_chat
-from shoparena.jsonl import iter_raw_lines
 from shoparena.records.corpus import CorpusRecord
 from shoparena.records.trajectory import Trajectory
+from shoparena.runs.files import RunFileError
+from shoparena.runs.layout import RunHandle, open_run
+from shoparena.scoring.bench import ScoringBench
 
 CATALOGUE_TOOLS = ("find_product", "view_product_information", "recommend_product", "web_search")
 
@@ -75,7 +81,7 @@ class LoadedRun:
     suite: Path | None = None
     index: Path | None = None
     similarity: str = "lexical"
-    _scorer: Any = None
+    _bench: ScoringBench | bool | None = None  # False: the suite or index is gone
 
     def add(
         self,
@@ -92,58 +98,53 @@ class LoadedRun:
 
     def verdict(self, trajectory: Trajectory) -> dict[str, Any] | None:
         """The strict verdict of a trajectory (None when the suite or index is gone)."""
-        if self._scorer is None:
-            self._scorer = _Scorer.open(self.suite, self.index, self.similarity)
-        return self._scorer.verdict(trajectory) if self._scorer else None
+        if self._bench is None:
+            self._bench = _open_bench(self.suite, self.index, self.similarity) or False
+        return _strict_verdict(self._bench, trajectory) if self._bench else None
 
 
-class _Scorer:
-    def __init__(self, problems: dict[str, Any], engine: Any, similarity: Any) -> None:
-        self.problems, self.engine, self.similarity = problems, engine, similarity
+def _open_bench(suite: Path | None, index: Path | None, similarity: str) -> ScoringBench | None:
+    """The run's scoring bench, or None when its suite or index is gone."""
+    if suite is None or index is None or not suite.is_file() or not index.is_dir():
+        return None
+    from shoparena.suites.bench import open_bench
 
-    @classmethod
-    def open(cls, suite: Path | None, index: Path | None, similarity: str) -> _Scorer | bool:
-        if suite is None or index is None or not suite.is_file() or not (index / "manifest.json").is_file():
-            return False
-        from shoparena.scoring import get_similarity
-        from shoparena.search import SearchIndex
-        from shoparena.suites.loaders import load_suite
+    try:
+        return open_bench(suite, index, similarity)
+    except (ValueError, OSError):  # the index is not there any more (a directory without its files)
+        return None
 
-        problems, _ = load_suite(suite)
-        return cls({p.problem_id: p for p in problems}, SearchIndex.open(index), get_similarity(similarity))
 
-    def verdict(self, trajectory: Trajectory) -> dict[str, Any] | None:
-        from shoparena.scoring import score_trajectory
+def _strict_verdict(bench: ScoringBench, trajectory: Trajectory) -> dict[str, Any] | None:
+    problem = bench.problems.get(trajectory.problem_id)
+    if problem is None:
+        return None
+    verdict = bench.verdict(problem, trajectory, "strict")
+    return verdict.model_dump(mode="json", include={"success", "rule", "product", "checks", "notes"})
 
-        problem = self.problems.get(trajectory.problem_id)
-        if problem is None:
-            return None
-        verdict = score_trajectory(
-            problem, trajectory, self.engine, profile="strict", similarity=self.similarity
+
+def _handle(path: Path) -> RunHandle:
+    """The run directory's handle (its manifest names the kind)."""
+    try:
+        handle = open_run(path)
+    except RunFileError as exc:
+        reason = str(exc).splitlines()[0]
+        raise ViewerError(
+            f"{path}: not a run directory the viewer reads (corpus, eval or arena run): {reason}"
+        ) from None
+    if not isinstance(handle, CorpusRun | EvalRun | ArenaRun):
+        raise ViewerError(
+            f"{path}: a {handle.kind!r} run directory; the viewer reads corpus, eval and arena runs"
         )
-        return verdict.model_dump(mode="json", include={"success", "rule", "product", "checks", "notes"})
+    return handle
 
 
-def _kind(path: Path) -> str:
-    if (path / "records.jsonl").is_file():
-        return "corpus"
-    if (path / "episodes.jsonl").is_file() and (path / "output.jsonl").is_file():
-        return "eval"
-    if (path / "agents").is_dir():
-        return "arena"
-    raise ViewerError(f"{path}: not a run directory the viewer reads (corpus, eval or arena run)")
-
-
-def _corpus(run: LoadedRun) -> None:
-    for line_no, raw in iter_raw_lines(run.path / "records.jsonl"):
-        try:
-            record = CorpusRecord.model_validate_json(raw)
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(x) for x in first["loc"]) or "(record)"
-            raise ViewerError(
-                f"{run.path / 'records.jsonl'}:{line_no}: not a CorpusRecord: {where}: {first['msg']}"
-            ) from None
+def _corpus(run: LoadedRun, corpus: CorpusRun) -> None:
+    try:
+        records = list(corpus.records())
+    except RunFileError as exc:
+        raise ViewerError(str(exc)) from None
+    for _, record in records:
         labels = record.labels
         run.add(
             record=record,
@@ -164,12 +165,10 @@ def _corpus(run: LoadedRun) -> None:
         )
 
 
-def _eval(run: LoadedRun) -> None:
-    from shoparena.eval.run import read_run
-
-    _, records, config = read_run(run.path)
+def _eval(run: LoadedRun, evaluation: EvalRun) -> None:
+    _, records, config = evaluation.read()
     run.suite, run.index, run.similarity = Path(config.suite), Path(config.index), config.similarity
-    trajectories = list(read_trajectories(run.path / "output.jsonl"))
+    trajectories = list(read_trajectories(evaluation.envelope_log))
     for record, traj in zip(records, trajectories, strict=False):
         run.add(
             trajectory=traj,
@@ -190,25 +189,17 @@ def _eval(run: LoadedRun) -> None:
         )
 
 
-def _arena(run: LoadedRun) -> None:
-    from shoparena.records.judge import JudgeVerdict
-    from shoparena.records.race import ArenaRunFile
-    from shoparena.runs.files import iter_records, read_yaml_record
-
-    config_path = run.path / "config.yaml"
-    if config_path.is_file():
-        config = read_yaml_record(config_path, ArenaRunFile)
+def _arena(run: LoadedRun, arena: ArenaRun) -> None:
+    if arena.has_config():
+        config = arena.config()
         run.suite = Path(config.suite) if config.suite else None
         run.index = Path(config.index) if config.index else None
         run.similarity = config.similarity
-    for agent_dir in sorted(p for p in (run.path / "agents").iterdir() if p.is_dir()):
-        judged: dict[str, JudgeVerdict] = {}
-        if (agent_dir / "judge.jsonl").is_file():
-            for _, verdict in iter_records(agent_dir / "judge.jsonl", JudgeVerdict):
-                judged[str(verdict.problem_id)] = verdict
-        if not (agent_dir / "output.jsonl").is_file():
+    for agent in arena.agent_folders():
+        judged = arena.verdicts(agent)
+        if not arena.output_path(agent).is_file():
             continue
-        for traj in read_trajectories(agent_dir / "output.jsonl"):
+        for traj in read_trajectories(arena.output_path(agent)):
             judge = judged.get(traj.problem_id)
             detail = (
                 judge.model_dump(mode="json", include={"status", "score", "explanation", "gates"})
@@ -220,7 +211,7 @@ def _arena(run: LoadedRun) -> None:
                 judge=detail,
                 problem_id=traj.problem_id,
                 rollout=traj.rollout_idx,
-                agent=agent_dir.name,
+                agent=agent,
                 query=traj.query,
                 outcome=f"envelope {traj.status.value.lower()}",
                 scores={
@@ -242,9 +233,15 @@ def load_runs(paths: list[str | Path]) -> list[LoadedRun]:
         name = path.name or str(path)
         seen[name] = seen.get(name, 0) + 1
         label = name if seen[name] == 1 else f"{name} ({seen[name]})"
-        run = LoadedRun(path=path, label=label, kind=_kind(path), number=number)
+        handle = _handle(path)
+        run = LoadedRun(path=path, label=label, kind=handle.kind, number=number)
         try:
-            {"corpus": _corpus, "eval": _eval, "arena": _arena}[run.kind](run)
+            if isinstance(handle, CorpusRun):
+                _corpus(run, handle)
+            elif isinstance(handle, EvalRun):
+                _eval(run, handle)
+            else:
+                _arena(run, handle)
         except ViewerError:
             raise
         except (ValueError, OSError, KeyError) as exc:

@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from shoparena.arena.run_judging import calibrate_runs, load_run_verdicts, pair_run_verdicts
 from shoparena.cli.main import app
-from shoparena.judge import JudgeStatus, JudgeVerdict, calibrate_runs, load_run_verdicts, pair_run_verdicts
+from shoparena.judge import JudgeStatus, JudgeVerdict
 
 
 def _verdict(pid: str | None, score: float | None, judge: str, status: str = "ok") -> JudgeVerdict:
@@ -27,16 +28,25 @@ def _write_run(root: Path, per_agent: dict[str, list[JudgeVerdict]]) -> Path:
 @pytest.fixture()
 def runs(tmp_path: Path) -> tuple[Path, Path]:
     # The same problem ids under two agents: pairing must keep them apart.
-    rubric = _write_run(tmp_path / "rubric", {
-        "agentic": [_verdict("p1", 0.7, "rubric"), _verdict("p2", 0.9, "rubric"),
-                    _verdict("p3", 0.7, "rubric")],
-        "shortcut": [_verdict("p1", 0.1, "rubric"), _verdict("p2", 0.1, "rubric")],
-    })
-    llm = _write_run(tmp_path / "llm", {
-        # Written in another order than run A: pairing is by key, not position.
-        "agentic": [_verdict("p3", 0.5, "llm"), _verdict("p1", 0.7, "llm"), _verdict("p2", 0.9, "llm")],
-        "shortcut": [_verdict("p2", None, "llm", "parse_error"), _verdict("p1", 0.7, "llm")],
-    })
+    rubric = _write_run(
+        tmp_path / "rubric",
+        {
+            "agentic": [
+                _verdict("p1", 0.7, "rubric"),
+                _verdict("p2", 0.9, "rubric"),
+                _verdict("p3", 0.7, "rubric"),
+            ],
+            "shortcut": [_verdict("p1", 0.1, "rubric"), _verdict("p2", 0.1, "rubric")],
+        },
+    )
+    llm = _write_run(
+        tmp_path / "llm",
+        {
+            # Written in another order than run A: pairing is by key, not position.
+            "agentic": [_verdict("p3", 0.5, "llm"), _verdict("p1", 0.7, "llm"), _verdict("p2", 0.9, "llm")],
+            "shortcut": [_verdict("p2", None, "llm", "parse_error"), _verdict("p1", 0.7, "llm")],
+        },
+    )
     return rubric, llm
 
 

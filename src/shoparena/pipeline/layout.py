@@ -1,0 +1,50 @@
+"""The layout of a pipeline run directory (``pipeline run``, ``make run``): the one module that spells its
+names.
+
+::
+
+    identity.json  config.yaml  manifest.json (stages with their hashes and outputs)  summary.json
+    <stage>/<stage hash>/...   each stage's own run directory (corpus, train, eval runs, firehose races)
+    report.html
+
+``pipeline.run`` writes it; the report reads it through :class:`PipelineRun` (stage outputs resolved inside
+the run directory, wherever it was moved).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from shoparena.runs.files import load_json
+from shoparena.runs.layout import RunHandle, register_run_kind
+from shoparena.runs.rundir import from_run_relative
+
+REPORT_HTML_NAME = "report.html"
+
+
+@register_run_kind
+class PipelineRun(RunHandle):
+    """A pipeline run directory."""
+
+    kinds = ("pipeline",)
+
+    @property
+    def report_html(self) -> Path:
+        return self.path / REPORT_HTML_NAME
+
+    def stage_outputs(self, stage: str) -> dict[str, Any] | None:
+        """What ``stage`` recorded in the manifest (``./`` paths as written; None: it has not run)."""
+        record = self.manifest.stages.get(stage) if self.manifest is not None else None
+        return record.outputs if record is not None else None
+
+    def resolve(self, value: Any) -> Any:
+        """A recorded output with its ``./`` paths made paths inside this run directory."""
+        return from_run_relative(value, self.path)
+
+    def summary(self) -> Any:
+        """``summary.json`` as its JSON value (None when the run has not written one yet)."""
+        return load_json(self.summary_path, what="pipeline summary") if self.summary_path.is_file() else None
+
+
+__all__ = ["REPORT_HTML_NAME", "PipelineRun"]

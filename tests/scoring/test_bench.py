@@ -1,0 +1,73 @@
+"""The scoring bench: one object, both profiles, the same verdicts as the scorer it wraps."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from shoparena.scoring import get_similarity, score_run, score_trajectory
+from shoparena.scoring.bench import BOTH_PROFILES, ScoringBench
+from shoparena.suites.bench import BenchCache, open_bench
+from shoparena.suites.checks import recommend_trajectory
+
+
+def test_score_gives_both_profiles_verdicts_of_the_scorer(hand, product_problem):
+    bench = ScoringBench([product_problem], hand.index, "lexical")
+    wrong = recommend_trajectory(product_problem, ["102"])
+    right = recommend_trajectory(product_problem, ["101"])
+    for trajectory in (wrong, right):
+        both = bench.score(trajectory)
+        assert both is not None
+        for name in BOTH_PROFILES:
+            direct = score_trajectory(
+                product_problem,
+                trajectory,
+                hand.index,
+                scoring_profile=name,
+                similarity=get_similarity("lexical"),
+            )
+            assert both.of(name).model_dump() == direct.model_dump()
+    assert bench.score(right).strict.success and not bench.score(wrong).strict.success
+
+
+def test_what_cannot_be_scored_says_why(hand, product_problem):
+    trajectory = recommend_trajectory(product_problem, ["101"])
+    assert ScoringBench([], hand.index).unscorable("p1") == "no ground truth"
+    assert ScoringBench([product_problem], None).unscorable("p1") == "no catalogue index"
+    assert ScoringBench([product_problem], None).score(trajectory) is None
+    assert ScoringBench([], hand.index).score(trajectory) is None
+    with pytest.raises(ValueError, match="no product lookup"):
+        ScoringBench([product_problem], None).verdict(product_problem, trajectory)
+
+
+def test_score_run_matches_the_scorer_and_the_similarity_is_built_once(
+    hand, product_problem, voucher_problem
+):
+    problems = [product_problem, voucher_problem]
+    bench = ScoringBench(problems, hand.index, "exact")
+    runs = [recommend_trajectory(product_problem, ["101"])]
+    for name in BOTH_PROFILES:
+        ours = bench.score_run(runs, name).aggregate
+        theirs = score_run(
+            problems, runs, hand.index, scoring_profile=name, similarity=get_similarity("exact")
+        ).aggregate
+        assert ours.model_dump() == theirs.model_dump()
+    assert bench.similarity is bench.similarity and bench.backend.startswith("exact:")
+
+
+def test_open_bench_reads_each_suite_and_index_once(hand, product_problem, tmp_path):
+    suite = tmp_path / "suite.json"
+    suite.write_text(json.dumps([{"problem_id": "p1", **_oro(product_problem)}]))
+    cache = BenchCache()
+    first = open_bench(suite, hand.index.index_dir, cache=cache)
+    second = open_bench([suite], hand.index.index_dir, cache=cache)
+    assert list(first.problems) == ["p1"] and first.lookup is second.lookup
+    assert cache.problems().keys() == {"p1"} and len(cache.indexes()) == 1
+    assert open_bench([], None).score(recommend_trajectory(product_problem, ["101"])) is None
+
+
+def _oro(problem):
+    from shoparena.suites.loaders import oro_record
+
+    return oro_record(problem)
