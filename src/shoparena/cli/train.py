@@ -17,24 +17,37 @@ train_app = typer.Typer(
 
 
 def _run(method: str, config: str, sets: list[str], out: Path, quiet: bool, restart: bool) -> None:
+    from shoparena.runs.identity import RunDirError
     from shoparena.train.config import ConfigError, load_config
+    from shoparena.train.distributed import launched_rank
+
+    main = launched_rank() == 0  # under torchrun/accelerate every process runs this: one speaks
+
+    def fail(exc: Exception) -> typer.Exit:
+        if main:
+            typer.echo(f"error: {exc}", err=True)
+        return typer.Exit(code=2)
 
     try:
         cfg = load_config(config, method, sets)
     except ConfigError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(code=2) from exc
+        raise fail(exc) from exc
     try:
         from shoparena.train.runner import train
     except ImportError as exc:
         typer.echo(f"error: {exc}; install the train extra: pip install 'shoparena[train]'", err=True)
         raise typer.Exit(code=2) from exc
     try:
-        summary = train(cfg, out, progress=not quiet, restart=restart)
-    except ConfigError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(code=2) from exc
-    typer.echo(f"{method}: {summary['global_step']} steps, final model {summary['final']}")
+        summary = train(
+            cfg, out, progress=not quiet, restart=restart, say=lambda line: typer.echo(line, err=True)
+        )
+    except (ConfigError, RunDirError) as exc:
+        raise fail(exc) from None
+    if main:
+        typer.echo(
+            f"{method}: {summary['global_step']} steps on {summary.get('processes', 1)} process(es), "
+            f"final model {summary['final']}"
+        )
 
 
 _CONFIG = typer.Option(

@@ -39,6 +39,10 @@ class TrainManifest(RunManifest):
     final: str = ""
     render_profile: str = Field(default="", description="Render profile of the corpus rows trained on.")
     template_hash: str = Field(default="", description="sha256 prefix of the chat template trained with.")
+    processes: int = Field(default=1, description="Training processes (a launcher's world size).")
+    global_batch: int | None = Field(
+        default=None, description="Rows per optimizer step: per-process batch x accumulation x processes."
+    )
 
 
 #: What a training run writes at the top of its directory (``restart`` clears these and nothing else).

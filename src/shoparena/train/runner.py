@@ -15,15 +15,24 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from shoparena.formats.profiles import template_hash, write_render_stamp
 from shoparena.jsonl import append_line, read_jsonl_dicts, write_jsonl
 from shoparena.runs import RunDir
-from shoparena.runs.identity import Restart, RunIdentity
-from shoparena.train.config import TrainConfig
+from shoparena.runs.identity import Restart, RunDirError, RunIdentity
+from shoparena.train.config import ConfigError, TrainConfig
 from shoparena.train.data import corpus_render_profile
+from shoparena.train.distributed import (
+    Processes,
+    check_same_everywhere,
+    from_main,
+    global_batch,
+    processes_of,
+)
 from shoparena.train.layout import OWN_OUTPUTS, TrainManifest, TrainRun
 
 
@@ -62,6 +71,11 @@ class TrainRunDir(RunDir):
             restart=restart,
         )
         self.manifest.method, self.manifest.model = config.method, config.model
+        self._save_manifest()
+
+    def record_processes(self, count: int, batch: int) -> None:
+        """Record how many processes train (and their global batch): a resume must use as many."""
+        self.manifest.processes, self.manifest.global_batch = count, batch
         self._save_manifest()
 
 
@@ -131,17 +145,24 @@ def _peft_config(cfg: TrainConfig) -> Any:
     )
 
 
-def _save_final(trainer: Any, tokenizer: Any, final: Path, render_profile: str) -> None:
+def _save_final(trainer: Any, tokenizer: Any, final: Path, render_profile: str, procs: Processes) -> None:
     """Merge any LoRA adapter and save a plain transformers folder (atomic: temp sibling, then rename) with
-    its render stamp (profile and chat-template hash, read back by ``eval run``)."""
+    its render stamp (profile and chat-template hash, read back by ``eval run``). Every process calls this:
+    sharded weights (FSDP, ZeRO-3) are gathered by all of them; the main process alone writes."""
     import shutil
 
-    model = trainer.accelerator.unwrap_model(trainer.model)
+    accelerator = trainer.accelerator
+    plugin = getattr(accelerator.state, "deepspeed_plugin", None)
+    sharded = getattr(trainer, "is_fsdp_enabled", False) or getattr(plugin, "zero_stage", 0) == 3
+    state_dict = accelerator.get_state_dict(trainer.model) if sharded else None
+    if not procs.is_main:
+        return
+    model = accelerator.unwrap_model(trainer.model)
     if hasattr(model, "merge_and_unload"):
         model = model.merge_and_unload()
     tmp = final.with_name(final.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
-    model.save_pretrained(tmp)
+    model.save_pretrained(tmp, state_dict=state_dict)
     tokenizer.save_pretrained(tmp)
     write_render_stamp(tmp, render_profile, tokenizer.chat_template)
     shutil.rmtree(final, ignore_errors=True)
@@ -199,90 +220,176 @@ def _run_loss(before: list[dict[str, Any]], session_loss: float, session_steps: 
     return (total + session_loss * session_steps) / steps if steps else session_loss
 
 
+@dataclass
+class _Start:
+    """What the main process decided about the run directory, handed to every process."""
+
+    summary: dict[str, Any] | None = None  # a finished run: its summary, nothing to train
+    last: str | None = None  # the checkpoint to resume from
+    logged: list[dict[str, Any]] = field(default_factory=list)  # the log lines up to it
+
+
 def train(
-    cfg: TrainConfig, out_dir: str | Path, *, progress: bool = True, restart: Restart = False
+    cfg: TrainConfig,
+    out_dir: str | Path,
+    *,
+    progress: bool = True,
+    restart: Restart = False,
+    say: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """Run (or resume) training ``cfg`` in ``out_dir``; returns the summary (also ``RUN/summary.json``).
 
     A finished run with the same config is not redone; an interrupted one resumes from its last checkpoint.
+    Under a multi-process launcher every process calls this; only the main one claims and writes ``out_dir``
+    (:mod:`shoparena.train.distributed`), and every process returns the same summary.
+
+    Args:
+        say: Called once, on the main process, with a line saying how many processes train and the global
+            batch they make.
 
     Raises:
         RunDirError: ``out_dir`` holds another kind of run, or a run of another config, corpus or model
-            (unless ``restart``: its outputs are cleared first), or is, holds or lies in an input.
+            (unless ``restart``: its outputs are cleared first), or is, holds or lies in an input, or its last
+            checkpoint was trained by another number of processes.
     """
-    run = TrainRunDir(out_dir, kind=f"train-{cfg.method}", config=cfg, restart=restart)
+    from shoparena.train.trl_configs import build_trl_config
+
+    root = Path(out_dir)
+    # A bad trainer field is refused here, before any write.
+    args = build_trl_config(cfg, str(TrainRun.at(root).checkpoints_dir))
+    procs = processes_of(args)
+    if procs.sharded and cfg.lora is not None:
+        raise ConfigError(
+            "lora: a LoRA adapter cannot be merged from FSDP shards here; launch LoRA runs with "
+            "accelerate/zero2.yaml or torchrun (DDP), or train without lora under FSDP"
+        )
+    batch = (args.per_device_train_batch_size, args.gradient_accumulation_steps)
+    if say is not None and procs.is_main:
+        say(procs.describe(*batch))
+    run: TrainRunDir | None = None
+
+    def claim() -> _Start:
+        nonlocal run
+        run = TrainRunDir(root, kind=f"train-{cfg.method}", config=cfg, restart=restart)
+        try:
+            return _decide(cfg, run, procs, global_batch(*batch, procs.count))
+        except BaseException:
+            run.close()
+            raise
+
+    start = from_main(procs, claim)
+    if start.summary is not None:
+        if run is not None:
+            run.close()
+        return start.summary
     try:
-        return _train(cfg, run, progress)
+        return _train(cfg, args, run, root, procs, start, progress)
     finally:
-        run.close()
+        if run is not None:
+            run.close()
 
 
-def _train(cfg: TrainConfig, run: TrainRunDir, progress: bool) -> dict[str, Any]:
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+def _decide(cfg: TrainConfig, run: TrainRunDir, procs: Processes, batch: int) -> _Start:
+    """On the main process, under the claim: return a finished run's summary, or the checkpoint to resume
+    from (refusing one trained by another number of processes), and record this run's processes."""
     from transformers.trainer_utils import get_last_checkpoint
+
+    root = run.path
+    layout = TrainRun.at(root)
+    done = run.done("train", cfg.model_dump(mode="json"))
+    if done is not None and layout.final_dir.is_dir():
+        return _Start(summary=json.loads(layout.summary_path.read_text(encoding="utf-8")))
+    checkpoints = layout.checkpoints_dir
+    last = get_last_checkpoint(str(checkpoints)) if checkpoints.is_dir() else None
+    before = run.manifest.processes
+    if last is not None and before != procs.count:
+        raise RunDirError(
+            f"--out {root}: {Path(last).name} was trained by {before} process(es) (global batch "
+            f"{run.manifest.global_batch or '?'}); resuming it with {procs.count} would change the global "
+            f"batch and the data order: launch {before} process(es) again, or pass --restart to start over"
+        )
+    run.record_processes(procs.count, batch)
+    return _Start(last=last, logged=_trim_logs(root, _checkpoint_step(last)))
+
+
+def _train(
+    cfg: TrainConfig,
+    args: Any,
+    run: TrainRunDir | None,
+    root: Path,
+    procs: Processes,
+    start: _Start,
+    progress: bool,
+) -> dict[str, Any]:
+    """Every process: prepare the data (the same on each, checked), train, save; the main one (``run``
+    given) writes the manifest, the final model and the summary, which every process returns."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from shoparena.train import methods
     from shoparena.train.data import select_rows
     from shoparena.train.models import prepare_tokenizer, resolve_model
-    from shoparena.train.trl_configs import build_trl_config, weights_dtype
+    from shoparena.train.trl_configs import weights_dtype
 
-    root = run.path
     layout = TrainRun.at(root)
     final = layout.final_dir
     config_payload = cfg.model_dump(mode="json")
-    done = run.done("train", config_payload)
-    if done is not None and final.is_dir():
-        return json.loads(layout.summary_path.read_text(encoding="utf-8"))
-
-    checkpoints = layout.checkpoints_dir
-    args = build_trl_config(cfg, str(checkpoints))
     started = time.time()
-    model_path = resolve_model(cfg.model)
+    with args.distributed_state.local_main_process_first():  # one process per node builds a named model
+        model_path = resolve_model(cfg.model)
     tokenizer = AutoTokenizer.from_pretrained(model_path)
     prepare_tokenizer(tokenizer)
     rows, report = select_rows(cfg)
-    profile = corpus_render_profile(cfg)
+    render_profile = corpus_render_profile(cfg)
     dataset = methods.prepare(cfg, args, rows, tokenizer, report)
-    run.manifest.data_hash, run.manifest.rows_used = report.data_hash, report.used
-    run.manifest.render_profile = profile
-    run.manifest.template_hash = template_hash(tokenizer.chat_template)
-    run.complete(
-        "data",
-        {"data": config_payload["data"], "trainer": config_payload["trainer"]},
-        started,
-        report.as_dict(),
-    )
+    check_same_everywhere(procs, "the prepared data (hash, rows)", (report.data_hash, len(dataset)))
+    if run is not None:
+        run.manifest.data_hash, run.manifest.rows_used = report.data_hash, report.used
+        run.manifest.render_profile = render_profile
+        run.manifest.template_hash = template_hash(tokenizer.chat_template)
+        run.complete(
+            "data",
+            {"data": config_payload["data"], "trainer": config_payload["trainer"]},
+            started,
+            report.as_dict(),
+        )
 
     model = AutoModelForCausalLM.from_pretrained(model_path, dtype=weights_dtype(args))
     trainer = methods.build_trainer(cfg, args, model, tokenizer, dataset, _peft_config(cfg))
     for callback in _callbacks(root, progress):
         trainer.add_callback(callback)
-    last = get_last_checkpoint(str(checkpoints)) if checkpoints.is_dir() else None
-    logged = _trim_logs(root, _checkpoint_step(last))
+    last = start.last
+    resumed_at = _checkpoint_step(last)
     t0 = time.time()
     output = trainer.train(resume_from_checkpoint=last)
     seconds = time.time() - t0
-    session_steps = trainer.state.global_step - _checkpoint_step(last)
-    _save_final(trainer, tokenizer, final, profile)
-    summary = {
-        "peak_memory_gb": _peak_memory_gb(),
-        "tokens_per_s": _tokens_per_s(root, seconds, _checkpoint_step(last)),
-        "method": cfg.method,
-        "model": cfg.model,
-        "model_path": model_path,
-        "resumed_from": last,
-        "global_step": trainer.state.global_step,
-        "train_loss": _run_loss(logged, output.training_loss, session_steps)
-        if last
-        else output.training_loss,
-        "train_seconds": round(seconds, 3),
-        "metrics": output.metrics,
-        "data": report.as_dict(),
-        "final": str(final),
-    }
-    run.manifest.final = str(final)
-    run.complete(
-        "train", config_payload, started, {"final": str(final), "global_step": trainer.state.global_step}
-    )
-    run.write_summary(summary)
-    return summary
+    session_steps = trainer.state.global_step - resumed_at
+    _save_final(trainer, tokenizer, final, render_profile, procs)
+
+    def finish() -> dict[str, Any]:
+        assert run is not None  # the main process
+        summary = {
+            "peak_memory_gb": _peak_memory_gb(),
+            "tokens_per_s": _tokens_per_s(root, seconds, resumed_at),
+            "method": cfg.method,
+            "model": cfg.model,
+            "model_path": model_path,
+            "resumed_from": last,
+            "global_step": trainer.state.global_step,
+            "processes": procs.count,
+            "global_batch": run.manifest.global_batch,
+            "train_loss": _run_loss(start.logged, output.training_loss, session_steps)
+            if last
+            else output.training_loss,
+            "train_seconds": round(seconds, 3),
+            "metrics": output.metrics,
+            "data": report.as_dict(),
+            "final": str(final),
+        }
+        run.manifest.final = str(final)
+        run.complete(
+            "train", config_payload, started, {"final": str(final), "global_step": trainer.state.global_step}
+        )
+        run.write_summary(summary)
+        return summary
+
+    return from_main(procs, finish)
