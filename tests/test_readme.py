@@ -24,7 +24,7 @@ SCALE = os.environ.get("SHOPARENA_README_SCALE", "small")
 SMALL = {
     "--products 20000": "--products 600",
     "--n 400": "--n 8",
-    "--heldout 16": "--heldout 2",
+    "--heldout 16": "--heldout 2 --public-size 2 --reserve 2",
     "--max-steps 3": "--max-steps 2",
     "--max-tokens 64": "--max-tokens 16",
     "$(shoparena models smollm2)": "$(shoparena models tiny)",
