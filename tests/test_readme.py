@@ -27,7 +27,7 @@ SMALL = {
     "--heldout 16": "--heldout 2 --public-size 2 --reserve 2",
     "--max-steps 3": "--max-steps 2",
     "--max-tokens 64": "--max-tokens 16",
-    "$(shoparena models smollm2)": "$(shoparena models tiny)",
+    "$(shoparena models smollm2)": "$(shoparena models tiny --out work/tiny)",
 }
 #: The quick start's make targets at small scale: the commands they run, checked without running them.
 MAKE_TARGETS = {"make run": "--dry-run", "make test": None}
