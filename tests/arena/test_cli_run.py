@@ -99,3 +99,27 @@ def test_run_arena_scores_both_profiles(tmp_path):
     assert set(agent.scores) == {"shoppingbench", "strict"}, summary.notes
     assert agent.scores["shoppingbench"]["success_rate"] == 1.0
     assert json.loads((tmp_path / "run" / "scores.json").read_text())["ok_agent"]["strict"]
+
+
+def test_a_failed_row_shows_its_reason_in_the_table(tmp_path):
+    """A miner importing a module the sandbox does not hold (numpy: stdlib only) fails every problem, and the
+    table says why (the record itself stays in output.jsonl); progress lines go to stderr as agents run."""
+    suite = tmp_path / "suite.json"
+    suite.write_text(
+        json.dumps(
+            [
+                {"query": q, "reward": {"product_id": str(i), "title": [q]}, "category": "Product"}
+                for i, q in enumerate(["red mug", "blue cup", "green bowl"], start=1)
+            ]
+        )
+    )
+    args = ["arena", "run", "--agents", str(AGENTS / "numpy_miner.py"), "--suite", str(suite),
+            "--out", str(tmp_path / "run"), "--workers", "2", "--timeout", "10"]  # fmt: skip
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    row = next(line for line in result.output.splitlines() if "numpy_miner" in line and "│" in line)
+    assert "3× ModuleNotFoundError: No module named 'numpy'" in row
+    assert "numpy_miner: 3/3 (FAILED 3)" in result.stderr
+    output = tmp_path / "run" / "agents" / "numpy_miner" / "output.jsonl"
+    envelopes = [json.loads(line) for line in output.read_text().splitlines()]
+    assert {e["error"]["type"] for e in envelopes} == {"ModuleNotFoundError"}

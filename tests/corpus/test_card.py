@@ -20,19 +20,25 @@ def test_card_metadata_lets_datasets_load_each_view(corpus_dir: Path, tmp_path, 
     card = (corpus_dir / "README.md").read_text()
     meta = yaml.safe_load(card.split("---\n")[1])
     assert meta["license"] == "apache-2.0"
-    assert [c["config_name"] for c in meta["configs"]] == ["sft", "steps", "kto"]
-    for view in ("sft", "steps", "kto"):
-        loaded = datasets.load_dataset(str(corpus_dir), view, cache_dir=str(tmp_path / "cache"))
+    assert [c["config_name"] for c in meta["configs"]] == ["sft", "sft_all", "steps", "kto"]
+    assert [c for c in meta["configs"] if c.get("default")] == meta["configs"][:1]
+    for config, view in (("sft", "sft_kept"), ("sft_all", "sft"), ("steps", "steps"), ("kto", "kto")):
+        loaded = datasets.load_dataset(str(corpus_dir), config, cache_dir=str(tmp_path / "cache"))
         for split in ("train", "eval"):
             rows = [
                 json.loads(line)
                 for line in (corpus_dir / "views" / f"{view}-{split}.jsonl").read_text().splitlines()
             ]
+            if not rows:  # an empty split is not listed (datasets cannot read a Parquet file without rows)
+                assert split not in loaded
+                continue
             assert loaded[split].num_rows == len(rows)
-            if rows:
-                assert loaded[split][0]["record_id"] == rows[0]["record_id"]
-    sft = datasets.load_dataset(str(corpus_dir), "sft", cache_dir=str(tmp_path / "cache"))["train"]
-    assert sft.num_rows and sft[0]["messages"][0]["role"] in ("system", "user")
+            assert loaded[split][0]["record_id"] == rows[0]["record_id"]
+    every = datasets.load_dataset(str(corpus_dir), "sft_all", cache_dir=str(tmp_path / "cache"))["train"]
+    assert every.num_rows and every[0]["messages"][0]["role"] in ("system", "user")
+    default = datasets.load_dataset(str(corpus_dir), cache_dir=str(tmp_path / "cache"))["train"]
+    assert 0 < default.num_rows < every.num_rows and set(default["outcome"]) == {"kept"}
+    assert default[0]["prompt"][-1]["role"] == "user" and default[0]["completion"][0]["role"] == "assistant"
 
 
 @needs_bwrap

@@ -9,46 +9,10 @@ from pathlib import Path
 from shoparena.pipeline import PipelineConfig
 from shoparena.runs import RunDir
 
-CATEGORIES = ("product", "shop", "voucher", "web")
 
-
-def _estimate(value: float) -> dict:
-    return {
-        "value": value,
-        "ci_low": max(0, value - 0.1),
-        "ci_high": min(1, value + 0.1),
-        "method": "wilson",
-        "n": 60,
-    }
-
-
-def _eval_summary(base: float, samples: int) -> dict:
-    """The shape of shoparena.eval's summary.json (EvalSummary.dump())."""
-
-    def block(asr: float) -> dict:
-        return {
-            "problems": 60,
-            "samples": samples,
-            "greedy_asr": _estimate(asr),
-            "pass@1": _estimate(asr),
-            "pass@k": {str(k): _estimate(min(1.0, asr + 0.05 * (k - 1))) for k in range(1, samples + 1)},
-            "pass^k": {str(k): _estimate(max(0.0, asr - 0.05 * (k - 1))) for k in range(1, samples + 1)},
-            "format_score": _estimate(1.0),
-        }
-
-    per = {c: block(base + 0.02 * i) for i, c in enumerate(CATEGORIES)}
-    return {
-        "label": "held_out",
-        "profiles": {
-            "strict": {"overall": block(base), **per},
-            "shoppingbench": {"overall": block(base + 0.05), **per},
-        },
-        "decoding": {"mode": "sampled", "temperature": 0.7, "n": samples, "greedy_episode": True},
-    }
-
-
-def full_run_dir(root: Path) -> Path:
-    """A run whose every section has data: funnel 1234 → 321 kept, base 0.123 vs student 0.456 strict."""
+def full_run_dir(root: Path, samples: int = 4) -> Path:
+    """A run whose every section has data: funnel 1234 → 321 kept; on 24 held-out problems (12 per intent) the
+    base solves 3 and the student 13 (strict, greedy), so the report has a paired headline."""
     run = RunDir(root / "run", kind="pipeline", config=PipelineConfig())
     corpus = root / "run" / "corpus"
     (corpus / "views").mkdir(parents=True)
@@ -127,12 +91,75 @@ def full_run_dir(root: Path) -> Path:
         },
     )
     stage("corpus", {"path": str(corpus)})
-    for name, asr in (("eval_base", 0.123), ("eval_student", 0.456)):
-        d = root / "run" / name
-        d.mkdir()
-        (d / "summary.json").write_text(json.dumps(_eval_summary(asr, 4)))
+    suite = held_out_suite(root / "run" / "heldout.json")
+    for name, solved in (("eval_base", BASE_SOLVES), ("eval_student", STUDENT_SOLVES)):
+        d = eval_run_dir(root / "run" / name, suite, solved, samples=samples)
         stage(name, {"path": str(d)})
     return root / "run"
+
+
+#: Held-out problems per intent, and how many of each the base and the student solve (greedy).
+PER_INTENT = 12
+BASE_SOLVES = {"Product": 2, "Shop": 1}
+STUDENT_SOLVES = {"Product": 9, "Shop": 4}
+
+
+def held_out_suite(path: Path) -> Path:
+    from shoparena.records.problem import Intent, Problem, RewardItem
+    from shoparena.suites.loaders import write_oro_suite
+
+    problems = [
+        Problem(
+            problem_id=f"{intent.lower()}-{i}",
+            query=f"{intent} request {i}",
+            intent=Intent.PRODUCT,
+            category=intent,
+            reward=[RewardItem(product_id=str(i), title=[f"Thing {i}"])],
+        )
+        for intent in BASE_SOLVES
+        for i in range(PER_INTENT)
+    ]
+    write_oro_suite(problems, path)
+    return path
+
+
+def eval_run_dir(out: Path, suite: Path, solved: dict[str, int], *, samples: int) -> Path:
+    """A finished ``eval run`` directory (config, episodes, summary by ``shoparena.eval``'s own summarise):
+    the first ``solved[intent]`` problems of each intent succeed in every sample."""
+    import yaml
+
+    from shoparena.env.episodes import suite_hash
+    from shoparena.eval.config import EvalConfig
+    from shoparena.eval.leak import LeakCheck, SuiteIdentity
+    from shoparena.eval.run import EpisodeRecord, summarise
+    from shoparena.suites.loaders import load_suite
+
+    problems, _ = load_suite(suite)
+    config = EvalConfig(policy="planner", suite=suite, index=out.parent, out=out, samples=samples)
+    wins = {p.problem_id: int(p.query.rsplit(" ", 1)[1]) < solved[p.category] for p in problems}
+    records = [
+        EpisodeRecord(
+            problem_id=p.problem_id,
+            sample_idx=i,
+            decoding=decoding,
+            category=p.category,
+            status="SUCCESS",
+            success_strict=wins[p.problem_id],
+            success_shoppingbench=wins[p.problem_id],
+        )
+        for p in problems
+        for i, decoding in config.episode_plan()
+    ]
+    out.mkdir(parents=True)
+    (out / "config.yaml").write_text(yaml.safe_dump(config.model_dump(mode="json")))
+    (out / "episodes.jsonl").write_text("".join(r.model_dump_json() + "\n" for r in records))
+    identity = SuiteIdentity(
+        path=str(suite), sha256="0" * 64, content_hash=suite_hash(problems), problems=len(problems),
+        partition="heldout",
+    )  # fmt: skip
+    summary = summarise(config, problems, records, identity, LeakCheck(status="unchecked"), {}, out.name)
+    (out / "summary.json").write_text(json.dumps(summary.dump()))
+    return out
 
 
 def empty_run_dir(root: Path) -> Path:

@@ -52,15 +52,16 @@ def test_full_report_renders_every_section_with_key_numbers(tmp_path):
     assert [m for m in messages if m[0] in {"error", "warning"}] == []
     assert all(url.startswith("file://") for url in requests)  # self-contained: nothing fetched
     for needle in (
+        "student 13/24 vs base 3/24",
+        "McNemar exact p",
+        "Product 9/12 vs 2/12",
         "1,234",
         "321",
-        "0.123",
-        "0.456",
+        "0.542",  # the student's strict ASR overall: 13/24
         "race-1",
         "miner-b",
         "find_product",
         "Answer: P77",
-        "0.606",
         "rejected: subtask",
         "view sft/train",
         "red <shoes> under 50",
@@ -69,7 +70,9 @@ def test_full_report_renders_every_section_with_key_numbers(tmp_path):
     ):
         assert needle in text, needle
     assert "not run" not in text.split("Provenance")[0]
-    assert svgs >= 6  # funnel, richness, judge, weights, ASR x2, pass@k
+    # the fixture scores both profiles alike: one ASR chart, the lenient profile folded into a sentence
+    assert "shoppingbench: identical to strict" in text
+    assert svgs >= 5  # ASR, funnel, pass@k, richness, judge, weights
     assert _not_blank(tmp_path / "shot.png") > 10
 
 
@@ -98,3 +101,68 @@ def test_report_cli_errors_cleanly_on_a_non_run_directory(tmp_path):
 
     result = CliRunner().invoke(app, ["report", str(tmp_path), "--out", str(tmp_path / "r.html")])
     assert result.exit_code == 2 and "no manifest.json" in result.output
+
+
+def _layout(path, viewport=(1280, 800)):
+    """Boxes (page coordinates) of the headline, the first chart and every section heading, in a laptop-sized
+    window."""
+    with playwright.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        page = browser.new_page(viewport={"width": viewport[0], "height": viewport[1]})
+        page.goto(path.resolve().as_uri())
+        page.wait_for_load_state("load")
+        headline = page.locator(".headline").bounding_box()
+        first_chart = page.locator("svg").first.bounding_box()
+        sections = [
+            (el.get_attribute("id"), el.bounding_box()["y"]) for el in page.locator("section").all()
+        ]
+        funnel_steps = page.locator("#funnel table").first.locator("td:first-child").all_inner_texts()
+        browser.close()
+    return headline, first_chart, sections, funnel_steps
+
+
+def test_the_report_opens_with_the_result(tmp_path):
+    """The headline (student vs base, paired difference, p) is in the first screen, above the first chart;
+    then per-intent ASR, then the funnel in funnel order."""
+    out = render_report(full_run_dir(tmp_path), tmp_path / "report.html")
+    headline, first_chart, sections, funnel_steps = _layout(out)
+    assert headline is not None and headline["y"] + headline["height"] <= 800
+    assert headline["y"] + headline["height"] <= first_chart["y"]
+    order = [name for name, _ in sorted(sections, key=lambda s: s[1])]
+    assert order[:3] == ["result", "asr", "funnel"]
+    assert funnel_steps == [
+        "input", "quarantined", "records", "rejected: subtask", "rejected: judge_below_bar", "kept",
+    ]  # fmt: skip
+
+
+def test_one_sample_per_problem_draws_no_pass_at_k_curve(tmp_path):
+    html = render_report(full_run_dir(tmp_path, samples=1), tmp_path / "r.html").read_text()
+    section = html.split('<section id="passk">')[1].split("</section>")[0]
+    assert "<svg" not in section and "n = 1" in section
+    assert '<td class="num">1</td>' in section  # pass@1 still tabled
+
+
+def test_a_race_without_winner_says_the_weight_burns(tmp_path):
+    import json
+
+    run = full_run_dir(tmp_path)
+    manifest = json.loads((run / "manifest.json").read_text())
+    races = manifest["stages"]["firehose"]["outputs"]["races"]
+    races[0].update(winner="", status="CANCELLED", weights={"burn (uid 0)": 1.0})
+    (run / "manifest.json").write_text(json.dumps(manifest))
+    html = render_report(run, tmp_path / "r.html").read_text()
+    section = html.split('<section id="races">')[1].split("</section>")[0]
+    assert "none: no miner qualified, the whole weight burns" in section and "UID 0" in section
+
+
+def test_report_of_an_arena_run_is_refused_naming_its_kind(tmp_path):
+    from typer.testing import CliRunner
+
+    from shoparena.cli.main import app
+    from shoparena.runs.manifest import ArenaManifest, write_manifest
+
+    write_manifest(ArenaManifest(run_id="r1"), tmp_path)
+    result = CliRunner().invoke(app, ["report", str(tmp_path)])
+    assert result.exit_code == 2
+    assert "not a pipeline run (manifest kind 'arena')" in result.output
+    assert not (tmp_path / "report.html").exists()

@@ -15,7 +15,10 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 import time
+from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -65,6 +68,11 @@ class AgentSummary(BaseModel):
         description="Problems not run for an infrastructure reason (infra.jsonl); retried on re-run.",
     )
     infra: dict[str, int] = Field(default_factory=dict, description="infra_failed by reason.")
+    failures: dict[str, int] = Field(
+        default_factory=dict,
+        description="FAILED and TIMED_OUT problems by their envelope's error (`type: message`), "
+        "commonest first.",
+    )
     scores: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
 
@@ -86,6 +94,19 @@ def load_problems(suite: Path) -> tuple[list[ArenaProblem], list[Problem], list[
     if summary.quarantined:
         notes.append(f"suite loader quarantined {summary.quarantined} problem(s)")
     return [ArenaProblem(p.problem_id, p.public_view()) for p in problems], problems, notes
+
+
+def failure_reasons(envelopes: list[dict[str, Any]]) -> dict[str, int]:
+    """FAILED / TIMED_OUT envelopes counted by their error (``type: message``), commonest first: why a miner
+    failed, as ``arena run`` shows it (the whole record stays in ``output.jsonl``)."""
+    reasons: Counter[str] = Counter()
+    for envelope in envelopes:
+        if envelope.get("status") not in ("FAILED", "TIMED_OUT"):
+            continue
+        error = envelope.get("error") if isinstance(envelope.get("error"), dict) else {}
+        kind, message = str(error.get("type") or "unknown"), str(error.get("message") or "").strip()
+        reasons[f"{kind}: {message}" if message else kind] += 1
+    return dict(reasons.most_common())
 
 
 def _agent_names(agents: list[Path]) -> list[str]:
@@ -177,18 +198,49 @@ def _agent_summary(
         inference_failed=sum(int(e.get("inference_failure_count") or 0) for e in envelopes),
         infra_failed=len(infra),
         infra=infra_counts(infra),
+        failures=failure_reasons(envelopes),
         scores=scores,
     )
     return summary, note
 
 
-def run_arena(config: ArenaRunConfig, *, backend: Any = None, search: Any = None) -> ArenaRunSummary:
+#: ``progress(agent, done, total, statuses)``: after each envelope an agent's runner writes (and once when
+#: the agent starts, with the problems already recorded); ``statuses`` counts this agent's envelopes so far.
+ProgressCallback = Callable[[str, int, int, dict[str, int]], None]
+
+
+def _progress_hook(
+    progress: ProgressCallback | None, name: str, recorded: list[dict[str, Any]], total: int
+) -> Callable[[dict[str, Any]], None] | None:
+    """The runner's ``on_envelope`` that reports ``name``'s progress (called once now for the resume)."""
+    if progress is None:
+        return None
+    statuses = Counter(str(e.get("status")) for e in recorded)
+    progress(name, len(recorded), total, dict(statuses))
+    lock = threading.Lock()  # the runner's worker threads call back
+
+    def on_envelope(envelope: dict[str, Any]) -> None:
+        with lock:
+            statuses[str(envelope.get("status"))] += 1
+            progress(name, sum(statuses.values()), total, dict(statuses))
+
+    return on_envelope
+
+
+def run_arena(
+    config: ArenaRunConfig,
+    *,
+    backend: Any = None,
+    search: Any = None,
+    progress: ProgressCallback | None = None,
+) -> ArenaRunSummary:
     """Run every agent on the suite in ``config.out`` (resuming what is already there).
 
     Args:
         config: The run configuration.
         backend: A ready ChatBackend (tests); else built from ``config.backend`` (None: inference → 503).
         search: A ready search engine (tests); else ``SearchIndex.open(config.index)``.
+        progress: Called per agent as its problems finish (``arena run`` prints it).
 
     Returns:
         Per-agent counts and scores.
@@ -250,6 +302,7 @@ def run_arena(config: ArenaRunConfig, *, backend: Any = None, search: Any = None
     try:
         for name, agent_file in zip(names, config.agents, strict=True):
             started = time.monotonic()
+            on_envelope = _progress_hook(progress, name, layout.envelopes(name), len(problems))
             runner = AgentRunner(
                 name,
                 agent_file,
@@ -263,6 +316,7 @@ def run_arena(config: ArenaRunConfig, *, backend: Any = None, search: Any = None
                 timeout_s=config.timeout_s,
                 run_timeout_s=config.run_timeout_s,
                 agent_env=agent_env,
+                on_envelope=on_envelope,
             )
             runner.run(problems)
             summary, note = _agent_summary(layout, name, loader_problems, search, config.similarity)

@@ -21,7 +21,8 @@ from shoparena.records.race import DuplicateHotkeys, NoFinishers, RankBy, TailOn
 arena_app = typer.Typer(
     help="ORO-compatible arena: sandboxed agent runs, proxy, races.", no_args_is_help=True
 )
-console = Console()
+console = Console(width=None if Console().is_terminal else 240)  # never cut a table when piped
+progress_console = Console(stderr=True)
 
 
 @arena_app.command("run")
@@ -87,7 +88,7 @@ def run(
         sandbox=SandboxConfig(timeout_s=timeout, require_isolation=require_isolation),
     )
     try:
-        summary = run_arena(config)
+        summary = run_arena(config, progress=_progress_printer())
     except RuntimeError as err:  # the backend's model failed to load: nothing ran
         console.print(f"[bold red]error[/]: {err}")
         raise typer.Exit(1) from None
@@ -95,6 +96,7 @@ def run(
     for col in ("agent", "problems", "SUCCESS", "FAILED", "TIMED_OUT", "infra (retried)",
                 "no model reply", "inference (failed/total)", "success_rate (sb / strict)"):
         table.add_column(col)
+    table.add_column("why FAILED / TIMED_OUT", overflow="fold")  # each record: output.jsonl
     for agent in summary.agents:
         rates = " / ".join(
             f"{agent.scores[p].get('success_rate', float('nan')):.3f}" if p in agent.scores else "-"
@@ -110,6 +112,7 @@ def run(
             str(agent.no_model_reply),
             f"{agent.inference_failed}/{agent.inference_total}",
             rates,
+            failure_text(agent.failures),
         )
     console.print(table)
     for warning in summary.isolation_warnings:
@@ -127,6 +130,38 @@ def run(
             race_config = RaceRunConfig(judge=judge or "rubric", index=index, backend=backend,
                                         workers=workers, timeout_s=timeout, run_timeout_s=run_timeout)
             console.print(leaderboard_table(race_run([out], race_bank, out / "race", race_config)))
+
+
+def failure_text(failures: dict[str, int], shown: int = 2, chars: int = 120) -> str:
+    """The commonest failure reasons of one agent, one per line (``16× ModuleNotFoundError: ...``)."""
+    lines = [f"{n}× {reason if len(reason) <= chars else reason[: chars - 1] + '…'}"
+             for reason, n in list(failures.items())[:shown]]
+    if len(failures) > shown:
+        lines.append(f"+{sum(list(failures.values())[shown:])} more ({len(failures) - shown} other reasons)")
+    return "\n".join(lines) or "-"
+
+
+def _progress_printer():
+    """One stderr line when an agent starts and about every tenth of its problems (the run can take minutes
+    before the table)."""
+    import time
+
+    started: dict[str, float] = {}
+
+    def show(agent: str, done: int, total: int, statuses: dict[str, int]) -> None:
+        now = time.monotonic()
+        if agent not in started:
+            started[agent] = now
+            resumed = f", {done} already recorded" if done else ""
+            progress_console.print(f"{agent}: {total} problems{resumed}")
+            return
+        step = max(1, total // 10)
+        if done % step and done != total:
+            return
+        counts = ", ".join(f"{k} {v}" for k, v in sorted(statuses.items()))
+        progress_console.print(f"{agent}: {done}/{total} ({counts}) {now - started[agent]:.0f} s")
+
+    return show
 
 
 @arena_app.command("judge")

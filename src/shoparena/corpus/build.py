@@ -26,6 +26,7 @@ from typing import Any
 
 import orjson
 
+from shoparena.corpus.card import sft_row_lengths
 from shoparena.corpus.config import CorpusConfig
 from shoparena.corpus.diversity import DiversityBuilder
 from shoparena.corpus.export import ViewWriter
@@ -299,6 +300,8 @@ def _build(config: CorpusConfig, rundir: RunDir, identity: RunIdentity, say: Pro
     doc = report.build(n_quarantined, dict(quarantine_fields), view_counts, config, notes)
     doc["render"] = {"profile": config.render_profile, "profile_hash": profile_hash(config.render_profile)}
     doc["diversity"] = diversity.build()
+    if view_counts.get("sft_kept") and any(view_counts["sft_kept"].values()):
+        doc["sft_lengths"] = sft_row_lengths(layout.views_dir, _tokenizer(config))
     _atomic_write(layout.report_path, json.dumps(doc, indent=2, sort_keys=True).encode())
     write_card(layout.card_path, doc)
     rundir.complete("build", config.model_dump(mode="json"), started, {"records": doc["funnel"]["records"]})

@@ -37,6 +37,12 @@ def _features(path: Path) -> list[dict[str, Any]] | None:
         return None
 
 
+def _rows(path: Path) -> int:
+    import pyarrow.parquet as pq
+
+    return int(pq.read_metadata(path).num_rows)
+
+
 def _split_size(path: Path) -> dict[str, int]:
     import pyarrow.parquet as pq
 
@@ -45,25 +51,73 @@ def _split_size(path: Path) -> dict[str, int]:
     return {"num_bytes": int(size), "num_examples": int(meta.num_rows)}
 
 
+#: The card's configurations: (config name, corpus view). The first is the default, what
+#: ``load_dataset(CORPUS)`` loads: the training selection in TRL's prompt-completion form. ``sft_all`` is
+#: every trajectory with an assistant turn (every outcome, per-message ``trainable`` flags): filter research.
+CONFIGS = (("sft", "sft_kept"), ("sft_all", "sft"), ("steps", "steps"), ("kto", "kto"))
+
+
+
+def sft_row_lengths(views_dir: Path, tokenizer: Any) -> dict[str, Any] | None:
+    """Token lengths of the published ``sft`` rows (``sft_kept`` view, both splits): the whole conversation
+    with its tools through ``tokenizer``'s chat template. ``max_length`` is the smallest power of two that
+    holds the longest row (a shorter window cuts late turns out of the loss, and TRL drops a row whose
+    trainable turns all fall outside it). None without rows or without a chat template."""
+    import json
+
+    import pyarrow.parquet as pq
+
+    if not getattr(tokenizer, "chat_template", None):
+        return None
+    lengths = []
+    for split in SPLITS:
+        path = views_dir / f"sft_kept-{split}.parquet"
+        if not path.exists():
+            continue
+        for row in pq.read_table(path, columns=["prompt", "completion", "tools"]).to_pylist():
+            conversation = row["prompt"] + row["completion"]
+            messages = [{k: v for k, v in m.items() if v not in (None, [])} for m in conversation]
+            for m in messages:
+                m.setdefault("content", "")
+            tools = json.loads(row["tools"]) or None
+            text = tokenizer.apply_chat_template(messages, tools=tools, tokenize=False)
+            lengths.append(len(tokenizer(text, add_special_tokens=False)["input_ids"]))
+    if not lengths:
+        return None
+    lengths.sort()
+    at = lambda q: lengths[min(len(lengths) - 1, int(q * len(lengths)))]  # noqa: E731
+    return {
+        "rows": len(lengths),
+        "p50": at(0.5),
+        "p95": at(0.95),
+        "max": lengths[-1],
+        "max_length": 1 << (lengths[-1] - 1).bit_length(),
+        "tokenizer": str(getattr(tokenizer, "name_or_path", "") or "tiny Qwen3 (the token gate's)"),
+    }
+
+
 def card_metadata(corpus_dir: str | Path, report: dict[str, Any]) -> dict[str, Any]:
     """The Hub's YAML header for the corpus card: license, configs per view and split, features, sizes."""
     corpus = CorpusRun.at(corpus_dir)
     configs, infos = [], []
-    for view in VIEWS:
+    named = {view for _, view in CONFIGS}
+    # A view added to VIEWS (one entry) is published under its own name.
+    for name, view in [*CONFIGS, *((view, view) for view in VIEWS if view not in named)]:
         files = [(split, corpus.view_file(view, split, "parquet")) for split in SPLITS]
-        present = [(split, path) for split, path in files if path.exists()]
+        # An empty split is left out: datasets' Parquet reader fails on a file without rows.
+        present = [(split, path) for split, path in files if path.exists() and _rows(path)]
         if not present:
             continue
         config: dict[str, Any] = {
-            "config_name": view,
+            "config_name": name,
             "data_files": [
                 {"split": split, "path": f"{corpus.views_dir.name}/{path.name}"} for split, path in present
             ],
         }
-        if view == next(iter(VIEWS)):
+        if name == CONFIGS[0][0]:
             config["default"] = True
         configs.append(config)
-        info: dict[str, Any] = {"config_name": view}
+        info: dict[str, Any] = {"config_name": name}
         features = _features(present[0][1])
         if features is not None:
             info["features"] = features
@@ -137,4 +191,13 @@ def publish(
     return str(getattr(info, "commit_url", info))
 
 
-__all__ = ["LICENSE", "PublishError", "card_header", "card_metadata", "prepare_publish", "publish"]
+__all__ = [
+    "CONFIGS",
+    "LICENSE",
+    "PublishError",
+    "card_header",
+    "card_metadata",
+    "prepare_publish",
+    "publish",
+    "sft_row_lengths",
+]

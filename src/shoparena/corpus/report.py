@@ -130,6 +130,29 @@ class ReportBuilder:
         }
 
 
+def recommended_max_length(report: dict[str, Any]) -> int:
+    """The window that holds every published ``sft`` row (``report["sft_lengths"]``; 8192 without one)."""
+    return int((report.get("sft_lengths") or {}).get("max_length") or 8192)
+
+
+def length_note(report: dict[str, Any]) -> list[str]:
+    lengths = report.get("sft_lengths")
+    if not lengths:
+        return []
+    return [
+        f"`max_length`: the longest of the {lengths['rows']} rows is {lengths['max']:,} tokens of the",
+        f"{lengths['tokenizer']} tokenizer (p50 {lengths['p50']:,}, p95 {lengths['p95']:,}), so",
+        f"`max_length={lengths['max_length']}` holds every row; a shorter window cuts late turns out of the",
+        "loss, and TRL drops a row whose trainable turns all fall outside it.",
+        "",
+    ]
+
+
+def render_note(report: dict[str, Any]) -> str:
+    profile = (report.get("render") or {}).get("profile", "upstream")
+    return f"render profile {profile}"
+
+
 def write_card(path: Path, report: dict[str, Any]) -> None:
     """The dataset card (README.md): the Hub's YAML metadata (:mod:`shoparena.corpus.card`), the funnel,
     the thresholds and the diversity table."""
@@ -140,13 +163,29 @@ def write_card(path: Path, report: dict[str, Any]) -> None:
         card_header(path.parent, report),
         "# shoparena trajectory corpus",
         "",
-        "Built by `shoparena corpus build` (see docs/corpus.md). Views: `sft`, `steps`, `kto` under `views/`",
-        "(`datasets.load_from_disk`, Parquet, JSONL per split). Selection: `kept` = outcome kept and origin",
-        "agentic; `kept+recovered` = outcome kept; `unfiltered` = every row. A `steps` row's prompt is not",
-        "repeated in it: it is the `messages[:prompt_messages]` of the `sft` row with the same `record_id`.",
+        "Built by `shoparena corpus build` (see docs/corpus.md).",
         "",
-        "Load a view with `datasets.load_dataset(CORPUS_DIR, \"sft\")` (configs `sft`, `steps`, `kto`;",
-        "splits `train`, `eval`), offline; `shoparena corpus publish CORPUS_DIR --repo-id ORG/NAME` uploads.",
+        "## Train on it",
+        "",
+        "The default configuration is the training selection: kept trajectories of agentic origin, in TRL's",
+        "conversational prompt-completion form (`prompt`, `completion`, `tools` as a JSON string that TRL",
+        "decodes), one row per block of trainable assistant turns, so a stock trainer learns from exactly",
+        "the turns the model itself emitted:",
+        "",
+        "```python",
+        "from datasets import load_dataset",
+        "from trl import SFTConfig, SFTTrainer",
+        f'train = load_dataset("CORPUS_DIR_OR_REPO")["train"]   # config "sft", {render_note(report)}',
+        f"config = SFTConfig(assistant_only_loss=True, max_length={recommended_max_length(report)})",
+        'SFTTrainer(model="Qwen/Qwen3-0.6B", args=config, train_dataset=train).train()',
+        "```",
+        "",
+        *length_note(report),
+        "Other configurations: `sft_all` (every trajectory with an assistant turn, every `outcome`, the",
+        "per-message `trainable` flag: filter research), `steps` (one row per assistant turn; its prompt is",
+        "the `sft_all` row's `messages[:prompt_messages]`), `kto` (kept = desirable; agentic trajectories",
+        "that failed the judge or success = undesirable). Splits `train` and `eval` (leak-guarded).",
+        "`shoparena train` reads the same views (`data.select`: `kept`, `kept+recovered`, `unfiltered`).",
         "",
         "## Funnel",
         "",

@@ -126,6 +126,60 @@ def kto_rows(r: dict[str, Any]) -> Iterator[Row]:
     }
 
 
+#: ``data.select`` of the corpus contract: which rows a training run reads (``kept`` is the default).
+SELECTIONS = ("kept", "kept+recovered", "unfiltered")
+
+
+def is_selected(row: dict[str, Any], select: str) -> bool:
+    """``data.select`` of the corpus contract: ``kept`` = kept trajectories of agentic origin (the default of
+    ``shoparena train`` and of the published dataset), ``kept+recovered`` adds the kept recovery copies,
+    ``unfiltered`` takes every row."""
+    if select == "unfiltered":
+        return True
+    if select == "kept+recovered":
+        return row["outcome"] == "kept"
+    return row["outcome"] == "kept" and row["origin"] == "agentic"
+
+
+def trainable_blocks(messages: list[dict[str, Any]]) -> Iterator[tuple[int, int]]:
+    """``(start, end)`` message ranges, each a prompt-completion split a stock trainer gets right.
+
+    A block starts at a trainable assistant turn and ends after the last trainable assistant turn before the
+    next non-trainable one (or the conversation's end). With ``prompt = messages[:start]`` and ``completion =
+    messages[start:end]``, TRL's loss (completion mask AND assistant mask) covers exactly the block's
+    assistant turns, all trainable; a non-trainable turn is only ever context (in a later block's prompt).
+    One block (the whole conversation after the request) when every assistant turn is trainable."""
+    start = last = None
+    for i, m in enumerate(messages):
+        if m["role"] != "assistant":
+            continue
+        if m.get("trainable"):
+            start = i if start is None else start
+            last = i
+        elif start is not None:
+            yield start, last + 1
+            start = last = None
+    if start is not None:
+        yield start, last + 1
+
+
+def sft_kept_rows(r: dict[str, Any]) -> Iterator[Row]:
+    """The published default (``sft`` config of the card): the rows ``shoparena train`` selects by default,
+    in TRL's conversational prompt-completion form, one row per :func:`trainable_blocks` block, so a stock
+    ``SFTTrainer(assistant_only_loss=True)`` learns from the trainable turns of kept trajectories only."""
+    if not is_selected(r, "kept"):
+        return
+    messages = [_message(m) for m in r["messages"]]
+    common = _common(r)
+    # A column named "labels" is a trainer's loss targets: TRL would take the record's labels JSON for them.
+    common["record_labels"] = common.pop("labels")
+    # TRL json-decodes a string ``tools``: "no tools" (the compact profile names them in its system turn)
+    # must be JSON too.
+    common["tools"] = common["tools"] or "[]"
+    for block, (start, end) in enumerate(trainable_blocks(messages)):
+        yield {**common, "block_idx": block, "prompt": messages[:start], "completion": messages[start:end]}
+
+
 def _value(dtype: str) -> Any:
     from datasets import Value
 
@@ -146,6 +200,17 @@ VIEWS: dict[str, ViewSpec] = {
             },
             step_rows,
             method="grpo",
+        ),
+        ViewSpec(
+            "sft_kept",
+            lambda message: {
+                "block_idx": _value("int64"),
+                "record_labels": _value("string"),
+                "prompt": [message],
+                "completion": [message],
+            },
+            sft_kept_rows,
+            method="sft",
         ),
         ViewSpec(
             "kto",
@@ -201,19 +266,26 @@ def features(view: str) -> Any:
     }
     common = {name: Value("string") for name in (*COMMON, "labels", "provenance")}
     common["rollout_idx"] = Value("int64")
-    return Features({**common, **view_spec(view).columns(message)})
+    own = view_spec(view).columns(message)
+    if "record_labels" in own:  # the view renames the common column (sft_kept_rows)
+        del common["labels"]
+    return Features({**common, **own})
 
 
 __all__ = [
     "COMMON",
+    "SELECTIONS",
     "SPLITS",
     "VIEWS",
     "ViewSpec",
     "features",
+    "is_selected",
     "kto_rows",
     "method_views",
+    "sft_kept_rows",
     "sft_rows",
     "step_prompt",
     "step_rows",
+    "trainable_blocks",
     "view_spec",
 ]

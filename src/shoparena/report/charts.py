@@ -35,7 +35,7 @@ def _svg(fig) -> str:
 
     buf = io.StringIO()
     fig.tight_layout()
-    fig.savefig(buf, format="svg", metadata={"Date": None})
+    fig.savefig(buf, format="svg", metadata={"Date": None}, bbox_inches="tight")  # the legend is outside
     plt.close(fig)
     text = buf.getvalue()
     text = text[text.index("<svg") :]  # drop the XML prolog and doctype: the SVG is inlined in HTML
@@ -78,8 +78,13 @@ def grouped_bars(
     ax.set_ylabel(ylabel)
     if ylim:
         ax.set_ylim(*ylim)
-    ax.legend(fontsize=8, frameon=False)
+    _legend(ax)
     return _svg(fig)
+
+
+def _legend(ax) -> None:
+    """The legend right of the axes, never over the data."""
+    ax.legend(fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))
 
 
 def stacked_bars(groups: Sequence[str], series: Mapping[str, Sequence[float]], *, ylabel: str) -> str:
@@ -90,7 +95,7 @@ def stacked_bars(groups: Sequence[str], series: Mapping[str, Sequence[float]], *
         bottoms = [b + v for b, v in zip(bottoms, values, strict=True)]
     ax.set_ylabel(ylabel)
     ax.tick_params(axis="x", labelrotation=20, labelsize=8)
-    ax.legend(fontsize=7, frameon=False, ncols=2)
+    _legend(ax)
     return _svg(fig)
 
 
@@ -107,5 +112,5 @@ def curves(
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_ylim(0, 1)
-    ax.legend(fontsize=8, frameon=False)
+    _legend(ax)
     return _svg(fig)

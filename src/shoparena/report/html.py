@@ -30,6 +30,7 @@ font-size:.85em}
 .user{background:#eef4ff} .assistant{background:#f1f8ee} .tool{background:#f7f7f7;font-family:monospace}
 .system{background:#fff7e6} .role{font-weight:600;font-size:.8em;color:#555}
 .call{font-family:monospace;color:#6a3d9a} svg{max-width:100%;height:auto}
+.headline{font-size:1.15em;background:#eef6ee;border-left:4px solid #55A868;padding:.5em .8em}
 details{margin:.4em 0} .stamp{color:#777;font-size:.85em}
 """
 
@@ -78,8 +79,9 @@ def _need(data: ReportData, stage: str, notes: Mapping[str, str]) -> dict[str, A
 
 
 def _funnel_pairs(funnel: Any) -> list[tuple[str, int]]:
-    """The corpus funnel as ordered (step, count) pairs; nested counts (rejections by reason, views by split)
-    become one row each, e.g. ``rejected: subtask`` or ``view sft/train``."""
+    """The corpus funnel as (step, count) pairs in funnel order: input, quarantined, records, each gate's
+    rejections (``rejected: <reason>``, the report's order, zero counts left out), kept. Views and recovery
+    copies are not steps of the funnel (:func:`_funnel_apart`). A list-shaped funnel keeps its own order."""
     pairs: list[tuple[str, int]] = []
     if isinstance(funnel, list):
         for item in funnel:
@@ -91,28 +93,53 @@ def _funnel_pairs(funnel: Any) -> list[tuple[str, int]]:
         return pairs
     if not isinstance(funnel, dict):
         return pairs
-    for key, value in funnel.items():
-        if isinstance(value, bool):
-            continue
-        if isinstance(value, int | float):
-            pairs.append((str(key), int(value)))
-        elif isinstance(value, dict) and key == "views":
-            for view, splits in value.items():
-                if isinstance(splits, dict):
-                    pairs += [(f"view {view}/{split}", int(n)) for split, n in splits.items()]
-                elif isinstance(splits, int | float):
-                    pairs.append((f"view {view}", int(splits)))
-        elif isinstance(value, dict):
-            pairs += [(f"{key}: {k}", int(n)) for k, n in value.items() if isinstance(n, int | float) and n]
+
+    def count(key: str) -> None:
+        value = funnel.get(key)
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            pairs.append((key, int(value)))
+
+    for key in ("input", "quarantined", "records"):
+        count(key)
+    rejected = funnel.get("rejected")
+    if isinstance(rejected, dict):
+        pairs += [(f"rejected: {k}", int(n)) for k, n in rejected.items() if isinstance(n, int | float) and n]
+    count("kept")
+    return pairs
+
+
+def _funnel_apart(funnel: Any) -> list[tuple[str, int]]:
+    """What the funnel holds beside its steps: recovery copies and the rows of each view and split."""
+    if not isinstance(funnel, dict):
+        return []
+    pairs = [
+        (label, int(funnel[key]))
+        for key, label in (("recovered", "recovered copies"), ("recovered_kept", "recovered copies kept"))
+        if isinstance(funnel.get(key), int | float)
+    ]
+    for view, splits in (funnel.get("views") or {}).items():
+        if isinstance(splits, dict):
+            pairs += [(f"view {view}/{split}", int(n)) for split, n in splits.items()]
+        elif isinstance(splits, int | float):
+            pairs.append((f"view {view}", int(splits)))
     return pairs
 
 
 def section_funnel(data: ReportData, notes: Mapping[str, str]) -> str:
     _need(data, "corpus", notes)
-    pairs = _funnel_pairs((data.corpus_report or {}).get("funnel"))
+    funnel = (data.corpus_report or {}).get("funnel")
+    pairs = _funnel_pairs(funnel)
     if not pairs:
         raise SectionNotRun("the corpus report.json has no funnel")
-    return charts.funnel_chart(pairs) + _table(["stage", "trajectories"], [list(p) for p in pairs])
+    out = charts.funnel_chart(pairs) + _table(["step", "trajectories"], [list(p) for p in pairs])
+    apart = _funnel_apart(funnel)
+    if apart:
+        out += (
+            "<p>Beside the funnel: sub-task records re-admitted by recovery (copies, judged again) and the"
+            " rows each view holds (a <code>steps</code> row is one assistant turn, so views are not funnel"
+            " steps).</p>" + _table(["", "rows"], [list(p) for p in apart])
+        )
+    return out
 
 
 def section_richness(data: ReportData, notes: Mapping[str, str]) -> str:
@@ -137,10 +164,13 @@ def section_diversity(data: ReportData, notes: Mapping[str, str]) -> str:
     rows = (data.corpus_report or {}).get("diversity")
     if not isinstance(rows, dict) or not rows:
         raise SectionNotRun("the corpus report.json has no diversity (built before it was measured)")
+    merged: dict[tuple, list[str]] = {}  # identical rows (e.g. "all" = "kept" when nothing was rejected)
+    for group, row in rows.items():
+        if isinstance(row, dict):
+            merged.setdefault(tuple(row.get(key) for key, _ in COLUMNS), []).append(group)
     table = [
-        [group, *("-" if row.get(key) is None else row[key] for key, _ in COLUMNS)]
-        for group, row in rows.items()
-        if isinstance(row, dict)
+        [" = ".join(groups), *("-" if value is None else value for value in values)]
+        for values, groups in merged.items()
     ]
     note = (
         "<p>Distinct request / search bigrams (d-2) and tool-call 3-grams (d-3) per all n-grams, entropy "
@@ -168,13 +198,22 @@ def section_races(data: ReportData, notes: Mapping[str, str]) -> str:
     rows, weights = [], {}
     for i, race in enumerate(data.races):
         rid = str(race.get("race_id", race.get("name", f"race {i + 1}")))
-        rows.append([rid, race.get("suite", ""), race.get("winner", ""), race.get("trajectories", "")])
+        winner = race.get("winner") or "none: no miner qualified, the whole weight burns"
+        status, suite = race.get("status", "-"), race.get("suite", "")
+        rows.append([rid, status, suite, winner, race.get("trajectories", "")])
         for miner, w in (race.get("weights") or {}).items():
             weights.setdefault(miner, [0.0] * len(data.races))[i] = float(w)
-    out = _table(["race", "suite", "winner", "trajectories"], rows)
+    explain = (
+        "<p>Each race ranks the qualified miners on hidden problems; ORO's weights (spec §7) pin 25 % to the"
+        " winner, share a tapered tail among the next ranks, and give the rest to the <b>burn</b> (UID 0,"
+        " emission destroyed). A miner qualifies with a race score (its success rate times the judge's"
+        " reasoning coefficient, docs/judge.md) of at least 0.1 and 95 % of the best; with no qualifier the"
+        " race is CANCELLED, has no winner, and the burn takes everything (docs/arena.md).</p>"
+    )
+    out = explain + _table(["race", "status", "suite", "winner", "trajectories"], rows)
     if weights:
         groups = [r[0] for r in rows]
-        out = charts.stacked_bars(groups, weights, ylabel="weight") + out
+        out = explain + charts.stacked_bars(groups, weights, ylabel="weight") + out[len(explain) :]
     return out
 
 
@@ -220,22 +259,63 @@ def headline(data: ReportData) -> str:
     )
 
 
+def _solved(summary: dict[str, Any], category: str) -> str:
+    block = summary.get("profiles", summary).get("strict", {}).get(category, {})
+    est = block.get("greedy_asr") if isinstance(block, dict) else None
+    if not isinstance(est, dict) or not est.get("n"):
+        return "-"
+    return f"{round(est['value'] * est['n'])}/{est['n']}"
+
+
+def per_intent_line(data: ReportData) -> str:
+    """``Product 9/12 vs 0/12 · ...``: greedy strict successes per intent, student vs base."""
+    if not {"base", "student"} <= set(data.evals):
+        return ""
+    block = data.evals["student"].get("profiles", data.evals["student"]).get("strict", {})
+    intents = sorted(c for c in block if c != "overall" and isinstance(block[c], dict))
+    parts = [
+        f"{_esc(c)} {_solved(data.evals['student'], c)} vs {_solved(data.evals['base'], c)}" for c in intents
+    ]
+    return f'<p class="intents">per intent, student vs base: {" · ".join(parts)}</p>' if parts else ""
+
+
+def section_result(data: ReportData, notes: Mapping[str, str]) -> str:
+    parts = [headline(data), per_intent_line(data)]
+    if not any(parts):
+        why = data.missing.get("eval_student") or notes.get("eval_student") or notes.get("eval_base")
+        raise SectionNotRun(why or "the student and its base have not been evaluated")
+    return "".join(parts)
+
+
+def _asr_block(data: ReportData, profile: str) -> tuple[str, dict[str, list[tuple[float, float, float]]]]:
+    categories, models = _asr_rows(data, profile)
+    if not models:
+        return "", {}
+    series = {m: [v[0] for v in vals] for m, vals in models.items()}
+    errors = {m: ([v[1] for v in vals], [v[2] for v in vals]) for m, vals in models.items()}
+    rows = [
+        [m, c, v[0], f"[{v[1]:.3f}, {v[2]:.3f}]"]
+        for m, vals in models.items()
+        for c, v in zip(categories, vals, strict=True)
+    ]
+    html_ = (
+        f"<h3>profile {profile} (held-out partition, greedy, 95 % CI)</h3>"
+        + charts.grouped_bars(categories, series, ylabel="ASR", errors=errors, ylim=(0, 1))
+        + _table(["model", "category", "ASR", "95 % CI"], rows)
+    )
+    return html_, {m: [tuple(v) for v in vals] for m, vals in models.items()}
+
+
 def section_asr(data: ReportData, notes: Mapping[str, str]) -> str:
-    parts = [headline(data)]
-    for profile in ("strict", "shoppingbench"):
-        categories, models = _asr_rows(data, profile)
-        if not models:
-            continue
-        series = {m: [v[0] for v in vals] for m, vals in models.items()}
-        errors = {m: ([v[1] for v in vals], [v[2] for v in vals]) for m, vals in models.items()}
-        parts.append(f"<h3>profile {profile} (held-out partition, greedy, 95 % CI)</h3>")
-        parts.append(charts.grouped_bars(categories, series, ylabel="ASR", errors=errors, ylim=(0, 1)))
-        rows = [
-            [m, c, v[0], f"[{v[1]:.3f}, {v[2]:.3f}]"]
-            for m, vals in models.items()
-            for c, v in zip(categories, vals, strict=True)
-        ]
-        parts.append(_table(["model", "category", "ASR", "95 % CI"], rows))
+    strict, strict_values = _asr_block(data, "strict")
+    lenient, lenient_values = _asr_block(data, "shoppingbench")
+    parts = [strict]
+    if lenient and lenient_values == strict_values:
+        parts.append(
+            "<p>profile shoppingbench: identical to strict (every model, every category), not repeated.</p>"
+        )
+    else:
+        parts.append(lenient)
     if not any(parts):
         raise SectionNotRun("no evaluation and no reference run: " + "; ".join(notes.values()))
     for stage in ("eval_base", "eval_student"):
@@ -284,11 +364,14 @@ def section_pass_at_k(data: ReportData, notes: Mapping[str, str]) -> str:
         raise SectionNotRun("the evaluation summaries hold no pass@k")
     decoding = next(iter(data.evals.values())).get("decoding", {})
     caption = f"<p>decoding: {_esc(json.dumps(decoding))}</p>" if decoding else ""
-    return (
-        charts.curves(series, xlabel="k", ylabel="pass@k (strict)")
-        + caption
-        + _table(["model", "k", "pass@k", "95 % CI"], rows)
-    )
+    if all(len(points) < 2 for points in series.values()):  # one sample per problem: no curve to draw
+        chart = (
+            "<p>One sample per problem (n = 1): pass@k is pass@1 and there is no curve to draw; sample more "
+            "(<code>eval.samples</code>) for pass@k and pass^k over k.</p>"
+        )
+    else:
+        chart = charts.curves(series, xlabel="k", ylabel="pass@k (strict)")
+    return chart + caption + _table(["model", "k", "pass@k", "95 % CI"], rows)
 
 
 #: Characters of one message shown before it is cut (tool results can be whole search pages).
@@ -356,14 +439,16 @@ def section_provenance(data: ReportData, notes: Mapping[str, str]) -> str:
     )
 
 
+#: The result first (headline, per-intent ASR), then how the corpus was made, then the evidence.
 SECTIONS: list[tuple[str, str, Callable[[ReportData, Mapping[str, str]], str]]] = [
-    ("funnel", "Funnel: firehose → corpus views", section_funnel),
+    ("result", "Result: student vs base on the held-out problems", section_result),
+    ("asr", "Per-intent ASR on the held-out partition", section_asr),
+    ("funnel", "Corpus funnel: input → records → gates → kept", section_funnel),
+    ("passk", "pass@k", section_pass_at_k),
     ("richness", "Agentic richness by miner kind", section_richness),
     ("judge", "Judge bins", section_judge),
     ("diversity", "Corpus diversity", section_diversity),
     ("races", "Races and weights", section_races),
-    ("asr", "Per-category ASR on the held-out partition", section_asr),
-    ("passk", "pass@k", section_pass_at_k),
     ("examples", "Example trajectories", section_examples),
     ("provenance", "Provenance", section_provenance),
 ]
@@ -380,6 +465,12 @@ def render_report(
     """
     notes = dict(notes or {})
     data = load_report_data(run_dir, examples=examples)
+    kind = data.manifest.get("kind")
+    if kind not in (None, "pipeline"):
+        raise ValueError(
+            f"{run_dir}: not a pipeline run (manifest kind {kind!r}); the report covers pipeline runs, "
+            f"`shoparena view {run_dir}` shows this one's trajectories"
+        )
     body = []
     for key, title, render in SECTIONS:
         try:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from shoparena.corpus.layout import CorpusRun
-from shoparena.corpus.views import step_prompt
+from shoparena.corpus.views import is_selected, step_prompt
 from shoparena.formats.profiles import DEFAULT_PROFILE
 from shoparena.runs.files import RunFileError
 from shoparena.train.config import ConfigError, DataSection, TrainConfig
@@ -71,15 +71,6 @@ def load_view(data: DataSection, view: str) -> Any:
         except ValueError as exc:  # datasets reads a file with no row groups as "no data"
             raise ConfigError(f"{parquet}: empty or unreadable ({exc})") from None
     raise ConfigError(f"data.corpus: {root} has no view {view!r} ({saved} or {parquet})")
-
-
-def is_selected(row: dict[str, Any], select: str) -> bool:
-    """``data.select`` of the corpus contract."""
-    if select == "unfiltered":
-        return True
-    if select == "kept+recovered":
-        return row["outcome"] == "kept"
-    return row["outcome"] == "kept" and row["origin"] == "agentic"
 
 
 def select_rows(cfg: TrainConfig) -> tuple[Any, DataReport]:
@@ -260,6 +251,15 @@ def check_template_drift(
         )
 
 
+def sft_messages(row: dict[str, Any]) -> list[dict[str, Any]]:
+    """The conversation of an SFT row: ``messages``, or a prompt-completion row's (``sft_kept`` view)
+    prompt + completion with the prompt's turns never trained (they are context: an earlier block trained
+    them or they were not the model's)."""
+    if "messages" in row:
+        return row["messages"]
+    return [*({**m, "trainable": False} for m in row["prompt"]), *row["completion"]]
+
+
 def prepare_sft(
     dataset: Any,
     tokenizer: Any,
@@ -278,7 +278,7 @@ def prepare_sft(
     rows = []
     for row in dataset:
         try:
-            enc = render_sft_record(tokenizer, row["messages"], row.get("tools"), chat_template=template)
+            enc = render_sft_record(tokenizer, sft_messages(row), row.get("tools"), chat_template=template)
         except (ValueError, TypeError) as exc:  # bad tools JSON, a template error, mismatched spans, drift
             where = f"{report.view} view, record {row.get('record_id')!r}"
             raise ConfigError(f"{where}: messages/tools: {exc}") from exc
