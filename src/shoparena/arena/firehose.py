@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import random
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -42,7 +41,7 @@ from shoparena.arena.layout import ArenaRun
 from shoparena.arena.miners import miner_path
 from shoparena.runs.identity import Restart, RunIdentity, RunKind, claim_run_dir
 from shoparena.runs.infra import pending_infra, read_infra, stop_if_all_infra
-from shoparena.runs.machine import MIB, available_memory, default_workers
+from shoparena.runs.machine import MIB, available_memory, default_workers, usable_cpus
 
 TEACHER_PREFIX = "teacher/"
 
@@ -406,7 +405,7 @@ def _run_firehose(config: FirehoseConfig, search: Any, progress: Any) -> list[Pa
         from shoparena.arena.executor import RayExecutor
 
         # A local ray.init gets every CPU; a race reserves ``workers``: cpu_count // workers run at once.
-        executor = RayExecutor(os.cpu_count() or config.workers, address=config.ray_address)
+        executor = RayExecutor(usable_cpus(), address=config.ray_address)
         payload = config.model_dump_json()
         for _ in executor.imap(_race_task, [(payload, r) for r in todo], cpus_per_task=config.workers):
             advance()
