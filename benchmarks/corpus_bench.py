@@ -3,6 +3,11 @@
 Input: ORO envelopes (copies of real firehose envelopes when ``--source`` names a firehose race directory,
 else a built-in envelope with agent-side proxy calls), each copy under a fresh problem id. Each build runs in
 its own process (``ru_maxrss``). Usage: ``python benchmarks/corpus_bench.py --quick`` (``--n`` trajectories).
+
+``--races DIR...``: the build over real firehose race directories (envelopes, trusted proxy logs, verdicts,
+scoring), against the orjson floor of every JSONL file in them (read and parse every line, best of 3).
+CPU seconds are the build process's and its ingest processes' (``RUSAGE_CHILDREN``); ``--workers`` sets
+``CorpusConfig.workers`` (default: the build's own, one per usable CPU).
 """
 
 from __future__ import annotations
@@ -62,6 +67,66 @@ def orjson_seconds(path: Path) -> tuple[float, float]:
     return best, best_cpu
 
 
+def _cpu_with_children() -> float:
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def races_child(out: str, workers: str, *races: str) -> None:
+    from shoparena.corpus import CorpusConfig, build_corpus
+
+    wall, cpu = time.perf_counter(), _cpu_with_children()
+    # No workers key unless given: the code before issue 35 has no such field (compared with --baseline).
+    extra = {"workers": int(workers)} if workers != "-" else {}
+    config = CorpusConfig(run_dirs=[Path(r) for r in races], out=Path(out), **extra)
+    report = build_corpus(config)
+    wall, cpu = time.perf_counter() - wall, _cpu_with_children() - cpu
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    funnel = report["funnel"]
+    print(json.dumps({"build_s": wall, "build_cpu_s": cpu, "rss_mib": rss, "ingest_rss_mib": kids,
+                      "input": funnel["input"], "records": funnel["records"]}))  # fmt: skip
+
+
+def races_floor(races: list[Path]) -> tuple[float, float, int, int]:
+    """Best of 3 (wall, CPU) to read and parse every line of every JSONL file of the races; files, bytes."""
+    files = sorted(p for race in races for p in race.rglob("*.jsonl"))
+    best, best_cpu = float("inf"), float("inf")
+    for _ in range(3):
+        t0, c0 = time.perf_counter(), time.process_time()
+        for path in files:
+            for line in path.read_bytes().splitlines():
+                if line.strip():
+                    orjson.loads(line)
+        best, best_cpu = min(best, time.perf_counter() - t0), min(best_cpu, time.process_time() - c0)
+    return best, best_cpu, len(files), sum(p.stat().st_size for p in files)
+
+
+def races_main(races: list[Path], workers: int | None) -> None:
+    load_at_start = os.getloadavg()
+    with tempfile.TemporaryDirectory() as tmp:
+        proc = subprocess.run(
+            [sys.executable, __file__, "--races-child", str(Path(tmp) / "c"), str(workers or "-"),
+             *map(str, races)],
+            capture_output=True, text=True, check=True,
+        )  # fmt: skip
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    wall, cpu, files, size = races_floor(races)
+    print(
+        f"machine: {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, "
+        f"date {time.strftime('%Y-%m-%d %H:%M')} UTC, load average {load_at_start[0]:.1f} at start, "
+        f"{os.getloadavg()[0]:.1f} at end"
+    )
+    print(
+        f"{len(races)} races, {result['input']} trajectories, {files} JSONL files, {size / 2**20:.1f} MiB; "
+        f"build {result['build_s']:.2f} s wall, {result['build_cpu_s']:.2f} CPU s "
+        f"(workers {workers or 'auto'}); "
+        f"orjson floor {wall:.3f} s wall, {cpu:.3f} CPU s; CPU ratio {result['build_cpu_s'] / cpu:.1f}x, "
+        f"wall ratio {result['build_s'] / wall:.1f}x; peak RSS build {result['rss_mib']:.0f} MiB, "
+        f"largest ingest process {result['ingest_rss_mib']:.0f} MiB; records {result['records']}"
+    )
+
+
 def child(path: str, out: str) -> None:
     import threading
 
@@ -113,10 +178,19 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=None)
     parser.add_argument("--source", type=Path, default=None, help="A firehose race directory.")
     parser.add_argument("--child", nargs=2)
+    parser.add_argument("--races", type=Path, nargs="+", help="Firehose race directories (real input).")
+    parser.add_argument("--workers", type=int, default=None, help="With --races: CorpusConfig.workers.")
+    parser.add_argument("--races-child", nargs="+")
     parser.add_argument("--parse", type=Path, help="Print the orjson baseline of one file (own process).")
     args = parser.parse_args()
     if args.child:
         child(*args.child)
+        return
+    if args.races_child:
+        races_child(*args.races_child)
+        return
+    if args.races:
+        races_main(args.races, args.workers)
         return
     if args.parse:
         wall, cpu = orjson_seconds(args.parse)

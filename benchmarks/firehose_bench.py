@@ -5,7 +5,9 @@ Usage::
     nice -n 19 python benchmarks/firehose_bench.py --quick     # 5k products, 1 race x 4 problems x 9 miners
     nice -n 19 python benchmarks/firehose_bench.py --problems 10 --races 2
 
-Both sides run the same problems on the same index with the same number of workers: the bare side is
+Both sides run the same problems on the same index; without flags the firehose picks its sandboxes and
+parallel races as ``arena firehose`` does (from the machine), and the bare side gets the episode
+executor's default processes (``bare_workers``, one per usable CPU). The bare side is
 ``run_episode_tasks`` (the planner in a process pool, one envelope per problem), the firehose side is
 ``run_firehose`` with the default 9-miner population (each miner in its sandbox behind the proxy, then
 judging, ranking and weights). Prints each side's wall and CPU time (this process and its children, from
@@ -27,8 +29,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from shoparena.arena.executor import EpisodeTask, ProcessExecutor, run_episode_tasks
-from shoparena.arena.firehose import FirehoseConfig, run_firehose
+from shoparena.arena.executor import EpisodeTask, ProcessExecutor, get_executor, run_episode_tasks
+from shoparena.arena.firehose import FirehoseConfig, machine_defaults, run_firehose
 from shoparena.catalog.synth import SynthConfig, synthesize_catalog
 from shoparena.search import build_index
 from shoparena.suites.loaders import load_suite
@@ -55,20 +57,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--products", type=int, default=20_000)
     ap.add_argument("--problems", type=int, default=10, help="problems per race")
     ap.add_argument("--races", type=int, default=1)
-    ap.add_argument("--workers", type=int, default=2, help="sandboxes at once in a race; bare workers")
-    ap.add_argument("--parallel-races", type=int, default=1, help="races at once, each in its own process")
+    ap.add_argument(
+        "--workers", type=int, default=None, help="sandboxes at once in a race (default: the command's)"
+    )
+    ap.add_argument(
+        "--parallel-races", type=int, default=None, help="races at once, each in its own process (default: "
+        "the command's, from the machine)"
+    )
     ap.add_argument("--bank", type=int, default=None, help="problems in the bank (default problems x races)")
     ap.add_argument("--keep", type=Path, default=None, help="run in this directory and keep it (resumes)")
     ap.add_argument("--only", choices=("bare", "firehose"), help="run one side (e.g. under a profiler)")
     args = ap.parse_args(argv)
     if args.quick:
         args.products, args.problems, args.races = 5000, 4, 1
-    result: dict[str, Any] = {
-        "products": args.products,
-        "workers": args.workers,
-        "parallel_races": args.parallel_races,
-        "load_before": os.getloadavg(),
-    }
+    result: dict[str, Any] = {"products": args.products, "load_before": os.getloadavg()}
     with tempfile.TemporaryDirectory() as tmp:
         root = args.keep or Path(tmp)
         root.mkdir(parents=True, exist_ok=True)
@@ -87,6 +89,12 @@ def main(argv: list[str] | None = None) -> int:
             workers=args.workers,
             parallel_races=args.parallel_races,
         )
+        # What the command resolves unset counts to (it does the same inside run_firehose).
+        resolved = machine_defaults(config)
+        result["workers"], result["parallel_races"] = resolved.workers, resolved.parallel_races
+        result["flags"] = {"workers": args.workers, "parallel_races": args.parallel_races}
+        bare_workers = get_executor("process").workers  # the reference stage's default: one per CPU
+        result["bare_workers"] = bare_workers
         population = len(config.population)
         if args.only != "firehose":
             suite, _ = load_suite(root / "bank.json")
@@ -95,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
                 for p in suite
             ]
             bare = _measure(
-                lambda: run_episode_tasks(ProcessExecutor(args.workers), tasks, root / "bare.jsonl")
+                lambda: run_episode_tasks(ProcessExecutor(bare_workers), tasks, root / "bare.jsonl")
             )
             bare["trajectories"] = len(tasks)
             result["bare_planner"] = bare

@@ -149,6 +149,9 @@ def main(argv: list[str] | None = None) -> int:
     lucene = ap.add_mutually_exclusive_group(required=True)
     lucene.add_argument("--anserini-jar", type=Path, help="pyserini's anserini-*-fatjar.jar")
     lucene.add_argument("--lucene-python", help="a Python with pyserini==0.22.1")
+    ap.add_argument(
+        "--baseline-src", type=Path, help="also build with this src/ (e.g. a worktree of the code before)"
+    )
     ap.add_argument("--workdir", type=Path, default=Path("/tmp/shoparena-index-bench"))
     ap.add_argument("--write", action="store_true", help="update docs/benchmarks.md")
     args = ap.parse_args(argv)
@@ -161,18 +164,23 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for n in sizes:
         catalog = make_catalog(args.workdir, n)
-        runs: dict[str, list[dict[str, float]]] = {"lucene": [], "shoparena": [], "reference": []}
+        runs: dict[str, list[dict[str, float]]] = {
+            "lucene": [], "shoparena": [], "reference": [], "baseline": []
+        }  # fmt: skip
         identical = None
         for r in range(rounds):
             order = ["lucene", "shoparena"] + (["reference"] if args.reference else [])
+            order += ["baseline"] if args.baseline_src else []
             for engine in order if r % 2 == 0 else order[::-1]:
                 out = args.workdir / f"{engine}_{n}"
                 shutil.rmtree(out, ignore_errors=True)
                 if engine == "lucene":
                     cmd = lucene_cmd(args, catalog.parent, out)
                 else:
-                    cmd = shoparena_cmd(catalog, out, "fast" if engine == "shoparena" else engine)
-                res = run_child(cmd, env)
+                    mode = {"shoparena": "fast", "baseline": "fast"}.get(engine, engine)
+                    cmd = shoparena_cmd(catalog, out, mode)
+                base_env = {**env, "PYTHONPATH": str(args.baseline_src)} if engine == "baseline" else env
+                res = run_child(cmd, base_env)
                 res["load"] = os.getloadavg()[0]
                 runs[engine].append(res)
                 print(f"[{n}] round {r + 1} {engine}: {res}", flush=True)
@@ -198,12 +206,14 @@ def main(argv: list[str] | None = None) -> int:
     summary = {}
     for n, runs, identical in rows:
         lucene_cpu = statistics.median(r["cpu"] for r in runs["lucene"])
-        for engine in ("lucene", "shoparena", "reference"):
+        for engine in ("lucene", "shoparena", "reference", "baseline"):
             if not runs[engine]:
                 continue
             cpu = statistics.median(r["cpu"] for r in runs[engine])
             summary[(n, engine)] = cpu / lucene_cpu
-            name = {"reference": "shoparena, fast paths off"}.get(engine, engine)
+            name = {
+                "reference": "shoparena, fast paths off", "baseline": f"shoparena from {args.baseline_src}"
+            }.get(engine, engine)  # fmt: skip
             each = " / ".join(f"{r['cpu']:.1f}" for r in runs[engine])
             lines.append(
                 f"| {n:,} | {name} | {each} | {cpu:.1f}"

@@ -162,6 +162,7 @@ def compared_firehose(shop_world: Any, out: Path, **settings: Any) -> Any:
     """A small firehose over the shared world, for races compared outcome by outcome with another run's."""
     from shoparena.arena.firehose import FirehoseConfig
 
+    settings.setdefault("workers", 1)
     return FirehoseConfig(
         suites=[shop_world.product_only, shop_world.mixed],
         index=shop_world.index,
@@ -170,7 +171,6 @@ def compared_firehose(shop_world: Any, out: Path, **settings: Any) -> Any:
         # Generous: a sandbox limit hit only because a loaded 2-core host was slow (CI beside a training run)
         # would differ between the two runs compared.
         timeout_s=120,
-        workers=1,
         population=FIREHOSE_POPULATION,
         **settings,
     )

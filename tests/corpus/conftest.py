@@ -20,6 +20,8 @@ def firehose_dir(shop_world, tmp_path_factory: pytest.TempPathFactory) -> Path:
         races=1,
         problems_per_race=4,
         timeout_s=10,
+        # Two sandboxes, as before the machine defaults (4): a 10 s limit must hold on a loaded CI host.
+        workers=2,
     )
     run_firehose(config, search=shop_world.engine)
     return out

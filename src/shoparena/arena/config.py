@@ -9,6 +9,17 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from shoparena.arena.inference import InferenceLimits
 from shoparena.arena.sandbox import SandboxConfig
+from shoparena.runs.machine import MIB, default_workers
+
+#: Resident memory of one sandbox (a Python agent process and its harness) for default worker counts.
+SANDBOX_MEMORY_BYTES = 128 * MIB
+#: Sandboxes per usable CPU by default: an agent mostly waits on the proxy (its model, its tools).
+SANDBOXES_PER_CPU = 2
+
+
+def default_sandboxes() -> int:
+    """Parallel sandboxes of an arena run when none is set: two per usable CPU, within memory."""
+    return default_workers(SANDBOX_MEMORY_BYTES, per_cpu=SANDBOXES_PER_CPU)
 
 
 class ProxyConfig(BaseModel):
@@ -57,7 +68,9 @@ class ArenaRunConfig(BaseModel):
         description="The run's model: given to agents as SANDBOX_MODEL and served for every inference call, "
         "whatever model the agent names. Default: the backend spec's #model, else the backend's own name.",
     )
-    workers: int = Field(default=3, ge=1, description="Parallel sandboxes.")
+    workers: int | None = Field(
+        default=None, ge=1, description="Parallel sandboxes (default: two per usable CPU, within memory)."
+    )
     timeout_s: float = Field(default=300.0, gt=0, description="Per-problem timeout (s).")
     run_timeout_s: float | None = Field(default=1800.0, gt=0, description="Whole-run limit per agent (s).")
     run_id: str | None = None
@@ -66,4 +79,4 @@ class ArenaRunConfig(BaseModel):
     sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
 
 
-__all__ = ["ArenaRunConfig", "ProxyConfig"]
+__all__ = ["SANDBOX_MEMORY_BYTES", "ArenaRunConfig", "ProxyConfig", "default_sandboxes"]

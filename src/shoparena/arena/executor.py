@@ -15,7 +15,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from shoparena.runs.machine import MIB, default_workers
+
 EXECUTORS = ("process", "ray")
+#: Resident memory of one episode worker process (its index handle and knowledge base).
+EPISODE_WORKER_MEMORY_BYTES = 512 * MIB
 
 
 class ExecutorUnavailableError(RuntimeError):
@@ -149,7 +153,12 @@ class RayExecutor:
         return self._ray.get(self._ray.remote(num_cpus=1)(fn).remote(item))
 
 
-def get_executor(name: str, workers: int = 2, address: str | None = None) -> ProcessExecutor | RayExecutor:
+def get_executor(
+    name: str, workers: int | None = None, address: str | None = None
+) -> ProcessExecutor | RayExecutor:
+    """The named executor with ``workers`` processes or Ray CPUs (None: one per usable CPU, within memory)."""
+    if workers is None:
+        workers = default_workers(EPISODE_WORKER_MEMORY_BYTES)
     if name == "process":
         return ProcessExecutor(workers)
     if name == "ray":

@@ -13,12 +13,14 @@ sub-task miners, 1 shortcut, 1 forger (replays its first nonce), 2 faulty (crash
 protocol with seeded error rates (a wrong final pick) and different search strategies (planner options),
 selected by the model name each miner file sends.
 
-Executors (``executor``): ``process`` runs the races one after another in this process; ``ray`` submits one
-Ray task per unfinished race (each reserving ``workers`` CPUs), so races spread over a cluster's nodes. The
-unit is the race, not the problem, because a race is one arena run: one proxy (trusted call logs, nonce
-state, rate buckets) and one sandbox serve all its agents' problems, and judging, the race ranking and the
-weights need every agent's envelopes of that race. Within a race the problems already run on ``workers``
-parallel sandboxes. Either way the race directory is written the same way by the same code (docs/scale.md),
+Executors (``executor``): ``process`` runs the races in this process, or ``parallel_races`` at once in as
+many processes; ``ray`` submits one Ray task per unfinished race (each reserving ``workers`` CPUs), so races
+spread over a cluster's nodes. The unit is the race, not the problem, because a race is one arena run: one
+proxy (trusted call logs, nonce state, rate buckets) and one sandbox serve all its agents' problems, and
+judging, the race ranking and the weights need every agent's envelopes of that race. Within a race the
+problems run on ``workers`` parallel sandboxes. Unset, ``workers`` and ``parallel_races`` come from the
+machine (:func:`machine_defaults`: one race process per usable CPU, four sandboxes each, within the
+available memory). Either way the race directory is written the same way by the same code (docs/scale.md),
 so a run started on one executor resumes on the other: ``race.json`` marks a finished race, and an
 interrupted race resumes per agent from its ``output.jsonl``.
 """
@@ -27,7 +29,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import random
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -35,10 +36,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from shoparena.arena.config import SANDBOX_MEMORY_BYTES
 from shoparena.arena.layout import ArenaRun
 from shoparena.arena.miners import miner_path
 from shoparena.runs.identity import Restart, RunIdentity, RunKind, claim_run_dir
 from shoparena.runs.infra import pending_infra, read_infra, stop_if_all_infra
+from shoparena.runs.machine import MIB, available_memory, default_workers, usable_cpus
 
 TEACHER_PREFIX = "teacher/"
 
@@ -98,11 +101,14 @@ class FirehoseConfig(BaseModel):
     races: int = Field(default=1, ge=1)
     problems_per_race: int = Field(default=20, ge=1)
     seed: int = 0
-    workers: int = Field(default=2, ge=1, description="Sandboxes at once within a race.")
-    parallel_races: int = Field(
-        default=1,
+    workers: int | None = Field(
+        default=None, ge=1, description="Sandboxes at once within a race (None: from the machine)."
+    )
+    parallel_races: int | None = Field(
+        default=None,
         ge=1,
-        description="Races at once with the process executor, each in its own process (own proxy, own GIL).",
+        description="Races at once with the process executor, each in its own process (own proxy, own GIL; "
+        "None: from the machine).",
     )
     timeout_s: float = Field(default=30.0, gt=0)
     teachers: dict[str, Teacher] = Field(default_factory=lambda: dict(DEFAULT_TEACHERS))
@@ -111,6 +117,35 @@ class FirehoseConfig(BaseModel):
         default="process", description="Where races run: in this process, or one Ray task per race."
     )
     ray_address: str | None = Field(default=None, description="Existing Ray cluster (None: local ray.init).")
+
+
+#: Resident memory a race process needs beside its sandboxes (proxy, judge, teachers, index handle, the
+#: knowledge base of web problems); docs/scale.md.
+RACE_MEMORY_BYTES = 768 * MIB
+#: Sandboxes per race by default: they mostly wait on their race's proxy, so four overlap the waits of one
+#: race process that keeps about one core busy (docs/benchmarks.md, firehose).
+SANDBOXES_PER_RACE = 4
+
+
+def machine_defaults(config: FirehoseConfig, *, cpus: int | None = None, memory_bytes: int | None = None
+                     ) -> FirehoseConfig:  # fmt: skip
+    """``config`` with unset ``workers`` and ``parallel_races`` taken from the machine: one race process
+    per usable CPU with :data:`SANDBOXES_PER_RACE` sandboxes each, as many as the available memory holds
+    (:func:`shoparena.runs.machine.default_workers`); set fields are kept. Neither changes a race's
+    outcomes (``tests/arena/test_firehose_defaults.py``), so neither is part of the firehose's identity."""
+    if config.workers is not None and config.parallel_races is not None:
+        return config
+    memory = memory_bytes if memory_bytes is not None else available_memory()
+    workers = config.workers
+    if workers is None:
+        fits = None if memory is None else (memory - RACE_MEMORY_BYTES) // SANDBOX_MEMORY_BYTES
+        workers = max(1, min(SANDBOXES_PER_RACE, SANDBOXES_PER_RACE if fits is None else fits))
+    races = config.parallel_races
+    if races is None:
+        races = default_workers(
+            RACE_MEMORY_BYTES + workers * SANDBOX_MEMORY_BYTES, cpus=cpus, memory_bytes=memory
+        )
+    return config.model_copy(update={"workers": workers, "parallel_races": races})
 
 
 class TeacherPool:
@@ -247,6 +282,8 @@ def run_race(config: FirehoseConfig, race: int, *, search: Any = None, backend: 
     from shoparena.records.race import MinerTruth
     from shoparena.runs.files import write_json_record
 
+    config = machine_defaults(config)
+    assert config.workers is not None  # set by machine_defaults
     race_dir = config.out / f"race-{race:03d}"
     race_dir.mkdir(parents=True, exist_ok=True)
     files = {name: config.out / "miners" / f"{name}.py" for name, _, _ in config.population}
@@ -329,7 +366,7 @@ def run_firehose(
             settings (unless ``restart``), or is, holds or lies in an input; nothing is written.
     """
     # Absolute paths: a Ray worker (another process, maybe another node) must find the same files.
-    config = config.model_copy(
+    config = machine_defaults(config).model_copy(
         update={
             "suites": [p.resolve() for p in config.suites],
             "index": config.index.resolve(),
@@ -351,6 +388,7 @@ def run_firehose(
 
 
 def _run_firehose(config: FirehoseConfig, search: Any, progress: Any) -> list[Path]:
+    assert config.workers is not None and config.parallel_races is not None  # set by machine_defaults
     (config.out / "firehose.json").write_text(config.model_dump_json(indent=2), encoding="utf-8")
     write_miners(config)
     dirs = [config.out / f"race-{race:03d}" for race in range(config.races)]
@@ -367,7 +405,7 @@ def _run_firehose(config: FirehoseConfig, search: Any, progress: Any) -> list[Pa
         from shoparena.arena.executor import RayExecutor
 
         # A local ray.init gets every CPU; a race reserves ``workers``: cpu_count // workers run at once.
-        executor = RayExecutor(os.cpu_count() or config.workers, address=config.ray_address)
+        executor = RayExecutor(usable_cpus(), address=config.ray_address)
         payload = config.model_dump_json()
         for _ in executor.imap(_race_task, [(payload, r) for r in todo], cpus_per_task=config.workers):
             advance()
@@ -398,6 +436,7 @@ __all__ = [
     "FirehoseConfig",
     "Teacher",
     "TeacherPool",
+    "machine_defaults",
     "run_firehose",
     "run_race",
 ]

@@ -68,7 +68,9 @@ class RaceRunConfig(BaseModel):
     scoring_profile: str = Field(default="strict", description="Profile whose success rate is the base.")
     index: Path | None = None
     backend: str | None = Field(default=None, description="Chat backend for miners (and an LLM judge).")
-    workers: int = Field(default=3, ge=1)
+    workers: int | None = Field(
+        default=None, ge=1, description="Parallel sandboxes (default: two per usable CPU, within memory)."
+    )
     timeout_s: float = Field(default=300.0, gt=0)
     run_timeout_s: float | None = Field(default=1800.0, gt=0)
     race_id: str | None = Field(default=None, description="Default: a hash of the race's inputs.")

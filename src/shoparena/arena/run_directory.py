@@ -26,7 +26,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
 from shoparena.arena.agent_runner import AgentRunner, ArenaProblem
-from shoparena.arena.config import ArenaRunConfig
+from shoparena.arena.config import ArenaRunConfig, default_sandboxes
 from shoparena.arena.layout import ArenaRun, safe_name
 from shoparena.arena.proxy import ProxyServer, ProxyState, create_proxy_app
 from shoparena.arena.sandbox import Sandbox
@@ -250,7 +250,8 @@ def run_arena(
     layout = ArenaRun.at(out)
     previous = load_or_new(out, ArenaManifest, kind="arena")
     run_id = config.run_id or previous.run_id
-    resolved = config.model_copy(update={"run_id": run_id})
+    resolved = config.model_copy(update={"run_id": run_id, "workers": config.workers or default_sandboxes()})
+    config = resolved
     layout.config_path.write_text(yaml.safe_dump(resolved.model_dump(mode="json"), sort_keys=False))
 
     problems, loader_problems, notes = load_problems(config.suite)

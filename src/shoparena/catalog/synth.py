@@ -46,6 +46,10 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from shoparena.catalog import vocab
 from shoparena.jsonl import iter_raw_lines
 from shoparena.records.catalog import SERVICES, Product
+from shoparena.runs.machine import MIB, default_workers
+
+#: Resident memory of one generator process (its tables and a chunk) for the default worker count.
+SYNTH_WORKER_MEMORY_BYTES = 256 * MIB
 
 # Product ids: 9-10 digits without a leading zero, from an affine bijection of the product index.
 _ID_LOW = 100_000_000
@@ -94,7 +98,12 @@ class SynthConfig(BaseModel):
     )
     family_mean: float = Field(3.0, ge=1, description="Mean number of near-miss siblings per product family.")
     chunk_size: int = Field(5_000, ge=1, description="Products per chunk (the unit of seeding and of work).")
-    workers: int = Field(1, ge=1, description="Generator processes; does not change the output.")
+    workers: int | None = Field(
+        None,
+        ge=1,
+        description="Generator processes (default: one per usable CPU, within memory); does not change the "
+        "output.",
+    )
 
     @model_validator(mode="after")
     def _check_categories(self) -> SynthConfig:
@@ -689,13 +698,14 @@ def _ordered_chunks(config: SynthConfig) -> Iterator[bytes]:
     """Chunks in index order; with ``workers > 1`` a process pool computes a bounded window ahead."""
     config_json = config.model_dump_json()
     n = config.n_chunks()
-    if config.workers <= 1 or n <= 1:
+    if (config.workers or 1) <= 1 or n <= 1:
         for chunk in range(n):
             yield _chunk_bytes(config_json, chunk)
         return
-    window = 2 * config.workers  # bounds parent memory to a few chunks whatever the catalog size
+    workers = config.workers or 1
+    window = 2 * workers  # bounds parent memory to a few chunks whatever the catalog size
     # spawn, not fork: the parent may run a progress-bar thread.
-    with ProcessPoolExecutor(max_workers=config.workers, mp_context=get_context("spawn")) as pool:
+    with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn")) as pool:
         pending: dict[int, Future[bytes]] = {}
         next_submit = 0
         for chunk in range(n):
@@ -723,6 +733,8 @@ def synthesize_catalog(
     Returns:
         What was written and how fast.
     """
+    if config.workers is None:
+        config = config.model_copy(update={"workers": default_workers(SYNTH_WORKER_MEMORY_BYTES)})
     out = Path(out_path)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(out.name + ".part")

@@ -51,7 +51,9 @@ def synth(
     products: int = typer.Option(..., "--products", "-n", min=0, help="Number of products."),
     seed: int = typer.Option(0, help="Seed; the same seed writes a byte-identical file."),
     out: Path = typer.Option(..., "--out", "-o", dir_okay=False, help="documents.jsonl or .jsonl.gz"),
-    workers: int = typer.Option(1, min=1, help="Generator processes (output does not depend on it)."),
+    workers: int | None = typer.Option(
+        None, min=1, help="Generator processes (default: one per CPU; the output never depends on it)."
+    ),
     chunk_size: int = typer.Option(5000, min=1, help="Products per seeded chunk."),
     shops: int | None = typer.Option(None, min=1, help="Shop table size (default products // 16)."),
     stats: bool = typer.Option(False, "--stats", help="Print texture statistics (JSON) after writing."),

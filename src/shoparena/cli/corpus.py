@@ -41,6 +41,13 @@ def build(
     restart: bool = typer.Option(
         False, "--restart", help="Start OUT over (clears its corpus outputs) instead of resuming it."
     ),
+    # Not field_option: importing CorpusConfig here would import datasketch and scipy for every command.
+    workers: int | None = typer.Option(
+        None,
+        min=1,
+        help="Processes ingesting inputs at once, one input each (CorpusConfig.workers; default: one per "
+        "usable CPU, within memory).",
+    ),
 ) -> None:
     """Build (or resume) a corpus directory and print its funnel.
 
@@ -65,6 +72,8 @@ def build(
         base["problems"] = list(problems)
     if index is not None:
         base["index"] = index
+    if workers is not None:
+        base["workers"] = workers
     try:
         config = CorpusConfig.model_validate(base)
     except ValidationError as err:

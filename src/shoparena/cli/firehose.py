@@ -22,9 +22,14 @@ def firehose(
     out: Path = typer.Option(..., help="Output folder (one arena run directory per race; resumable)."),
     problems_per_race: int = typer.Option(_D["problems_per_race"].default, min=1),
     seed: int = typer.Option(_D["seed"].default),
-    workers: int = typer.Option(_D["workers"].default, min=1, help="Parallel sandboxes within a race."),
-    parallel_races: int = typer.Option(
-        _D["parallel_races"].default, min=1, help="Races at once (process executor), each in its own process."
+    workers: int | None = typer.Option(
+        _D["workers"].default, min=1, help="Parallel sandboxes within a race (default: 4, within memory)."
+    ),
+    parallel_races: int | None = typer.Option(
+        _D["parallel_races"].default,
+        min=1,
+        help="Races at once (process executor), each in its own process (default: one per usable CPU, "
+        "within memory; docs/scale.md).",
     ),
     timeout: float = typer.Option(_D["timeout_s"].default, min=0.1, help="Per-problem timeout (s)."),
     executor: str = typer.Option(

@@ -20,7 +20,9 @@ import os
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from contextlib import contextmanager
+from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +51,7 @@ from shoparena.jsonl import LineWriter, iter_raw_lines
 from shoparena.records.corpus import CorpusRecord, Quarantined
 from shoparena.runs import RunDir
 from shoparena.runs.identity import Restart, RunIdentity, RunKind
+from shoparena.runs.machine import MIB, default_workers
 from shoparena.scoring.bench import ScoringBench
 from shoparena.suites.bench import BenchCache, open_bench
 
@@ -94,31 +97,80 @@ def _file_context(config: CorpusConfig, cache: BenchCache) -> ScoringBench:
     return open_bench(config.problems, config.index, cache=cache)
 
 
+#: Resident memory of one ingest process (its interpreter, a suite, an index handle, a record at a time).
+INGEST_WORKER_MEMORY_BYTES = 512 * MIB
+
+
+def _ingest_source(
+    config: CorpusConfig, target: Path, kind: str, path: Path, cache: BenchCache
+) -> tuple[list[str], int]:
+    """One source into ``target`` (written to a temporary sibling, renamed when complete): (notes, lines)."""
+    tmp = target.with_name(target.name + ".tmp")
+    notes: list[str] = []
+    with LineWriter(tmp) as fh:
+
+        def emit(item: CorpusRecord | Quarantined) -> None:
+            tag = "record" if isinstance(item, CorpusRecord) else "quarantine"
+            fh.write(orjson.dumps({"type": tag, "item": item.model_dump(mode="json")}))
+
+        if kind == "run":
+            notes = ingest_run_dir(Path(path), emit, cache)
+        else:
+            ingest_file(Path(path), _file_context(config, cache), emit)
+    os.replace(tmp, target)
+    return notes, fh.count
+
+
+#: An ingest process's suites and indexes, opened once per path for all the sources it ingests.
+_WORKER_CACHE = BenchCache()
+
+
+def _ingest_task(item: tuple[str, str, str, str]) -> tuple[list[str], int]:
+    config_json, target, kind, path = item
+    config = CorpusConfig.model_validate_json(config_json)
+    with _fewer_gc_passes():
+        return _ingest_source(config, Path(target), kind, Path(path), _WORKER_CACHE)
+
+
 def ingest_all(
     config: CorpusConfig, work: Path, progress: Progress, cache: BenchCache, names: list[str]
 ) -> list[str]:
     """Ingest every source not already ingested (one atomically renamed file per source, named by
-    ``names``: content keys); returns notes."""
+    ``names``: content keys); returns notes, in source order.
+
+    With several sources left and ``config.workers`` (default: one per usable CPU) above one, sources are
+    ingested in that many processes, each writing its own file; the files are read in source order
+    afterwards, so every output is byte-identical to ingesting them one after another. The processes' suites
+    and indexes stay in them: ``cache`` is filled only by an ingest in this process.
+    """
     work.mkdir(parents=True, exist_ok=True)
-    notes: list[str] = []
-    for name, (kind, path) in zip(names, _sources(config), strict=True):
-        target = work / name
-        if target.exists():
-            continue
-        tmp = target.with_name(target.name + ".tmp")
-        with LineWriter(tmp) as fh:
-
-            def emit(item: CorpusRecord | Quarantined, fh: LineWriter = fh) -> None:
-                tag = "record" if isinstance(item, CorpusRecord) else "quarantine"
-                fh.write(orjson.dumps({"type": tag, "item": item.model_dump(mode="json")}))
-
-            if kind == "run":
-                notes += ingest_run_dir(Path(path), emit, cache)
-            else:
-                ingest_file(Path(path), _file_context(config, cache), emit)
-        os.replace(tmp, target)
-        progress(f"ingested {path}: {fh.count} input record(s)")
-    return notes
+    todo: list[tuple[int, Path, str, Path]] = []
+    for i, (name, (kind, path)) in enumerate(zip(names, _sources(config), strict=True)):
+        # Sources of the same content share one file: ingested once, by the first of them.
+        if not (work / name).exists() and all(target.name != name for _, target, _, _ in todo):
+            todo.append((i, work / name, kind, Path(path)))
+    workers = config.workers or default_workers(INGEST_WORKER_MEMORY_BYTES)
+    notes: dict[int, list[str]] = {}
+    if workers <= 1 or len(todo) <= 1:
+        for i, target, kind, path in todo:
+            notes[i], count = _ingest_source(config, target, kind, path, cache)
+            progress(f"ingested {path}: {count} input record(s)")
+        return [note for i in sorted(notes) for note in notes[i]]
+    payload = config.model_dump_json()
+    # spawn, not fork: the caller may run threads (progress bars, a server).
+    pool = ProcessPoolExecutor(max_workers=min(workers, len(todo)), mp_context=get_context("spawn"))
+    try:
+        futures = {
+            pool.submit(_ingest_task, (payload, str(target), kind, str(path))): (i, path)
+            for i, target, kind, path in todo
+        }
+        for future in as_completed(futures):
+            i, path = futures[future]
+            notes[i], count = future.result()  # an input's error (RunFileError...) is raised here
+            progress(f"ingested {path}: {count} input record(s)")
+    finally:
+        pool.shutdown(cancel_futures=True)  # after an error, the sources not started never start
+    return [note for i in sorted(notes) for note in notes[i]]
 
 
 def _ingested(work: Path, names: list[str]) -> Iterator[dict[str, Any]]:

@@ -89,6 +89,15 @@ class CorpusConfig(BaseModel):
         default="upstream",
         description="Render profile of the views (upstream | compact; shoparena.formats.profiles).",
     )
+    # Excluded from dumps: it changes no output byte, so it is neither in the build's identity nor in
+    # config.yaml (a build resumed with another count is the same build).
+    workers: int | None = Field(
+        default=None,
+        ge=1,
+        exclude=True,
+        description="Processes ingesting inputs at once, one input (race, file) each (default: one per "
+        "usable CPU, within memory).",
+    )
 
     @field_validator("tokenizer")
     @classmethod

@@ -60,8 +60,36 @@ def _count(tokenizer: Any, text: str) -> int:
     return len(tokenizer(text, add_special_tokens=False)["input_ids"])
 
 
+class TokenCounter:
+    """Token counts of texts, each distinct text tokenised once.
+
+    A firehose repeats most message texts: every record opens with the same system prompt, the miners of a
+    race share each problem's user turn, and teachers that search alike get the same tool results. Counts
+    are keyed by a 128-bit BLAKE2b digest of the text (not the text: tool results run to kilobytes), at
+    most ``size`` of them (then the cache starts over); a count never depends on the cache.
+    """
+
+    def __init__(self, tokenizer: Any, size: int = 200_000) -> None:
+        self.tokenizer = tokenizer
+        self.size = size
+        self._counts: dict[bytes, int] = {}
+
+    def __call__(self, text: str) -> int:
+        key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+        count = self._counts.get(key)
+        if count is None:
+            if len(self._counts) >= self.size:
+                self._counts.clear()
+            count = self._counts[key] = _count(self.tokenizer, text)
+        return count
+
+
 def trainable_tokens(record: CorpusRecord, tokenizer: Any, max_tokens: int) -> int:
-    """Trainable-message tokens inside the first ``max_tokens`` of the conversation (exact)."""
+    """Trainable-message tokens inside the first ``max_tokens`` of the conversation (exact).
+
+    ``tokenizer``: a tokenizer, or a :class:`TokenCounter` over one (the same counts, repeated texts once).
+    """
+    count = tokenizer if isinstance(tokenizer, TokenCounter) else TokenCounter(tokenizer, size=1_000)
     used = total = 0
     for message in record.messages:
         room = max_tokens - used
@@ -69,9 +97,9 @@ def trainable_tokens(record: CorpusRecord, tokenizer: Any, max_tokens: int) -> i
             break
         text = message_text(message)
         prefix = text[: room * CHARS_PER_TOKEN_BOUND]
-        length = _count(tokenizer, prefix)
+        length = count(prefix)
         if length < room and len(prefix) < len(text):
-            length = _count(tokenizer, text)
+            length = count(text)
         if message.trainable:
             total += min(room, length)
         used += length
@@ -88,12 +116,19 @@ class OnlineGates:
         self._tokenizer = tokenizer
         self.exact: dict[tuple[str, str], set[str]] = defaultdict(set)
         self.signatures: dict[tuple[str, str], list[MinHash]] = defaultdict(list)
+        self._counter: TokenCounter | None = None
 
     @property
     def tokenizer(self) -> Any:
         if callable(self._tokenizer) and not hasattr(self._tokenizer, "encode"):
             self._tokenizer = self._tokenizer()
         return self._tokenizer
+
+    @property
+    def counter(self) -> TokenCounter:
+        if self._counter is None:
+            self._counter = TokenCounter(self.tokenizer)
+        return self._counter
 
     def apply(self, record: CorpusRecord) -> CorpusRecord:
         if record.outcome != "kept":
@@ -111,10 +146,10 @@ class OnlineGates:
             return record
         self.exact[key].add(digest)
         self.signatures[key].append(signature)
-        record.trainable_tokens = trainable_tokens(record, self.tokenizer, self.cfg.max_tokens)
+        record.trainable_tokens = trainable_tokens(record, self.counter, self.cfg.max_tokens)
         if record.trainable_tokens < self.cfg.min_trainable_tokens:
             record.outcome = Outcome.TOO_FEW_TOKENS
         return record
 
 
-__all__ = ["OnlineGates", "assistant_text", "default_tokenizer", "trainable_tokens"]
+__all__ = ["OnlineGates", "TokenCounter", "assistant_text", "default_tokenizer", "trainable_tokens"]

@@ -28,7 +28,6 @@ from shoparena.arena.proxy_log import (
     is_inference,
     llm_requested,
     pending_target_walk,
-    read_trusted_log,
     summaries,
 )
 from shoparena.corpus.structure import forgery_findings, message_rule, nonce_summary, proof_summary
@@ -461,10 +460,12 @@ def _trusted_log(path: Path) -> tuple[list[ProxyLogEntry], str | None]:
     read as an empty log, which would make an honest trajectory look forged)."""
     if not path.is_file():
         return [], f"{path.name}: missing"
-    for line_no, value in iter_jsonl(path):
+    values = []
+    for line_no, value in iter_jsonl(path):  # parsed once (was: checked, then read again)
         if not isinstance(value, dict):
             return [], f"{path.name}:{line_no}: torn or not an object"
-    return read_trusted_log(path), None
+        values.append(value)
+    return summaries(proxy_entries(values)), None
 
 
 def _agents(run: ArenaRun) -> tuple[list[str], list[str]]:

@@ -154,7 +154,12 @@ class PipelineConfig(_Section):
     name: str = "quickstart"
     preset: str = "default"
     executor: Literal["process", "ray"] = Field(default="process", description="Where episode tasks run.")
-    workers: int = Field(default=2, ge=1, description="Episode workers (processes or Ray CPUs).")
+    workers: int | None = Field(
+        default=None,
+        ge=1,
+        description="Episode workers (processes or Ray CPUs) and sandboxes per firehose race (None: from the "
+        "machine, as the commands do; in no stage hash).",
+    )
     ray_address: str | None = Field(default=None, description="Existing Ray cluster (None: local ray.init).")
     catalog: CatalogSection = Field(default_factory=CatalogSection)
     index: IndexSection = Field(default_factory=IndexSection)

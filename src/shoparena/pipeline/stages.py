@@ -175,6 +175,8 @@ def firehose_stage(ctx: StageContext) -> dict[str, Any]:
             "races": section.races,
             "problems_per_race": section.problems_per_race,
             "seed": section.seed,
+            # None: sandboxes and parallel races from the machine (arena.firehose.machine_defaults), unless
+            # the options name them; neither is in the stage hash nor changes a race's outcomes.
             "workers": ctx.config.workers,
             "timeout_s": section.timeout_s,
             # Not in the stage hash: switching executor resumes the same race directories.

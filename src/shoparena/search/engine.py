@@ -23,8 +23,14 @@ import orjson
 from shoparena.records.catalog import SERVICES, Product, ProductHit, ProductView
 from shoparena.search.analysis import LuceneEnglishAnalyzer, sanitize_query
 from shoparena.search.bm25 import lucene_avgdl, norm_inverse_table
-from shoparena.search.docstore import read_doc
-from shoparena.search.index import FORMAT_VERSION, SERVICE_BITS, IndexFormatError, read_index_manifest
+from shoparena.search.docstore import DocstoreReader
+from shoparena.search.index import (
+    FORMAT_VERSION,
+    READABLE_FORMAT_VERSIONS,
+    SERVICE_BITS,
+    IndexFormatError,
+    read_index_manifest,
+)
 from shoparena.search.retrieval import DENSE_BLOCK, Retrieval, Span
 
 #: Survivors kept after filtering (5 pages of 10).
@@ -121,10 +127,12 @@ class SearchIndex(Retrieval):
         self.index_dir = d
         self.retrieve_k = retrieve_k
         self.manifest = read_index_manifest(d)
-        if self.manifest.format_version != FORMAT_VERSION or self.manifest.stats is None:
+        version = self.manifest.format_version
+        if version not in READABLE_FORMAT_VERSIONS or self.manifest.stats is None:
+            readable = ", ".join(map(str, READABLE_FORMAT_VERSIONS))
             raise IndexFormatError(
-                f"{d / 'manifest.json'}: index format_version {self.manifest.format_version!r}, this "
-                f"shoparena reads {FORMAT_VERSION}; rebuild it with `shoparena catalog index`"
+                f"{d / 'manifest.json'}: index format_version {version!r}, this shoparena reads "
+                f"{readable} (writes {FORMAT_VERSION}); rebuild it with `shoparena catalog index`"
             )
         self.params: dict[str, Any] = json.loads((d / "params.index.json").read_text())
 
@@ -171,12 +179,7 @@ class SearchIndex(Retrieval):
             else b""
         )
         self._terms = _Terms(blob, load("terms_off.npy"))
-        self._docs = (
-            np.memmap(d / "products.deflate", dtype=np.uint8, mode="r").view(np.ndarray)
-            if self._offsets[-1]
-            else np.zeros(0, np.uint8)
-        )
-        self._zdict = (d / "products.zdict").read_bytes()
+        self._docstore = DocstoreReader(d, version, self._offsets)
         self._shop_codes: dict[str, int] = {
             s: i for i, s in enumerate(orjson.loads((d / "shops.json").read_bytes()))
         }
@@ -202,7 +205,7 @@ class SearchIndex(Retrieval):
         return self._n
 
     def _raw_doc(self, i: int) -> dict[str, Any]:
-        return orjson.loads(read_doc(self._docs, self._offsets, self._zdict, i))
+        return orjson.loads(self._docstore.doc(i))
 
     def doc_index(self, product_id: str) -> int | None:
         """Document index of ``product_id`` (exact string match), or ``None``."""

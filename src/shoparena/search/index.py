@@ -8,9 +8,10 @@ The directory holds:
   Term ids are the ranks of the terms in sorted (code point) order.
 * ``terms.bin`` + ``terms_off.npy``: the sorted terms as one UTF-8 blob, for lookups without a dict;
   ``term_max.npy``: each term's highest posting score (lets queries skip hopeless documents).
-* the docstore (:mod:`shoparena.search.docstore`): each product's JSON (upstream key order) raw-deflated
-  in blocks of 8 against the shared dictionary ``products.zdict`` (about 5x smaller than plain JSON), in
-  ``products.deflate``, with ``offsets.npy`` (start of each document, plus the end).
+* the docstore (:mod:`shoparena.search.docstore`): each product's JSON (upstream key order) as one zstd
+  frame against the shared trained dictionary ``products.zstdict`` (about 4.5x smaller than plain JSON),
+  in ``products.zst``, with ``offsets.npy`` (start of each document, plus the end). Format 3 indexes (the
+  deflate docstore, ``products.deflate`` + ``products.zdict``) still open.
 * column arrays ``price.npy`` (float64), ``shop.npy`` (int32 codes into ``shops.json``), ``service.npy``
   (uint8 bitmask, bit i = ``SERVICES[i]``), ``sold_count.npy``. Integer files (``sold_count``, ``offsets``,
   ``ids_perm``, ``terms_off``) are int32 when their values fit, else int64.
@@ -47,7 +48,10 @@ from shoparena.search.analysis import LUCENE_ENGLISH_STOP_WORDS, LuceneEnglishAn
 from shoparena.search.bm25 import encode_norm, lucene_avgdl, lucene_idf, norm_inverse_table, term_scores
 from shoparena.search.docstore import DocstoreWriter
 
-FORMAT_VERSION = 3
+#: The format this version writes (4: the zstd docstore) and the formats it opens (3: the deflate docstore;
+#: every other file is the same in both).
+FORMAT_VERSION = 4
+READABLE_FORMAT_VERSIONS = (3, 4)
 CHUNK_DOCS = 50_000
 SERVICE_BITS: dict[str, int] = {name: 1 << i for i, name in enumerate(SERVICES)}
 _STOP = -1  # term id of stop words while streaming

@@ -1,0 +1,49 @@
+"""The token gate counts each distinct message text once, with the counts of tokenising every message."""
+
+from __future__ import annotations
+
+import random
+
+from shoparena.corpus.gates import TokenCounter, default_tokenizer, trainable_tokens
+from shoparena.records.corpus import CorpusMessage, CorpusRecord
+
+
+class CountingTokenizer:
+    """The tiny tokenizer, counting the texts it is asked to encode."""
+
+    def __init__(self) -> None:
+        self.inner = default_tokenizer()
+        self.calls = 0
+
+    def __call__(self, text: str, add_special_tokens: bool = False) -> dict:
+        self.calls += 1
+        return self.inner(text, add_special_tokens=add_special_tokens)
+
+
+def _record(rng: random.Random, i: int) -> CorpusRecord:
+    words = ["find_product", "wireless", "earbuds", "ñandú", "😀", "shop", "price", "{", "}", "\u2028"]
+    messages = [
+        CorpusMessage(role="system", content="You are a shopping agent. " * 20),
+        CorpusMessage(role="user", content=f"buy item {i % 5}"),
+    ]
+    for _ in range(rng.randint(1, 6)):
+        text = " ".join(rng.choice(words) for _ in range(rng.randint(0, 150)))
+        messages.append(CorpusMessage(role="assistant", content=text, trainable=rng.random() < 0.7))
+        messages.append(CorpusMessage(role="tool", content=f"result {rng.randint(0, 3)}", tool_call_id="c1"))
+    return CorpusRecord.model_construct(messages=messages)  # the gate reads only the messages
+
+
+def test_cached_counts_equal_counting_every_message_and_tokenise_repeats_once():
+    rng = random.Random(5)
+    records = [_record(rng, i) for i in range(16)]
+    direct = CountingTokenizer()
+    expected = [trainable_tokens(r, direct, max_tokens) for r in records for max_tokens in (64, 700, 8192)]
+    cached_tokenizer = CountingTokenizer()
+    counter = TokenCounter(cached_tokenizer)
+    got = [trainable_tokens(r, counter, max_tokens) for r in records for max_tokens in (64, 700, 8192)]
+    assert got == expected and any(0 < n < 8192 for n in got)
+    assert cached_tokenizer.calls < direct.calls / 2  # the system and user turns and tool results repeat
+    # A full cache starts over and still counts right.
+    tiny = TokenCounter(CountingTokenizer(), size=3)
+    assert [trainable_tokens(r, tiny, 700) for r in records] == expected[1::3]
+    assert len(tiny._counts) <= 3
