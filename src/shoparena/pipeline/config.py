@@ -16,9 +16,10 @@ from shoparena.pipeline.checks import PipelineConfigError, check_pipeline_config
 from shoparena.runs.config import deep_merge
 from shoparena.runs.files import RunFileError, load_yaml
 
-#: One torch thread by default: the student is small, and a second intra-op thread that waits at barriers for
-#: a core another job holds costs more than it gives (docs/benchmarks.md, "Torch threads under contention").
-TORCH_THREADS_HELP = "Torch intra-op threads of this stage's training (1: robust on a shared machine)."
+#: Torch's default (every core) unless set: on this 2-core VM one thread made copy pretraining 2.2x slower
+#: (2.0 vs 0.9 s/step beside niced neighbours), while beside equal-priority busy processes a second thread
+#: that waits at barriers cost 1.45x (docs/benchmarks.md, "Torch threads under contention").
+TORCH_THREADS_HELP = "Torch intra-op threads of this stage (None: torch's default; 1 beside other jobs)."
 
 
 class _Section(BaseModel):
@@ -130,14 +131,14 @@ class ModelSection(_Section):
     pretrain_steps: int = Field(
         default=400, ge=0, description="student-word: self-supervised copy-pretraining steps (0: none)."
     )
-    threads: int = Field(default=1, ge=1, description=TORCH_THREADS_HELP)
+    threads: int | None = Field(default=None, ge=1, description=TORCH_THREADS_HELP)
 
 
 class SFTSection(_Section):
     preset: str = Field(default="student-word", description="A training preset name or a train YAML file.")
     select: Literal["kept", "kept+recovered", "unfiltered"] = "kept"
     trainer: dict[str, Any] = Field(default_factory=dict, description="TRL SFTConfig fields over the preset.")
-    threads: int = Field(default=1, ge=1, description=TORCH_THREADS_HELP)
+    threads: int | None = Field(default=None, ge=1, description=TORCH_THREADS_HELP)
 
 
 class EvalSection(_Section):
