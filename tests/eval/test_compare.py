@@ -115,3 +115,59 @@ def test_mcnemar_exact_known_values() -> None:
     assert mcnemar_exact(0, 0) == 1.0
     assert mcnemar_exact(1, 9) == pytest.approx(2 * 11 / 1024)  # 2·P(X ≤ 1), X ~ Bin(10, ½)
     assert mcnemar_exact(5, 5) == 1.0
+
+
+def test_student_is_paired_with_the_shortcut_problem_by_problem(synth, tmp_path) -> None:
+    """``compare_to_shortcut`` replays the no-LLM shortcut on the run's own problems and index: a run that
+    solves exactly what the shortcut solves ties it (no discordant pair); one more solved problem is one
+    student-only pair."""
+    from shoparena.eval.compare import compare_to_shortcut
+    from shoparena.eval.run import shortcut_wins
+    from shoparena.suites.options import SynthOptions
+    from shoparena.suites.synth import synthesize_problems
+
+    products = list(synth.index.iter_products())
+    problems = synthesize_problems(
+        products, SynthOptions(n=12, seed=5, intents=(Intent.PRODUCT,)), engine=synth.index
+    ).problems
+    suite = tmp_path / "suite.json"
+    write_oro_suite(problems, suite)
+    floor = shortcut_wins(problems, synth.index, "lexical")["strict"]
+    assert 0 < sum(floor) < len(floor)  # the bank has problems the shortcut solves and misses
+
+    def run(name: str, wins: list[bool]) -> object:
+        index = synth.catalog.parent / "index"
+        config = EvalConfig(policy="planner", suite=suite, index=index, out=tmp_path / name)
+        records = [
+            EpisodeRecord(
+                problem_id=p.problem_id,
+                sample_idx=0,
+                decoding="greedy",
+                category="Product",
+                status="SUCCESS",
+                success_strict=w,
+                success_shoppingbench=w,
+            )
+            for p, w in zip(problems, wins, strict=True)
+        ]
+        root = config.out
+        root.mkdir()
+        (root / "config.yaml").write_text(yaml.safe_dump(config.model_dump(mode="json")))
+        (root / "episodes.jsonl").write_text("".join(r.model_dump_json() + "\n" for r in records))
+        from shoparena.env.episodes import suite_hash
+
+        identity = SuiteIdentity(
+            path=str(suite), sha256="0" * 64, content_hash=suite_hash(problems), problems=12, partition="x"
+        )
+        summary = summarise(config, problems, records, identity, LeakCheck(status="unchecked"), {}, name)
+        (root / "summary.json").write_text(json.dumps(summary.dump()))
+        return root
+
+    tie = compare_to_shortcut(run("tie", floor)).profiles["strict"]
+    assert tie.greedy is not None and tie.greedy.a_only == tie.greedy.b_only == 0
+    assert tie.greedy.both == sum(floor) and tie.greedy_asr.diff == 0
+    better = list(floor)
+    better[floor.index(False)] = True
+    ahead = compare_to_shortcut(run("ahead", better)).profiles["strict"]
+    assert ahead.greedy.b_only == 1 and ahead.greedy.a_only == 0
+    assert ahead.greedy_asr.diff == pytest.approx(1 / 12)

@@ -56,7 +56,7 @@ def test_compact_profile_shows_handles_lines_and_no_schemas(hand, product_proble
     search = next(m for m in messages if m["role"] == "tool")
     lines = search["content"].splitlines()
     assert 1 <= len(lines) <= COMPACT_TOP
-    assert lines[0].startswith("P1 S1 | ")
+    assert lines[0].startswith("P1.1 S1 | ")  # the first search's first line
     text = json.dumps(messages)
     for product in hand.index.find_product(q=product_problem.query, page=1)[:3]:
         assert product.product_id not in text  # ids never reach the student
@@ -69,12 +69,20 @@ def test_compact_profile_shows_handles_lines_and_no_schemas(hand, product_proble
 
 def test_handles_resolve_back_to_ids_and_defaults():
     table = HandleTable()
-    assert table.handle("P", "101") == "P1" and table.handle("P", "205") == "P2"
-    assert table.handle("S", "9") == "S1" and table.handle("P", "101") == "P1"
+    assert table.listed(["101", "205"]) == ["P1.1", "P1.2"]
+    # A second search names its lines P2.<line>; a product listed again gets the new line's handle too.
+    assert table.listed(["205", "333"]) == ["P2.1", "P2.2"]
+    assert table.resolve("P1.2") == table.resolve("P2.1") == "205"
+    assert table.handle("P", "205") == "P1.2"  # a product is written with its first handle
+    assert table.handle("P", "999") == "P0.1"  # named before any search listed it
+    assert [table.handle("S", shop) for shop in ("9", "8", "9")] == ["S1", "S2", "S1"]
     compact = compact_arguments("recommend_product", {"product_ids": "205,101"}, table)
     assert compact_arguments("find_product", {"q": "shoes"}, table) == {"q": "shoes"}  # no request yet
-    assert compact == {"product_ids": "P2,P1"}
+    assert compact == {"product_ids": "P1.2,P1.1"}
     assert resolve_arguments("recommend_product", compact, table) == {"product_ids": "205,101"}
+    assert resolve_arguments("recommend_product", {"product_ids": "P2.2,P1.1"}, table) == {
+        "product_ids": "333,101"
+    }
     assert resolve_arguments("find_product", {"q": "x", "shop_id": "S1"}, table) == {
         "q": "x",
         "shop_id": "9",
@@ -186,8 +194,8 @@ def test_handle_table_from_history_matches_render(hand, product_problem):
     table = handle_table(chat)
     messages, _ = render_chat(chat, tools, "compact")
     first_line = next(m for m in messages if m["role"] == "tool")["content"].splitlines()[0]
-    assert table.resolve("P1") == traj.steps[0].tool_calls[0].result[0]["product_id"]
-    assert first_line.startswith("P1 ")
+    assert table.resolve("P1.1") == traj.steps[0].tool_calls[0].result[0]["product_id"]
+    assert first_line.startswith("P1.1 ")
     assert handle_table(trajectory_to_chat(Trajectory(query="q"))).handles == {}
 
 

@@ -81,3 +81,13 @@ def test_editing_the_sft_preset_file_changes_the_sft_hash(tmp_path):
     after = {r["stage"]: r["hash"] for r in dry_run(cfg)}
     assert before["sft"] != after["sft"] and before["eval_student"] != after["eval_student"]
     assert before["corpus"] == after["corpus"] and before["eval_base"] == after["eval_base"]
+
+
+def test_firehose_never_races_the_held_out_or_hidden_pools() -> None:
+    from shoparena.pipeline.config import PipelineConfig
+
+    config = PipelineConfig.model_validate({"firehose": {"extra_pools": ["train"]}})
+    assert config.firehose.extra_pools == ["train"]
+    for closed in ("heldout", "hidden"):
+        with pytest.raises(ValueError, match="never feed the corpus"):
+            PipelineConfig.model_validate({"firehose": {"extra_pools": ["train", closed]}})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 
 import pytest
@@ -48,3 +49,33 @@ def test_training_lowers_the_loss_and_selection_filters_rows(tiny_path, primed_t
     assert len(limited) == 1
     # Truncated like SFT: within 64 tokens (system turn and tools) no action is left, so no row is scored.
     assert row_losses(tiny_path, corpus, select="unfiltered", max_length=64) == []
+
+
+def test_basket_decisions_read_the_teachers_calls(tiny_path, corpus) -> None:
+    """Every trainable assistant turn yields its tool names in order, and its recommended ids (not a view's
+    ids), beside what the teacher-forced argmax wrote there."""
+    import datasets
+
+    from shoparena.train.teacher_forcing import basket_decisions, summarize_decisions
+
+    rows = list(datasets.load_from_disk(str(corpus / "views" / "sft"))["eval"])
+    decisions = basket_decisions(tiny_path, corpus, select="unfiltered")
+    expected_calls, expected_ids = [], []
+    for row in rows:
+        for message in row["messages"]:
+            if message["role"] == "assistant" and message.get("trainable"):
+                calls = message.get("tool_calls") or []
+                expected_calls.append("+".join(c["function"]["name"] for c in calls))
+                expected_ids += [
+                    json.loads(c["function"]["arguments"])["product_ids"]
+                    for c in calls
+                    if c["function"]["name"] == "recommend_product"
+                ]
+    assert [d.expected for d in decisions if d.kind == "calls"] == expected_calls
+    assert [d.expected for d in decisions if d.kind == "ids"] == expected_ids
+    summary = summarize_decisions(decisions)
+    assert summary["calls/all"]["n"] == len(expected_calls)
+    assert summary["calls/all"]["right"] == sum(d.right for d in decisions if d.kind == "calls")
+    assert sum(v["n"] for k, v in summary.items() if k.startswith("calls/") and k != "calls/all") == len(
+        expected_calls
+    )

@@ -218,3 +218,23 @@ def test_plain_loss_equals_trls_fused_lm_head_loss(corpus, tmp_path) -> None:
     assert [e["num_tokens"] for e in plain_logs] == [e["num_tokens"] for e in fused_logs]
     assert "mean_token_accuracy" in fused_logs[0] and "mean_token_accuracy" not in plain_logs[0]
     assert all(torch.allclose(plain_w[k], fused_w[k], atol=1e-4) for k in plain_w)
+
+
+def test_repeat_weighs_categories_and_counts_distinct_rows(tiny_path, corpus) -> None:
+    """``data.repeat`` trains each kept row of a named category that many times per epoch; ``used`` still
+    counts distinct rows, ``repeated`` the rows of an epoch."""
+    import datasets
+    from transformers import AutoTokenizer
+
+    from shoparena.train.data import DataReport, prepare_sft
+
+    tok = AutoTokenizer.from_pretrained(tiny_path)
+    rows = datasets.load_from_disk(str(corpus / "views" / "sft"))["train"].select(range(3))
+    categories = ["shop", "product", "shop"]
+    rows = rows.remove_columns("category").add_column("category", categories)
+    plain = prepare_sft(rows, tok, DataReport(view="sft", split="train", select="kept"), max_length=None)
+    report = DataReport(view="sft", split="train", select="kept")
+    weighed = prepare_sft(rows, tok, report, max_length=None, repeat={"shop": 3})
+    assert report.used == 3 and report.repeated == len(weighed) == 3 + 3 + 1
+    assert [r["input_ids"] for r in weighed][:3] == [plain[0]["input_ids"]] * 3
+    assert weighed[3]["input_ids"] == plain[1]["input_ids"]

@@ -188,6 +188,13 @@ class PlannerAgent:
         verbatim: Search each item with its words exactly as the request writes them (for a one-item request,
             the whole request) and without price/service filters: a copy a small student can learn, at
             about the same success (docs/training.md). Price and services still decide the final pick.
+        shop_anchor: Same-shop requests are solved item by item from the first item: search it, then search
+            every other item inside the shop of its best candidate (the next candidate's shop when one comes
+            back empty, at most ``max_shops`` shops). Every call is a step a small student can read off the
+            page (the shop handle stands on the chosen product's result line), where the coverage search
+            ranks every shop seen over all items first (docs/training.md, "regular teachers").
+        one_search_per_step: Each search is a step of its own (item after item, each result read before the
+            next call), instead of one step holding every search of a round.
     """
 
     name = "planner"
@@ -204,11 +211,15 @@ class PlannerAgent:
         search_forms: int = 3,
         top_k: int = 10,
         verbatim: bool = False,
+        shop_anchor: bool = False,
+        one_search_per_step: bool = False,
     ) -> None:
         if search_forms < 1 or top_k < 1:
             raise ValueError(f"planner: search_forms and top_k must be >= 1, got {search_forms}, {top_k}")
         self.search_forms = search_forms
         self.verbatim = verbatim
+        self.shop_anchor = shop_anchor
+        self.one_search_per_step = one_search_per_step
         self.top_k = top_k
         self.max_shops = max_shops
         self.view_per_item = view_per_item
@@ -286,7 +297,12 @@ class PlannerAgent:
             owners.append((i, page))
         if not calls:
             return 0
-        results = yield from self._run(think, calls)
+        if self.one_search_per_step:
+            results = []
+            for call in calls:
+                results += yield from self._run(think, [call])
+        else:
+            results = yield from self._run(think, calls)
         for (i, page), result in zip(owners, results, strict=True):
             states[i].add(result[: self.top_k] if isinstance(result, list) else result, (page - 1) * 10)
         return len(calls)
@@ -384,14 +400,18 @@ class PlannerAgent:
         states = [
             ItemState(spec=item, name_tokens=_tokens(item.name or item.search_text)) for item in spec.items
         ]
-        yield from self._search_items(states, views)
         multi = len(states) > 1
         use_shop = multi and (
             spec.same_shop or (spec.voucher is not None and spec.voucher.voucher_type == "shop")
         )
         shop_picks: dict[str, list[list[Candidate]]] = {}
-        if use_shop:
-            shop_picks = yield from self._search_shops(states, views)
+        if use_shop and self.shop_anchor:
+            yield from self._search_items(states[:1], views)
+            shop_picks = yield from self._anchor_shops(states, views)
+        else:
+            yield from self._search_items(states, views)
+            if use_shop:
+                shop_picks = yield from self._search_shops(states, views)
         chosen = self._choose(spec, states, views, shop_picks)
         yield self._finish(chosen, len(states))
 
@@ -507,6 +527,30 @@ class PlannerAgent:
             yield from self._view([i for i in ids if i not in views], views)
             for st in states:
                 self._refresh(st, views)
+        return {shop: per_item for shop, per_item in self._by_shop(states, views).items() if all(per_item)}
+
+    def _anchor_shops(
+        self, states: list[ItemState], views: dict[str, dict[str, Any]]
+    ) -> Generator[str, Step, dict[str, list[list[Candidate]]]]:
+        """Search the other items inside the shop of the first item's best candidate; when that shop lacks
+        one of them, inside the next candidate's shop (``max_shops`` shops at most)."""
+        tried: list[str] = []
+        for cand in self._ranked(states[0], views):
+            if len(tried) >= self.max_shops:
+                break
+            if not cand.shop_id or cand.shop_id in tried:
+                continue
+            tried.append(cand.shop_id)
+            wanted: list[tuple[int, str, int, str | None, bool]] = [
+                (i, self._item_query(st.spec), 1, cand.shop_id, not self.verbatim)
+                for i, st in enumerate(states[1:], start=1)
+            ]
+            yield from self._searches(
+                states, wanted, f"The items must come from one shop: searching the others in {cand.shop_id}."
+            )
+            picks = self._by_shop(states, views).get(cand.shop_id)
+            if picks and all(picks):
+                return {cand.shop_id: picks}
         return {shop: per_item for shop, per_item in self._by_shop(states, views).items() if all(per_item)}
 
     def _by_shop(

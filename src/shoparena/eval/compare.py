@@ -142,18 +142,58 @@ def compare_runs(run_a: str | Path, run_b: str | Path, *, resamples: int = 2000,
         if all(o.greedy is not None for o in (*oa, *ob)):
             ga = np.array([float(bool(o.greedy)) for o in oa])
             gb = np.array([float(bool(o.greedy)) for o in ob])
-            a_only = int(((ga == 1) & (gb == 0)).sum())
-            b_only = int(((ga == 0) & (gb == 1)).sum())
-            result.greedy = McNemar(
-                a_only=a_only,
-                b_only=b_only,
-                both=int(((ga == 1) & (gb == 1)).sum()),
-                neither=int(((ga == 0) & (gb == 0)).sum()),
-                p_value=mcnemar_exact(a_only, b_only),
-            )
-            result.greedy_asr = _difference(ga, gb, resamples, seed)
+            result.greedy, result.greedy_asr = _greedy(ga, gb, resamples, seed)
         out[profile] = result
     return Comparison(run_a=str(run_a), run_b=str(run_b), suite_hash=hash_a, profiles=out)
 
 
-__all__ = ["CompareError", "Comparison", "compare_runs", "mcnemar_exact", "paired_bootstrap"]
+def _greedy(ga: np.ndarray, gb: np.ndarray, resamples: int, seed: int) -> tuple[McNemar, PairedDifference]:
+    """McNemar's exact test and the paired difference of two greedy success vectors (B − A)."""
+    a_only = int(((ga == 1) & (gb == 0)).sum())
+    b_only = int(((ga == 0) & (gb == 1)).sum())
+    test = McNemar(
+        a_only=a_only,
+        b_only=b_only,
+        both=int(((ga == 1) & (gb == 1)).sum()),
+        neither=int(((ga == 0) & (gb == 0)).sum()),
+        p_value=mcnemar_exact(a_only, b_only),
+    )
+    return test, _difference(ga, gb, resamples, seed)
+
+
+def compare_to_shortcut(run: str | Path, *, resamples: int = 2000, seed: int = 0) -> Comparison:
+    """The run's greedy episodes (B) against the no-LLM shortcut (A: search the request verbatim, recommend
+    the top hit) on the same problems, problem by problem, under both profiles (the shortcut is replayed on
+    the run's own index and title backend, so the pairs are exact)."""
+    from shoparena.eval.run import shortcut_wins
+    from shoparena.search import SearchIndex
+
+    summary, records, config = read_run(run)
+    try:
+        problems, _ = load_suite(_suite_path(Path(run), config.suite, summary.suite.sha256))
+    except Exception as exc:
+        raise EvalConfigError(f"{run}: cannot reload its suite {config.suite}: {exc}") from None
+    if config.limit is not None:
+        problems = problems[: config.limit]
+    engine = SearchIndex.open(config.index)
+    floor = shortcut_wins(problems, engine, config.similarity)
+    out: dict[str, ProfileComparison] = {}
+    for profile in PROFILES:
+        outcomes = problem_outcomes(problems, records, config, profile)
+        if any(o.greedy is None for o in outcomes):
+            raise CompareError(f"{run}: no greedy episode per problem to pair with the shortcut")
+        ga = np.array([float(w) for w in floor[profile]])
+        gb = np.array([float(bool(o.greedy)) for o in outcomes])
+        greedy, asr = _greedy(ga, gb, resamples, seed)
+        out[profile] = ProfileComparison(problems=len(problems), pass_at_1=asr, greedy=greedy, greedy_asr=asr)
+    return Comparison(run_a="shortcut", run_b=str(run), suite_hash=summary.suite.content_hash, profiles=out)
+
+
+__all__ = [
+    "CompareError",
+    "Comparison",
+    "compare_runs",
+    "compare_to_shortcut",
+    "mcnemar_exact",
+    "paired_bootstrap",
+]

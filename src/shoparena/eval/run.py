@@ -208,18 +208,25 @@ def problem_outcomes(
     return out
 
 
-def shortcut_floor(problems: list[Problem], engine: Any, similarity: str) -> dict[str, dict[str, Estimate]]:
-    """ASR of the no-LLM ``shortcut`` miner (first hit of the full query), per profile and category."""
+def shortcut_wins(problems: list[Problem], engine: Any, similarity: str) -> dict[str, list[bool]]:
+    """Per scoring profile, whether the no-LLM ``shortcut`` miner (the full query's top hit) solves each."""
     from shoparena.suites.checks import shortcut_trajectory
 
     bench = ScoringBench(problems, engine, similarity)
-    out: dict[str, dict[str, Estimate]] = {}
     trajectories = [shortcut_trajectory(p, engine) for p in problems]
-    for scoring_profile in PROFILES:
-        wins = [
+    return {
+        scoring_profile: [
             bool(bench.verdict(p, t, scoring_profile).success)
             for p, t in zip(problems, trajectories, strict=True)
         ]
+        for scoring_profile in PROFILES
+    }
+
+
+def shortcut_floor(problems: list[Problem], engine: Any, similarity: str) -> dict[str, dict[str, Estimate]]:
+    """ASR of the no-LLM ``shortcut`` miner (first hit of the full query), per profile and category."""
+    out: dict[str, dict[str, Estimate]] = {}
+    for scoring_profile, wins in shortcut_wins(problems, engine, similarity).items():
         groups: dict[str, list[bool]] = {"overall": wins}
         for p, w in zip(problems, wins, strict=True):
             groups.setdefault(p.category_label, []).append(w)
@@ -505,5 +512,6 @@ __all__ = [
     "read_run",
     "run_eval",
     "shortcut_floor",
+    "shortcut_wins",
     "summarise",
 ]

@@ -10,15 +10,17 @@ the rows it was trained on (same state, same text).
   paper configuration use it.
 - ``compact``: for small students. A fixed terse system turn that names the tools (no JSON schemas); search
   results as one line per product, top :data:`COMPACT_TOP` only; view results as options and attributes only;
-  short acknowledgements for actions. Products and shops are per-episode handles (``P1``, ``S1``, numbered by
-  first appearance) that the environment maps back to ids (:func:`resolve_arguments`), so a student copies a
-  two-token handle instead of a ten-digit id. The request's items are handles too (``U1``, ``U2``, shown in
-  front of each line of the user turn, where an inline list "(1) ... (2) ..." or "First, ... Second, ..." is
-  laid out one item per line): a search whose ``q`` is such an item as written (without its list marker, at
-  most :data:`LINE_CHARS` characters) is rendered as its handle and resolved back to its text, so a student
-  names the item instead of copying twenty words (a 2-layer student does not learn verbatim copying in
-  minutes: docs/fidelity.md, pilot table). Any other ``q`` stays free
-  text. Default arguments (``page`` 1, ``max_results`` 10) are left out and filled back in.
+  short acknowledgements for actions. Products and shops are per-episode handles that the environment maps
+  back to ids (:func:`resolve_arguments`), so a student copies a handle instead of a ten-digit id: a product
+  is named by where it was listed (``P2.1``: first line of the episode's second search; a product listed twice
+  has two handles, both valid), so the top hit of every search has the same shape whatever came before it;
+  shops are ``S1``, ``S2`` by first appearance (the same shop keeps its handle across lists). The request's
+  items are handles too (``U1``, ``U2``, shown in front of each line of the user turn, where an inline list
+  "(1) ... (2) ..." or "First, ... Second, ..." is laid out one item per line): a search whose ``q`` is such
+  an item as written (without its list marker, at most :data:`LINE_CHARS` characters) is rendered as its
+  handle and resolved back to its text, so a student names the item instead of copying twenty words (a 2-layer
+  student does not learn verbatim copying in minutes: docs/fidelity.md, pilot table). Any other ``q`` stays
+  free text. Default arguments (``page`` 1, ``max_results`` 10) are left out and filled back in.
 
 Trajectories always store real ids and full results; a profile is a view of them, never a change.
 """
@@ -45,14 +47,14 @@ COMPACT_TOP = 5
 _COMPACT_ATTRS = 10
 _COMPACT_WEB_PAGES = 4
 _COMPACT_WEB_CHARS = 240
-_HANDLE_RE = re.compile(r"^([PS])(\d+)$")
+_HANDLE_RE = re.compile(r"^(?:P\d+\.\d+|S\d+)$")
 _LINE_HANDLE_RE = re.compile(r"^U(\d+)$")
 _BULLET_RE = re.compile(r"^(?:[-*\u2022])\s+")
 _PAREN_MARK_RE = re.compile(r"\(\d\)\s*")
 _ORDINAL_MARK_RE = re.compile(r"(?:(?<=[.!?;:])\s+|^)(?:First|Second|Third|Fourth|Fifth|Finally|Lastly),\s*")
 _SENTENCE_END_RE = re.compile(r"[.!?]\s+(?=[A-Z])")
 #: Bumped whenever the compact rendering changes in code (not only in its fixed text), so hashes change too.
-COMPACT_VERSION = 3
+COMPACT_VERSION = 4
 #: A line handle stands for at most this many characters of its line (a search query's length cap).
 LINE_CHARS = 300
 _TEXT_ARGS = {"find_product": "q", "web_search": "q"}
@@ -68,8 +70,8 @@ COMPACT_TOOLS = {
     "web_search": "web_search(q)",
 }
 COMPACT_SYSTEM = (
-    "You are a shopping assistant. Request lines are U1, U2, ..., products P1, P2, ... and shops S1, S2, "
-    "...; call tools as <tool_call> JSON. Tools: "
+    "You are a shopping assistant. Request lines are U1, U2, ..., products P<search>.<line> (P2.1: first "
+    "line of the second search) and shops S1, S2, ...; call tools as <tool_call> JSON. Tools: "
 )
 
 
@@ -155,9 +157,11 @@ class HandleTable:
     """Per-episode handles: product and shop ids numbered by first appearance in what the policy was shown,
     and the request's lines (``U1``...) once the user turn has been seen."""
 
-    ids: dict[str, str] = field(default_factory=dict)  # real id -> handle
+    ids: dict[str, str] = field(default_factory=dict)  # real id -> handle (a product's first)
     handles: dict[str, str] = field(default_factory=dict)  # handle -> real id
     lines: list[str] = field(default_factory=list)  # line values, U1 first
+    searches: int = 0  # search results shown so far (the <search> of product handles)
+    unlisted: int = 0  # products named before any search listed them (P0.<n>)
 
     def set_request(self, request: str) -> None:
         self.lines = [value for _, value in request_items(request)]
@@ -177,12 +181,30 @@ class HandleTable:
         return text
 
     def handle(self, kind: str, real: Any) -> str:
+        """The handle of a shop (``S<n>`` by first appearance) or product (its first ``P<search>.<line>``; a
+        product never listed by a search is ``P0.<n>``)."""
         key = f"{kind}:{real}"
         if key not in self.ids:
-            n = sum(1 for k in self.ids if k.startswith(f"{kind}:")) + 1
-            self.ids[key] = f"{kind}{n}"
-            self.handles[f"{kind}{n}"] = str(real)
+            if kind == "P":
+                self.unlisted += 1
+                name = f"P0.{self.unlisted}"
+            else:
+                name = f"{kind}{sum(1 for k in self.ids if k.startswith(f'{kind}:')) + 1}"
+            self.ids[key] = name
+            self.handles[name] = str(real)
         return self.ids[key]
+
+    def listed(self, product_ids: Sequence[Any]) -> list[str]:
+        """Handles of one search's result lines, in order: ``P<search>.1``, ``P<search>.2``... (a product
+        listed again gets another handle for the new line; every handle resolves to its id)."""
+        self.searches += 1
+        names = []
+        for line, real in enumerate(product_ids, start=1):
+            name = f"P{self.searches}.{line}"
+            self.handles[name] = str(real)
+            self.ids.setdefault(f"P:{real}", name)
+            names.append(name)
+        return names
 
     def resolve(self, token: str) -> str:
         """The real id behind a handle; anything that is not a known handle is returned as given."""
@@ -196,11 +218,9 @@ def _num(value: Any) -> str:
 
 
 def _search_lines(result: list[Any], table: HandleTable) -> str:
+    hits = [hit for hit in result[:COMPACT_TOP] if isinstance(hit, dict) and "product_id" in hit]
     lines = []
-    for hit in result[:COMPACT_TOP]:
-        if not isinstance(hit, dict) or "product_id" not in hit:
-            continue
-        pid = table.handle("P", hit["product_id"])
+    for pid, hit in zip(table.listed([hit["product_id"] for hit in hits]), hits, strict=True):
         shop = table.handle("S", hit["shop_id"]) if hit.get("shop_id") else "-"
         services = ",".join(str(s) for s in hit.get("service") or []) or "-"
         lines.append(f"{pid} {shop} | {hit.get('title', '')} | {_num(hit.get('price', ''))} | {services}")

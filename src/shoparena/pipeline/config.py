@@ -9,12 +9,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from shoparena.formats.profiles import ProfileName
 from shoparena.pipeline.checks import PipelineConfigError, check_pipeline_config
 from shoparena.runs.config import deep_merge
 from shoparena.runs.files import RunFileError, load_yaml
+
+#: Torch's default (every core) unless set: on this 2-core VM one thread made copy pretraining 2.2x slower
+#: (2.0 vs 0.9 s/step beside niced neighbours), while beside equal-priority busy processes a second thread
+#: that waits at barriers cost 1.45x (docs/benchmarks.md, "Torch threads under contention").
+TORCH_THREADS_HELP = "Torch intra-op threads of this stage (None: torch's default; 1 beside other jobs)."
 
 
 class _Section(BaseModel):
@@ -53,10 +58,11 @@ class ReferenceSection(_Section):
     similarity: str = Field(default="lexical", description="Title backend for scoring (exact | lexical).")
 
 
-#: The embedded default's miners (a lean day that fits the laptop budget): a decisive agentic teacher the
-#: filter keeps, a sub-task miner it rejects (and recovers), the no-LLM shortcut and a malformed miner.
+#: The embedded default's miners (a lean day that fits the laptop budget): a regular agentic teacher the
+#: filter keeps (baskets built item by item: docs/training.md), a sub-task miner it rejects (and recovers),
+#: the no-LLM shortcut and a malformed miner.
 EMBEDDED_POPULATION: list[tuple[str, str, str]] = [
-    ("agentic-decisive", "agentic", "decisive"),
+    ("agentic-regular", "agentic", "regular"),
     ("subtask-careful", "subtask", "careful"),
     ("shortcut", "shortcut", ""),
     ("malformed", "faulty", ""),
@@ -69,7 +75,21 @@ class FirehoseSection(_Section):
     races: int = Field(default=3, ge=1, description="Races (each on a rotated public suite).")
     problems_per_race: int = Field(default=150, ge=1)
     seed: int = 0
+    extra_pools: list[str] = Field(
+        default_factory=list,
+        description="Partition pools raced after the public suites (train: more problems for the corpus); "
+        "never heldout or hidden.",
+    )
     timeout_s: float = Field(default=30.0, gt=0, description="Per-problem sandbox limit.")
+
+    @field_validator("extra_pools")
+    @classmethod
+    def _open_pools(cls, value: list[str]) -> list[str]:
+        closed = sorted(set(value) & {"heldout", "hidden"})
+        if closed:
+            raise ValueError(f"{closed}: the held-out and hidden pools never feed the corpus")
+        return value
+
     options: dict[str, Any] = Field(
         default_factory=lambda: {"population": [list(m) for m in EMBEDDED_POPULATION]},
         description="Further FirehoseConfig fields (teachers, population) as is.",
@@ -111,14 +131,14 @@ class ModelSection(_Section):
     pretrain_steps: int = Field(
         default=400, ge=0, description="student-word: self-supervised copy-pretraining steps (0: none)."
     )
+    threads: int | None = Field(default=None, ge=1, description=TORCH_THREADS_HELP)
 
 
 class SFTSection(_Section):
     preset: str = Field(default="student-word", description="A training preset name or a train YAML file.")
     select: Literal["kept", "kept+recovered", "unfiltered"] = "kept"
-    trainer: dict[str, Any] = Field(
-        default_factory=dict, description="TRL SFTConfig fields over the preset."
-    )
+    trainer: dict[str, Any] = Field(default_factory=dict, description="TRL SFTConfig fields over the preset.")
+    threads: int | None = Field(default=None, ge=1, description=TORCH_THREADS_HELP)
 
 
 class EvalSection(_Section):

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import importlib
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, is_dataclass
 from pathlib import Path
 from typing import Any
@@ -165,7 +167,8 @@ def firehose_stage(ctx: StageContext) -> dict[str, Any]:
 
     section = ctx.config.firehose
     pools = ctx.inputs["partitions"]["pools"]
-    suites = [Path(pools[name]["path"]) for name in ctx.inputs["partitions"]["public"]]
+    raced = firehose_pools(ctx)
+    suites = [Path(pools[name]["path"]) for name in raced]
     config = FirehoseConfig.model_validate(
         {
             **section.options,
@@ -185,9 +188,8 @@ def firehose_stage(ctx: StageContext) -> dict[str, Any]:
         }
     )
     race_dirs = run_firehose(config, progress=lambda text: ctx.console.print(text), restart="changed")
-    public = ctx.inputs["partitions"]["public"]
-    # The firehose rotates the public suites: race r draws from suite r mod P.
-    races = [{**race_summary(d), "suite": public[i % len(public)]} for i, d in enumerate(race_dirs)]
+    # The firehose rotates its suites: race r draws from suite r mod P.
+    races = [{**race_summary(d), "suite": raced[i % len(raced)]} for i, d in enumerate(race_dirs)]
     trajectories = sum(r["trajectories"] for r in races)
     ctx.console.print(f"{len(races)} races, {trajectories} trajectories")
     return {
@@ -196,6 +198,17 @@ def firehose_stage(ctx: StageContext) -> dict[str, Any]:
         "races": races,
         "trajectories": trajectories,
     }
+
+
+def firehose_pools(ctx: StageContext) -> list[str]:
+    """The partition pools the firehose races: the public suites, then ``firehose.extra_pools``."""
+    extra = ctx.config.firehose.extra_pools
+    closed = sorted(set(extra) & {"heldout", "hidden"})
+    missing = sorted(set(extra) - set(ctx.inputs["partitions"]["pools"]))
+    if closed or missing:
+        bad = closed or missing
+        raise ValueError(f"firehose.extra_pools: {bad} cannot be raced (held-out, hidden or unknown pools)")
+    return [*ctx.inputs["partitions"]["public"], *extra]
 
 
 def race_summary(race_dir: Path) -> dict[str, Any]:
@@ -275,6 +288,22 @@ def corpus_stage(ctx: StageContext) -> dict[str, Any]:
     return {"path": str(config.out), "funnel": funnel}
 
 
+@contextmanager
+def torch_threads(threads: int | None) -> Iterator[None]:
+    """Torch's intra-op thread count set to ``threads`` for the block (None: left as it is)."""
+    if threads is None:
+        yield
+        return
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
 def train_policy(
     *,
     method: str,
@@ -286,9 +315,11 @@ def train_policy(
     out: str | Path,
     max_rows: int | None = None,
     sample_seed: int | None = None,
+    threads: int | None = None,
 ) -> dict[str, Any]:
     """Train ``model`` on a corpus view with ``shoparena.train`` (SFT, GRPO or KTO); resumable in ``out``.
-    ``max_rows`` keeps N selected rows: the first N, or a seeded uniform sample with ``sample_seed``."""
+    ``max_rows`` keeps N selected rows: the first N, or a seeded uniform sample with ``sample_seed``;
+    ``threads``: torch intra-op threads while it trains (None: torch's default)."""
     entry_point("shoparena.train.runner", "train", 12)
     from shoparena.train import load_config
     from shoparena.train.layout import TrainRun
@@ -300,7 +331,8 @@ def train_policy(
     if sample_seed is not None:
         overrides.append(f"data.sample_seed={sample_seed}")
     overrides += [f"trainer.{key}={json.dumps(value)}" for key, value in trainer.items()]  # JSON is YAML
-    summary = train(load_config(preset, method, overrides), out, progress=True, restart="changed")
+    with torch_threads(threads):
+        summary = train(load_config(preset, method, overrides), out, progress=True, restart="changed")
     return {
         "path": str(out),
         "final": str(TrainRun.at(out).final_dir),
@@ -333,6 +365,7 @@ def model_stage(ctx: StageContext) -> dict[str, Any]:
         layers=section.layers,
         hidden=section.hidden,
         pretrain_steps=section.pretrain_steps,
+        threads=section.threads,
         progress=lambda line: ctx.console.print(f"model: {line}"),
     )
     ctx.console.print(f"student-word: {path}")
@@ -350,6 +383,7 @@ def sft_stage(ctx: StageContext) -> dict[str, Any]:
         select=section.select,
         trainer=section.trainer,
         out=ctx.dir / ctx.stage_hash,
+        threads=section.threads,
     )
 
 
@@ -450,17 +484,22 @@ def eval_student_stage(ctx: StageContext) -> dict[str, Any]:
         ray_address=ctx.config.ray_address,
         render_profile=ctx.config.corpus.render_profile,
     )
-    from shoparena.eval.compare import compare_runs
+    from shoparena.eval.compare import compare_runs, compare_to_shortcut
 
-    block = compare_runs(ctx.inputs["eval_base"]["path"], outputs["path"]).profiles["strict"]
-    if block.greedy is not None and block.greedy_asr is not None:
-        g, d = block.greedy, block.greedy_asr
-        ctx.console.print(
-            f"student vs base (strict, greedy, {block.problems} held-out problems): "
-            f"{g.b_only + g.both} vs {g.a_only + g.both}, difference {d.diff:+.3f} "
-            f"[{d.ci_low:+.3f}, {d.ci_high:+.3f}], McNemar exact p = {g.p_value:.2g}"
-        )
-        outputs["vs_base"] = {"greedy": g.model_dump(), "greedy_asr": d.model_dump()}
+    against = {
+        "base": compare_runs(ctx.inputs["eval_base"]["path"], outputs["path"]),
+        "shortcut": compare_to_shortcut(outputs["path"]),
+    }
+    for name, comparison in against.items():
+        block = comparison.profiles["strict"]
+        if block.greedy is not None and block.greedy_asr is not None:
+            g, d = block.greedy, block.greedy_asr
+            ctx.console.print(
+                f"student vs {name} (strict, greedy, {block.problems} held-out problems): "
+                f"{g.b_only + g.both} vs {g.a_only + g.both}, difference {d.diff:+.3f} "
+                f"[{d.ci_low:+.3f}, {d.ci_high:+.3f}], McNemar exact p = {g.p_value:.2g}"
+            )
+            outputs[f"vs_{name}"] = {"greedy": g.model_dump(), "greedy_asr": d.model_dump()}
     return outputs
 
 

@@ -47,6 +47,16 @@ class DataSection(BaseModel):
     sample_seed: int | None = Field(
         None, description="With max_rows: a seeded uniform sample of the selected rows (None: the first N)."
     )
+    repeat: dict[str, int] = Field(
+        default_factory=dict,
+        description="Times each selected row of a category appears per epoch (e.g. {shop: 3}): a curriculum "
+        "that weighs the multi-item intents a small student sees fewer of; 1 for unnamed categories.",
+    )
+    repeat: dict[str, int] = Field(
+        default_factory=dict,
+        description="SFT: times each kept row of a category is trained per epoch (e.g. {shop: 3}), a "
+        "curriculum that weighs the multi-item intents; 1 for categories not named.",
+    )
     overlong: Literal["truncate", "drop"] = Field(
         "truncate",
         description="SFT rows longer than max_length: cut (TRL's way) or left out whole, counted "

@@ -37,6 +37,7 @@ class DataReport:
     not_selected: dict[str, int] = field(default_factory=dict)
     dropped: dict[str, int] = field(default_factory=dict)
     used: int = 0
+    repeated: int = 0
     data_hash: str = ""
 
     def as_dict(self) -> dict[str, Any]:
@@ -268,11 +269,13 @@ def prepare_sft(
     max_length: int | None,
     template=None,
     overlong: str = "truncate",
+    repeat: dict[str, int] | None = None,
 ):
     """Pre-tokenised SFT rows (``input_ids``, ``assistant_masks``), each through the drift guard
     (:func:`check_template_drift`); rows over ``max_length`` are truncated, or with ``overlong="drop"`` left
     out (``dropped['too_long']``); rows with no trainable token left are dropped
-    (``dropped['no_trainable_tokens']``)."""
+    (``dropped['no_trainable_tokens']``). ``repeat`` (``data.repeat``): a kept row of a named category
+    appears that many times (``used`` counts distinct rows, ``repeated`` the rows trained per epoch)."""
     import datasets
 
     rows = []
@@ -290,8 +293,9 @@ def prepare_sft(
         if not any(enc["assistant_masks"]):
             report.dropped["no_trainable_tokens"] = report.dropped.get("no_trainable_tokens", 0) + 1
             continue
-        rows.append(enc)
-    report.used = len(rows)
+        rows += [enc] * (repeat or {}).get(str(row.get("category")), 1)
+        report.used += 1
+    report.repeated = len(rows)
     if not rows:
         raise ConfigError(
             f"data: no SFT row keeps a trainable token (dropped: {report.dropped}); "

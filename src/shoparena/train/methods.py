@@ -26,7 +26,10 @@ from shoparena.train.data import (
 
 
 def _prepare_sft(cfg: TrainConfig, args: Any, rows: Any, tokenizer: Any, report: DataReport) -> Any:
-    return prepare_sft(rows, tokenizer, report, max_length=args.max_length, overlong=cfg.data.overlong)
+    data = cfg.data
+    return prepare_sft(
+        rows, tokenizer, report, max_length=args.max_length, overlong=data.overlong, repeat=data.repeat
+    )
 
 
 def _prepare_grpo(cfg: TrainConfig, args: Any, rows: Any, tokenizer: Any, report: DataReport) -> Any:

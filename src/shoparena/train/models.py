@@ -154,6 +154,7 @@ def build_pipeline_student(
     hidden: int = 128,
     pretrain_steps: int = 500,
     pretrain_batch: int = 12,
+    threads: int | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> Path:
     """Build (or reuse) ``student-word`` over a run's catalogue and training-side suites, then copy-pretrain
@@ -194,6 +195,7 @@ def build_pipeline_student(
         pretrained,
         steps=pretrain_steps,
         batch_size=pretrain_batch,
+        threads=threads,
         seed=seed,
         progress=lambda step, loss, acc: say(
             f"copy pretraining step {step}/{pretrain_steps}: loss {loss:.3f}, copy accuracy {acc:.3f}"
