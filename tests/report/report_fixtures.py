@@ -94,8 +94,30 @@ def full_run_dir(root: Path, samples: int = 4) -> Path:
     suite = held_out_suite(root / "run" / "heldout.json")
     for name, solved in (("eval_base", BASE_SOLVES), ("eval_student", STUDENT_SOLVES)):
         d = eval_run_dir(root / "run" / name, suite, solved, samples=samples)
-        stage(name, {"path": str(d)})
+        stage(name, {"path": str(d), **({"vs_shortcut": VS_SHORTCUT} if name == "eval_student" else {})})
+    add_shortcut_floor(root / "run" / "eval_student")
     return root / "run"
+
+
+#: What the no-LLM shortcut solves on the same problems, and the student's pairing with it (eval_student's
+#: ``vs_shortcut``): 13 vs 7 on 24 problems, 8 problems only the student solves, 2 only the shortcut.
+SHORTCUT_SOLVES = {"Product": 7, "Shop": 0}
+VS_SHORTCUT = {
+    "greedy": {"a_only": 2, "b_only": 8, "both": 5, "neither": 9, "p_value": 0.109},
+    "greedy_asr": {"a": 0.292, "b": 0.542, "diff": 0.25, "ci_low": 0.042, "ci_high": 0.458},
+}
+
+
+def add_shortcut_floor(eval_dir: Path) -> None:
+    """Write the shortcut floor (``eval run``'s ``shortcut_floor``) into an eval summary."""
+    from shoparena.eval.metrics import proportion
+
+    path = eval_dir / "summary.json"
+    summary = json.loads(path.read_text())
+    per = {c: proportion(n, PER_INTENT).model_dump() for c, n in SHORTCUT_SOLVES.items()}
+    total = proportion(sum(SHORTCUT_SOLVES.values()), PER_INTENT * len(SHORTCUT_SOLVES)).model_dump()
+    summary["shortcut_floor"] = {p: {"overall": total, **per} for p in ("strict", "shoppingbench")}
+    path.write_text(json.dumps(summary))
 
 
 #: Held-out problems per intent, and how many of each the base and the student solve (greedy).

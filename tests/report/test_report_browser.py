@@ -135,6 +135,17 @@ def test_the_report_opens_with_the_result(tmp_path):
     ]  # fmt: skip
 
 
+def test_headline_and_intents_show_the_shortcut_beside_the_base(tmp_path):
+    """The result section pairs the student with the shortcut (search the request verbatim, recommend the top
+    hit) as eval_student recorded it, per intent too, and the ASR table has the shortcut with intervals."""
+    html = render_report(full_run_dir(tmp_path), tmp_path / "r.html").read_text()
+    result = html.split('<section id="result">')[1].split("</section>")[0]
+    assert "vs the shortcut 7/24" in result and "+0.250 [+0.042, +0.458]" in result and "p = 0.11" in result
+    assert "Product 9/12 vs 2/12 vs 7/12" in result and "Shop 4/12 vs 1/12 vs 0/12" in result
+    asr = html.split('<section id="asr">')[1].split("</section>")[0]
+    assert "shortcut" in asr
+
+
 def test_one_sample_per_problem_draws_no_pass_at_k_curve(tmp_path):
     html = render_report(full_run_dir(tmp_path, samples=1), tmp_path / "r.html").read_text()
     section = html.split('<section id="passk">')[1].split("</section>")[0]

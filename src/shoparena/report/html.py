@@ -232,6 +232,10 @@ def _asr_rows(
         block = summary.get("profiles", summary).get(scoring_profile, {})
         cats = {c: metric(v, "greedy_asr") for c, v in block.items() if isinstance(v, dict)}
         per_model[label] = {c: m for c, m in cats.items() if m is not None}
+    floor = (data.evals.get("student") or {}).get("shortcut_floor", {}).get(scoring_profile)
+    if floor:  # the no-LLM shortcut on the student's problems (Wilson intervals)
+        shortcut = {c: metric({"e": v}, "e") for c, v in floor.items() if isinstance(v, dict)}
+        per_model["shortcut"] = {c: m for c, m in shortcut.items() if m is not None}
     categories = sorted({c for m in per_model.values() for c in m}, key=lambda c: (c != "overall", c))
     return categories, {
         name: [values.get(c, (0.0, 0.0, 0.0)) for c in categories] for name, values in per_model.items()
@@ -255,7 +259,22 @@ def headline(data: ReportData) -> str:
         f'<p class="headline"><b>student {student}/{n} vs base {base}/{n}</b> (strict, greedy, held-out): '
         f"difference {diff['diff']:+.3f} [{diff['ci_low']:+.3f}, {diff['ci_high']:+.3f}] (paired 95 % "
         f"bootstrap), McNemar exact p = {greedy['p_value']:.2g} ({greedy['b_only']} problems only the "
-        f"student solves, {greedy['a_only']} only the base)</p>"
+        f"student solves, {greedy['a_only']} only the base){_versus_shortcut(data)}</p>"
+    )
+
+
+def _versus_shortcut(data: ReportData) -> str:
+    """The same student against the shortcut (search the request verbatim, recommend the top hit) on the same
+    problems, as ``eval_student`` paired them (``vs_shortcut``); empty when the stage did not."""
+    paired = (data.outputs("eval_student") or {}).get("vs_shortcut") or {}
+    greedy, diff = paired.get("greedy"), paired.get("greedy_asr")
+    if not greedy or not diff:
+        return ""
+    n = greedy["a_only"] + greedy["b_only"] + greedy["both"] + greedy["neither"]
+    return (
+        f"; <b>vs the shortcut {greedy['a_only'] + greedy['both']}/{n}</b> (search the request verbatim, "
+        f"recommend the top hit): difference {diff['diff']:+.3f} [{diff['ci_low']:+.3f}, "
+        f"{diff['ci_high']:+.3f}], McNemar exact p = {greedy['p_value']:.2g}"
     )
 
 
@@ -267,16 +286,28 @@ def _solved(summary: dict[str, Any], category: str) -> str:
     return f"{round(est['value'] * est['n'])}/{est['n']}"
 
 
+def _shortcut_solved(summary: dict[str, Any], category: str) -> str:
+    est = (summary.get("shortcut_floor") or {}).get("strict", {}).get(category)
+    if not isinstance(est, dict) or not est.get("n"):
+        return "-"
+    return f"{round(est['value'] * est['n'])}/{est['n']}"
+
+
 def per_intent_line(data: ReportData) -> str:
-    """``Product 9/12 vs 0/12 · ...``: greedy strict successes per intent, student vs base."""
+    """``Product 9/12 vs 0/12 vs 9/12 · ...``: greedy strict successes per intent, student vs base vs the
+    shortcut on the same problems."""
     if not {"base", "student"} <= set(data.evals):
         return ""
-    block = data.evals["student"].get("profiles", data.evals["student"]).get("strict", {})
+    student = data.evals["student"]
+    block = student.get("profiles", student).get("strict", {})
     intents = sorted(c for c in block if c != "overall" and isinstance(block[c], dict))
+    base = data.evals["base"]
     parts = [
-        f"{_esc(c)} {_solved(data.evals['student'], c)} vs {_solved(data.evals['base'], c)}" for c in intents
+        f"{_esc(c)} {_solved(student, c)} vs {_solved(base, c)} vs {_shortcut_solved(student, c)}"
+        for c in intents
     ]
-    return f'<p class="intents">per intent, student vs base: {" · ".join(parts)}</p>' if parts else ""
+    label = "per intent, student vs base vs shortcut"
+    return f'<p class="intents">{label}: {" · ".join(parts)}</p>' if parts else ""
 
 
 def section_result(data: ReportData, notes: Mapping[str, str]) -> str:
