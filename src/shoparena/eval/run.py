@@ -47,7 +47,14 @@ from shoparena.runs.files import (
     validate_record,
 )
 from shoparena.runs.identity import Restart, RunIdentity, RunKind, claim_run_dir
-from shoparena.runs.infra import append_infra, infra_counts, pending_infra, read_infra, stop_if_all_infra
+from shoparena.runs.infra import (
+    InfraStopError,
+    append_infra,
+    infra_counts,
+    pending_infra,
+    read_infra,
+    stop_if_all_infra,
+)
 from shoparena.runs.manifest import FileRef, load_or_new, write_manifest
 from shoparena.scoring.bench import ScoringBench
 
@@ -383,7 +390,11 @@ def _run_eval(config: EvalConfig, backend: Any, engine: Any, on_episode: Any) ->
         infra=pending_infra(read_infra(root), store.done()),
     )
     summary.scoring["title_backend"] = bench.backend
-    summary.shortcut_floor = shortcut_floor(problems, engine, config.similarity)
+    # The floor over the same problems as the model's metrics (infra failures leave both, never one).
+    unrun = {f.problem_id for f in pending_infra(read_infra(root), store.done())}
+    summary.shortcut_floor = shortcut_floor(
+        [p for p in problems if p.problem_id not in unrun] or problems, engine, config.similarity
+    )
     new_tokens = sum(r.completion_tokens for r in new_records)
     summary.throughput = {
         "wall_s": round(elapsed, 3),
@@ -395,7 +406,24 @@ def _run_eval(config: EvalConfig, backend: Any, engine: Any, on_episode: Any) ->
     write_manifest(manifest, root)
     EvalRun.at(root).summary_path.write_text(json.dumps(summary.dump(), indent=2), encoding="utf-8")
     stop_if_all_infra(f"eval run {root}", len(store.records), pending_infra(read_infra(root), store.done()))
+    stop_if_no_completion(f"eval run {root}", store.records)
     return summary
+
+
+def stop_if_no_completion(where: str, records: list[EpisodeRecord]) -> None:
+    """Raise :class:`InfraStopError` when the policy called a model and not one call returned a completion:
+    such a run measures the model server, not the policy (its summary is written; the episodes stay, since
+    a refused request, a 4xx, is the policy's own)."""
+    calls = sum(r.calls for r in records)
+    if calls == 0 or any(r.calls > r.failed_calls for r in records):
+        return
+    errors = Counter((r.error or "no error recorded").split(":")[0] for r in records)
+    sample = next((r.error for r in records if r.error), "")
+    raise InfraStopError(
+        f"{where}: not one of {calls} model call(s) returned a completion "
+        f"({', '.join(f'{k} {v}' for k, v in errors.most_common(3))}: {' '.join(sample.split())[:160]}); "
+        "this is not a measurement of the policy: fix the model server and re-run with --restart"
+    )
 
 
 def summarise(
