@@ -17,10 +17,13 @@ LONE = json.loads('"shoes \\ud83d"')
 
 
 def _native(name: str, arguments: str) -> dict:
-    return {"role": "assistant", "content": "", "tool_calls": [{"function": {"name": name, "arguments": arguments}}]}
+    calls = [{"function": {"name": name, "arguments": arguments}}]
+    return {"role": "assistant", "content": "", "tool_calls": calls}
 
 
-def test_a_lone_surrogate_in_an_argument_is_an_invalid_call_and_the_episode_goes_on(hand, product_problem) -> None:
+def test_a_lone_surrogate_in_an_argument_is_an_invalid_call_and_the_episode_goes_on(
+    hand, product_problem
+) -> None:
     env = ShopEnv(hand.index)
     env.reset(product_problem)
     first = env.step(_native("find_product", '{"q": "shoes \\ud83d", "page": 1}'))
@@ -35,7 +38,8 @@ def test_a_lone_surrogate_in_an_argument_is_an_invalid_call_and_the_episode_goes
     assert trajectory.status is EpisodeStatus.SUCCESS and trajectory.error is None
     assert len(trajectory.meta["state_hash"]) == 64
     orjson.dumps(to_oro_envelope(trajectory))  # storable as it is
-    verdict = score_trajectory(product_problem, trajectory, hand.index, profile="strict", similarity=get_similarity("lexical"))
+    lexical = get_similarity("lexical")
+    verdict = score_trajectory(product_problem, trajectory, hand.index, profile="strict", similarity=lexical)
     assert verdict.scored  # scored like any other episode: the policy's result
 
 

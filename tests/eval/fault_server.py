@@ -44,7 +44,7 @@ class FaultServer:
             def log_message(self, *args: Any) -> None:  # quiet
                 pass
 
-            def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+            def do_POST(self) -> None:
                 self.rfile.read(int(self.headers.get("content-length") or 0))
                 owner.requests += 1
                 mode = owner.mode

@@ -75,7 +75,7 @@ class EvalConfig(BaseModel):
     episode_timeout_s: float = Field(default=900.0, gt=0, description="Per-episode limit (TIMED_OUT).")
     request_timeout_s: float = Field(default=600.0, gt=0, description="Per model-call limit.")
     request_retries: int = Field(
-        default=3, ge=0, description="openai: retries of a model call that failed in transport (5xx, timeout)."
+        default=3, ge=0, description="openai: retries of a call that failed in transport (5xx, timeout)."
     )
     retry_backoff_s: float = Field(
         default=1.0, ge=0, description="openai: first backoff delay, doubling per retry (capped at 30 s)."

@@ -40,9 +40,9 @@ __all__ = [
     "DEFAULT_MAX_BODY_BYTES",
     "DEFAULT_MAX_CALLS_PER_STEP",
     "DEFAULT_MAX_EPISODES_PER_PROBLEM",
-    "LOCAL_HOSTS",
-    "host_allowed",
     "DEFAULT_MAX_SESSIONS",
     "DEFAULT_PORT",
     "DEFAULT_STEP_TIMEOUT_S",
+    "LOCAL_HOSTS",
+    "host_allowed",
 ]

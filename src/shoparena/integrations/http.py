@@ -382,7 +382,8 @@ def create_app(
         # A web page that rebinds its own name to this machine sends that name: refused (DNS rebinding).
         host = request.headers.get("host")
         if not host_allowed(host, allowed):
-            return error(403, f"Host {str(host)[:100]!r} is not a local name; serve it with --allow-host NAME")
+            refused = f"Host {str(host)[:100]!r} is not a local name; serve it with --allow-host NAME"
+            return error(403, refused)
         return await call_next(request)
 
     @app.exception_handler(EnvServerError)

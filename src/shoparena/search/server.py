@@ -3,8 +3,9 @@
 Responses are bare JSON lists of projected product dicts. A missing required parameter is a 422 JSON error
 (upstream answers 500; a client error is the honest code), while an invalid ``page`` is ``[]`` with 200,
 as upstream. A missing ``page`` is page 1, as in the CLI and the environment's tool (upstream answered
-``[]``, which read as "no results" to every client that left it out; ``/`` says so: ``page=1``). Endpoints run on the event loop (a search takes about a millisecond, less than a thread-pool
-hop costs under load); ``workers`` > 1 spreads requests over cores, each process mapping the same index.
+``[]``, which read as "no results" to every client that left it out; ``/`` says so: ``page=1``).
+Endpoints run on the event loop (a search takes about a millisecond, less than a thread-pool hop costs
+under load); ``workers`` > 1 spreads requests over cores, each process mapping the same index.
 
 Oversized requests get a JSON error instead of a dropped connection: a query string over
 :data:`MAX_QUERY_BYTES` is 413, request headers over :data:`MAX_HEADER_BYTES` are 431, and a request head

@@ -18,7 +18,6 @@ from typing import Any
 from shoparena.integrations.config import host_allowed
 from shoparena.viewer.runs import LoadedRun, episode_detail, load_runs
 
-
 #: Characters escaped in inline JSON: with no ``<`` no string can open or close a tag or a comment
 #: (``</script>``, ``<!--<script>``), and U+2028/U+2029 end a line in older JavaScript parsers.
 _INLINE_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
@@ -77,7 +76,8 @@ class ViewerServer:
                 self.wfile.write(body)
 
             def _error(self, status: int, message: str) -> None:
-                self._send(status, json.dumps({"error": message, "status": status}).encode(), "application/json")
+                body = json.dumps({"error": message, "status": status}).encode()
+                self._send(status, body, "application/json")
 
             def do_GET(self) -> None:
                 host = self.headers.get("host")
