@@ -43,8 +43,8 @@ def test_a_damaged_saved_view_is_a_config_error_naming_the_split(tmp_path, damag
 def test_train_on_a_truncated_view_exits_2_in_one_line(tmp_path) -> None:
     corpus = _corpus(tmp_path / "corpus")
     _truncate_arrow(corpus)
-    args = ["train", "sft", "--config", "tiny", "--set", f"data.corpus={corpus}", "--out", str(tmp_path / "run")]
-    result = CliRunner().invoke(app, [*args, "--quiet"])
+    args = ["train", "sft", "--config", "tiny", "--set", f"data.corpus={corpus}"]
+    result = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "run"), "--quiet"])
     assert result.exit_code == 2, result.output
     assert "Traceback" not in result.output
     errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
