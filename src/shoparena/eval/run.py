@@ -142,6 +142,32 @@ def eval_identity(config: EvalConfig) -> RunIdentity:
     return RunIdentity.of(RunKind.EVAL, settings, _input_paths(config))
 
 
+def absolute_inputs(config: EvalConfig) -> EvalConfig:
+    """``config`` with every input path (suite, index, kb, train corpus, a local policy) and ``out`` made
+    absolute: ``config.yaml`` then names the same files whatever directory a later command (a resume, a
+    ``corpus build`` of this run, ``view``) is typed in."""
+    policy = config.policy
+    local = _policy_path(policy)
+    if local is not None:
+        policy = f"{policy.partition(':')[0]}:{Path(local).absolute()}"
+    return config.model_copy(
+        update={
+            "suite": config.suite.absolute(),
+            "index": config.index.absolute(),
+            "out": config.out.absolute(),
+            "kb": [Path(p).absolute() for p in config.kb],
+            "train_corpus": Path(config.train_corpus).absolute() if config.train_corpus else None,
+            "policy": policy,
+        }
+    )
+
+
+def _write_if_changed(path: Path, text: str) -> None:
+    """Write ``text`` unless the file already holds it: a resume that did no work changes no file."""
+    if not path.is_file() or path.read_text(encoding="utf-8") != text:
+        path.write_text(text, encoding="utf-8")
+
+
 def _check_policy(config: EvalConfig) -> None:
     """A policy that names a local file or folder must exist, checked before anything is written (its
     backend would fail only after the run directory is set up)."""
@@ -284,7 +310,7 @@ def run_eval(
         LeakError: the suite leaks into ``--train-corpus`` and ``--allow-leak`` was not given.
     """
     try:
-        config = resolve_render_profile(config)
+        config = resolve_render_profile(absolute_inputs(config))
     except RenderProfileError as exc:
         raise EvalConfigError(str(exc)) from None
     _check_policy(config)
@@ -319,8 +345,8 @@ def _run_eval(config: EvalConfig, backend: Any, engine: Any, on_episode: Any) ->
         allow_leak=config.allow_leak,
         index_dir=config.index,
     )
-    EvalRun.at(root).config_path.write_text(
-        yaml.safe_dump(config.model_dump(mode="json"), sort_keys=False), encoding="utf-8"
+    _write_if_changed(
+        EvalRun.at(root).config_path, yaml.safe_dump(config.model_dump(mode="json"), sort_keys=False)
     )
     manifest = load_or_new(root, EvalManifest, kind="eval")
     manifest.inputs["suite"] = FileRef.of(config.suite)
@@ -402,12 +428,24 @@ def _run_eval(config: EvalConfig, backend: Any, engine: Any, on_episode: Any) ->
         "episodes_per_s": round(len(new_records) / elapsed, 4) if elapsed > 0 else 0.0,
         "completion_tokens_per_s": round(new_tokens / elapsed, 2) if elapsed > 0 else 0.0,
     }
+    previous = _previous_throughput(EvalRun.at(root).summary_path)
+    if not todo and previous is not None:  # nothing played: the last call that did work stays measured
+        summary.throughput = previous
     manifest.episodes_finished = summary.episodes["finished"]
     write_manifest(manifest, root)
-    EvalRun.at(root).summary_path.write_text(json.dumps(summary.dump(), indent=2), encoding="utf-8")
+    _write_if_changed(EvalRun.at(root).summary_path, json.dumps(summary.dump(), indent=2))
     stop_if_all_infra(f"eval run {root}", len(store.records), pending_infra(read_infra(root), store.done()))
     stop_if_no_completion(f"eval run {root}", store.records)
     return summary
+
+
+def _previous_throughput(path: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return None
+    throughput = data.get("throughput") if isinstance(data, dict) else None
+    return throughput if isinstance(throughput, dict) else None
 
 
 def stop_if_no_completion(where: str, records: list[EpisodeRecord]) -> None:
