@@ -52,3 +52,23 @@ def test_a_run_directory_that_is_a_link_is_refused_before_anything_is_written(tm
     with pytest.raises(RunDirError, match="symbolic link"):
         claim_run_dir(link, RunIdentity.of(RunKind.EVAL, {}, {}), own=())
     assert list(target.iterdir()) == []
+
+
+def test_a_resume_never_writes_through_a_link_out_of_its_directory(tmp_path) -> None:
+    identity = RunIdentity.of(RunKind.CORPUS, {"a": 1}, {})
+    run = tmp_path / "run"
+    claim_run_dir(run, identity, own=("views",)).release()
+    outside = tmp_path / "precious.json"
+    outside.write_text("mine")
+    (run / "summary.json").symlink_to(outside)
+    with pytest.raises(RunDirError, match="summary.json is a symbolic link to .*outside the run directory"):
+        claim_run_dir(run, identity, own=("views",))
+    (run / "summary.json").unlink()
+    (run / "views").mkdir()
+    (run / "views" / "sft").symlink_to(tmp_path, target_is_directory=True)
+    with pytest.raises(RunDirError, match="views/sft is a symbolic link"):
+        claim_run_dir(run, identity, own=("views",))
+    (run / "views" / "sft").unlink()
+    (run / "views" / "inside").symlink_to(run / "views")  # a link that stays inside is harmless
+    claim_run_dir(run, identity, own=("views",)).release()
+    assert outside.read_text() == "mine"

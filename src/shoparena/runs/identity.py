@@ -308,6 +308,8 @@ def claim_run_dir(
     try:
         # Again under the lock: a run that finished between the first check and the lock is seen.
         found, start_over = _check(path, identity, own_names, restart, option, explicit)
+        if not start_over:  # a resume writes into its outputs: never through a link out of the directory
+            _refuse_links_out(path, own_names, option)
         if start_over:
             for name in own_names - {LOCK_NAME}:
                 _remove(path / name)
@@ -355,6 +357,27 @@ def _check(
             "pass --restart to start it over, or use another directory"
         )
     return found, start_over
+
+
+def _refuse_links_out(path: Path, names: Iterable[str], option: str) -> None:
+    """Refuse a run directory whose outputs hold a symbolic link that leaves it (a resume would write, or
+    a restart's writes would land, in whatever the link points at)."""
+    root = path.resolve()
+    for name in sorted(names):
+        top = path / name
+        candidates = [top]
+        if top.is_dir() and not top.is_symlink():
+            for folder, dirs, files in os.walk(top):  # never follows links
+                candidates.extend(Path(folder) / entry for entry in (*dirs, *files))
+        for entry in candidates:
+            if not entry.is_symlink():
+                continue
+            target = entry.resolve()
+            if not _inside(target, root):
+                raise RunDirError(
+                    f"{option} {path}: {entry.relative_to(path)} is a symbolic link to {target}, outside the "
+                    "run directory; remove it (a resume would write through it)"
+                )
 
 
 def _remove(path: Path) -> None:
