@@ -2,12 +2,14 @@
 
 Modes: ``500`` (every request HTTP 500), ``garbage`` (200 with a body that is not JSON), ``hang`` (answers
 after ``hang_s``, past any short request timeout), ``surrogate`` (a valid completion whose tool argument
-holds a lone surrogate, then recommend and terminate), ``ok`` (recommend and terminate at once).
+holds a lone surrogate, then recommend and terminate), ``ok`` (recommend and terminate at once), and
+``mixed`` (each request one of the others but ``hang``, drawn by a generator seeded with ``seed``).
 """
 
 from __future__ import annotations
 
 import json
+import random
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -36,8 +38,10 @@ SURROGATE_SEARCH = ("find_product", '{"q": "shoes \\ud83d", "page": 1}')
 class FaultServer:
     """``with FaultServer("500") as server:`` serves on 127.0.0.1 at ``server.base_url``."""
 
-    def __init__(self, mode: str, hang_s: float = 3.0) -> None:
+    def __init__(self, mode: str, hang_s: float = 3.0, seed: int = 0) -> None:
         self.mode, self.hang_s, self.requests = mode, hang_s, 0
+        self.rng = random.Random(seed)
+        self._draw = threading.Lock()
         owner = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -46,8 +50,11 @@ class FaultServer:
 
             def do_POST(self) -> None:
                 self.rfile.read(int(self.headers.get("content-length") or 0))
-                owner.requests += 1
-                mode = owner.mode
+                with owner._draw:
+                    owner.requests += 1
+                    mode = owner.mode
+                    if mode == "mixed":
+                        mode = owner.rng.choice(["500", "garbage", "surrogate", "ok"])
                 if mode == "hang":
                     time.sleep(owner.hang_s)
                 if mode == "500":

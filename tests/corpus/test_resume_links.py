@@ -1,4 +1,4 @@
-"""A resume of ``corpus build`` never writes through a planted link out of the corpus (issue 31, finding 7)."""
+"""A resume of ``corpus build`` never writes through a planted link out of the corpus (issue 31, #7)."""
 
 from __future__ import annotations
 
@@ -26,7 +26,8 @@ def test_corpus_build_refuses_to_resume_through_a_link_out(corpus_dir: Path, fir
     else:
         target.unlink(missing_ok=True)
     target.symlink_to(outside / "summary.json" if planted == "summary.json" else outside)
-    result = CliRunner().invoke(app, ["corpus", "build", str(firehose_dir / "race-000"), "--out", str(corpus)])
+    args = ["corpus", "build", str(firehose_dir / "race-000"), "--out", str(corpus)]
+    result = CliRunner().invoke(app, args)
     assert result.exit_code == 2, result.output
     assert "symbolic link" in result.stderr and "Traceback" not in result.output
     assert sorted(p.name for p in outside.iterdir()) == ["keep.txt"]

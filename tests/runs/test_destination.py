@@ -61,7 +61,7 @@ def test_a_resume_never_writes_through_a_link_out_of_its_directory(tmp_path) -> 
     outside = tmp_path / "precious.json"
     outside.write_text("mine")
     (run / "summary.json").symlink_to(outside)
-    with pytest.raises(RunDirError, match="summary.json is a symbolic link to .*outside the run directory"):
+    with pytest.raises(RunDirError, match=r"summary\.json is a symbolic link to .*outside the run directory"):
         claim_run_dir(run, identity, own=("views",))
     (run / "summary.json").unlink()
     (run / "views").mkdir()
