@@ -154,3 +154,20 @@ def test_every_field_is_validated_and_only_local_hosts_are_served(tasks) -> None
         assert status == 403 and "not a local name" in body["error"]
         for host in ("localhost:5640", "127.0.0.1", "[::1]:80", "trainer.lan:5640"):
             assert _raw(srv, "GET", "/health", host=host)[0] == 200, host
+
+
+def test_an_unexpected_error_is_a_json_500_and_one_log_line(tasks, monkeypatch, caplog) -> None:
+    from fastapi.testclient import TestClient
+
+    app = create_app(tasks)
+    store = app.app.state.store
+
+    def broken(self, request):
+        raise RuntimeError("index vanished\nsecond line")
+
+    monkeypatch.setattr(type(store), "open", broken)
+    client = TestClient(app, base_url="http://localhost", raise_server_exceptions=False)
+    response = client.post("/sessions", json={"seed": 1})
+    assert response.status_code == 500 and response.json()["error"].endswith("index vanished second line")
+    errors = [r for r in caplog.records if r.levelname == "ERROR"]
+    assert len(errors) == 1 and "\n" not in errors[0].getMessage() and errors[0].exc_info is None

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import threading
 import time
 import uuid
@@ -53,6 +54,8 @@ from shoparena.integrations.config import (
 )
 from shoparena.integrations.tasks import ShopTaskSet, TaskSetError, observation_text, verdict_summary
 from shoparena.records.problem import Problem
+
+logger = logging.getLogger(__name__)
 
 
 class ResetRequest(BaseModel):
@@ -378,13 +381,18 @@ def create_app(
     allowed = frozenset(h.lower() for h in allowed_hosts)
 
     @app.middleware("http")
-    async def _local_hosts_only(request: Request, call_next: Any) -> Response:
+    async def _guard(request: Request, call_next: Any) -> Response:
         # A web page that rebinds its own name to this machine sends that name: refused (DNS rebinding).
         host = request.headers.get("host")
         if not host_allowed(host, allowed):
             refused = f"Host {str(host)[:100]!r} is not a local name; serve it with --allow-host NAME"
             return error(403, refused)
-        return await call_next(request)
+        try:
+            return await call_next(request)
+        except Exception as exc:  # a JSON 500 and one log line (the framework would log a traceback)
+            line = f"{request.method} {request.url.path}: {type(exc).__name__}: {' '.join(str(exc).split())}"
+            logger.error("%s", line[:300])
+            return error(500, line[:300])
 
     @app.exception_handler(EnvServerError)
     async def _refused(request: Request, exc: EnvServerError) -> Response:
