@@ -11,9 +11,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from fault_server import FaultServer
 from typer.testing import CliRunner
 
+from fault_server import FaultServer
 from shoparena.cli.main import app
 from shoparena.jsonl import read_jsonl_dicts
 from shoparena.runs.infra import read_infra
@@ -62,3 +62,32 @@ def test_a_lone_surrogate_from_the_model_is_the_policys_failure_scored(bank, syn
     assert summary["profiles"]["strict"]["overall"]["problems"] == 3  # the denominator is the suite
     envelope = json.loads((out / "output.jsonl").read_text().splitlines()[0])
     assert "lone surrogate" in json.dumps(envelope)
+
+
+def _record(problem_id: str, calls: int, failed: int, error: str | None = None):
+    from shoparena.records.eval import EpisodeRecord
+
+    return EpisodeRecord(
+        problem_id=problem_id,
+        sample_idx=0,
+        decoding="greedy",
+        category="c",
+        status="FAILED" if error else "SUCCESS",
+        success_strict=False,
+        success_shoppingbench=False,
+        calls=calls,
+        failed_calls=failed,
+        error=error,
+    )
+
+
+def test_a_run_in_which_no_model_call_returned_a_completion_is_refused_as_a_measurement():
+    from shoparena.eval.run import stop_if_no_completion
+    from shoparena.runs.infra import InfraStopError
+
+    stop_if_no_completion("eval run R", [_record("a", 0, 0), _record("b", 0, 0)])  # the planner: no calls
+    stop_if_no_completion("eval run R", [_record("a", 2, 2, "X: y"), _record("b", 3, 1)])  # one completion
+    with pytest.raises(InfraStopError) as err:
+        stop_if_no_completion("eval run R", [_record("a", 1, 1, "BackendError: HTTP 404: no such model")] * 2)
+    message = str(err.value)
+    assert "\n" not in message and "not one of 2 model call(s)" in message and "no such model" in message
