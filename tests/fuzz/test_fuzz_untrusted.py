@@ -15,6 +15,24 @@ import pytest
 from typer.testing import CliRunner
 
 from shoparena.cli.main import app
+from shoparena.records.problem import Intent
+from shoparena.suites.options import SynthOptions
+from shoparena.suites.synth import synthesize_bank
+
+@pytest.fixture(scope="module")
+def fuzz_bank(synth, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("fuzz_bank") / "bank.json"
+    options = SynthOptions(n=3, seed=9, intents=(Intent.PRODUCT, Intent.SHOP))
+    synthesize_bank(synth.index.index_dir, out, options)
+    return out
+
+
+@pytest.fixture(scope="module")
+def tasks_for_fuzz(fuzz_bank, synth):
+    from shoparena.integrations.tasks import ShopTaskSet
+
+    return ShopTaskSet.load(fuzz_bank, synth.index.index_dir, max_steps=4)
+
 
 HOSTILE_TEXT = [
     "", "<!--<script>", "</script>", "\u2028", "\x00", "é", "🙂", "\ud83d", "\udfff", "\\ud83d", "{", "]]>",
