@@ -19,6 +19,7 @@ from shoparena.records.problem import Intent
 from shoparena.suites.options import SynthOptions
 from shoparena.suites.synth import synthesize_bank
 
+
 @pytest.fixture(scope="module")
 def fuzz_bank(synth, tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("fuzz_bank") / "bank.json"
