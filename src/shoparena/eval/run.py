@@ -428,12 +428,13 @@ def _run_eval(config: EvalConfig, backend: Any, engine: Any, on_episode: Any) ->
         "episodes_per_s": round(len(new_records) / elapsed, 4) if elapsed > 0 else 0.0,
         "completion_tokens_per_s": round(new_tokens / elapsed, 2) if elapsed > 0 else 0.0,
     }
-    previous = _previous_throughput(EvalRun.at(root).summary_path)
-    if not todo and previous is not None:  # nothing played: the last call that did work stays measured
-        summary.throughput = previous
     manifest.episodes_finished = summary.episodes["finished"]
     write_manifest(manifest, root)
-    _write_if_changed(EvalRun.at(root).summary_path, json.dumps(summary.dump(), indent=2))
+    saved = summary.dump()
+    previous = _previous_throughput(EvalRun.at(root).summary_path)
+    if not todo and previous is not None:  # nothing played: the file keeps the last call that did work
+        saved["throughput"] = previous
+    _write_if_changed(EvalRun.at(root).summary_path, json.dumps(saved, indent=2))
     stop_if_all_infra(f"eval run {root}", len(store.records), pending_infra(read_infra(root), store.done()))
     stop_if_no_completion(f"eval run {root}", store.records)
     return summary
