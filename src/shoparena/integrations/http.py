@@ -252,7 +252,7 @@ class SessionStore:
         except Exception as exc:
             verdict = {
                 "problem_id": session.problem.problem_id,
-                "profile": self.tasks.profile,
+                "profile": self.tasks.scoring_profile,
                 "status": "failed_run",
                 "success": False,
                 "error": f"scoring failed: {type(exc).__name__}: {exc}"[:300],
