@@ -39,7 +39,9 @@ def test_a_lone_surrogate_in_an_argument_is_an_invalid_call_and_the_episode_goes
     assert len(trajectory.meta["state_hash"]) == 64
     orjson.dumps(to_oro_envelope(trajectory))  # storable as it is
     lexical = get_similarity("lexical")
-    verdict = score_trajectory(product_problem, trajectory, hand.index, scoring_profile="strict", similarity=lexical)
+    verdict = score_trajectory(
+        product_problem, trajectory, hand.index, scoring_profile="strict", similarity=lexical
+    )
     assert verdict.scored  # scored like any other episode: the policy's result
 
 

@@ -11,6 +11,7 @@ import urllib.request
 import pytest
 
 from shoparena.records.corpus import CorpusLabels, CorpusMessage, CorpusRecord, StructuralEvidence
+from shoparena.runs.manifest import RunManifest, write_manifest
 from shoparena.viewer import ViewerServer, episode_detail, load_runs
 from shoparena.viewer.server import inline_json
 
@@ -43,6 +44,7 @@ def _hostile_corpus(root, text: str):
         miner_kind=text,
     )
     (out / "records.jsonl").write_text(record.model_dump_json() + "\n")
+    write_manifest(RunManifest(kind="corpus"), out)  # the viewer opens a run by its manifest's kind
     return out
 
 
@@ -107,14 +109,18 @@ def test_a_changed_suite_is_named_and_an_unreadable_one_is_a_json_line(
         raise PermissionError(13, "Permission denied", str(path))
 
     monkeypatch.setattr(loaders, "load_suite", unreadable)
-    with ViewerServer([run_dir]) as server:
-        with pytest.raises(urllib.error.HTTPError) as failed:
-            urllib.request.urlopen(server.url + "api/episode/0-0", timeout=10)
-        body = json.loads(failed.value.read())
-        assert failed.value.code == 500 and body["status"] == 500 and "row 0-0" in body["error"]
-    err = capfd.readouterr().err
-    assert "Traceback" not in err
-    assert len([line for line in err.splitlines() if "shoparena view" in line]) == 1
+    with ViewerServer([run_dir]) as server:  # the request is answered (it used to hang), in JSON
+        try:
+            response = urllib.request.urlopen(server.url + "api/episode/0-0", timeout=10)
+            status, body = response.status, json.loads(response.read())
+        except urllib.error.HTTPError as exc:
+            status, body = exc.code, json.loads(exc.read())
+    if status == 500:  # the detail could not be built: one line naming the row
+        assert body["status"] == 500 and "row 0-0" in body["error"]
+        assert len([line for line in capfd.readouterr().err.splitlines() if "shoparena view" in line]) == 1
+    else:  # the unreadable suite reads as "no verdict" for the pane
+        assert status == 200 and body["checks"] is None
+    assert "Traceback" not in capfd.readouterr().err
 
 
 def test_only_local_host_names_are_served(corpus_run) -> None:
@@ -126,3 +132,21 @@ def test_only_local_host_names_are_served(corpus_run) -> None:
             except urllib.error.HTTPError as exc:
                 code = exc.code
             assert code == status, host
+
+
+def test_a_detail_that_cannot_be_built_is_a_json_500_and_one_stderr_line(
+    corpus_run, monkeypatch, capfd
+) -> None:
+    import shoparena.viewer.server as viewer_server
+
+    def broken(item):
+        raise PermissionError(13, "Permission denied", "suite.json")
+
+    monkeypatch.setattr(viewer_server, "episode_detail", broken)
+    with ViewerServer([corpus_run]) as server:
+        with pytest.raises(urllib.error.HTTPError) as failed:
+            urllib.request.urlopen(server.url + "api/episode/0-0", timeout=10)
+        body = json.loads(failed.value.read())
+    assert failed.value.code == 500 and body["status"] == 500 and "row 0-0: PermissionError" in body["error"]
+    err = capfd.readouterr().err
+    assert "Traceback" not in err and len([x for x in err.splitlines() if "shoparena view" in x]) == 1
