@@ -160,3 +160,24 @@ def test_race_cli_is_deterministic_and_the_margin_decays(tmp_path, shop_world):
     assert late["decision"]["promoted"] is True and late["decision"]["margin"] < 1e-6
     assert late["incumbent"]["hotkey"] == "agentic"
     assert json.loads((tmp_path / "r3" / "weights.json").read_text())["top_hotkey"] == "agentic"
+
+
+def test_a_judge_that_cannot_judge_prints_no_score_and_exits_1(judged_run, monkeypatch):
+    """Issue 31, finding 10: verdicts parse_error/skipped_breaker printed final 0.23 with exit 0."""
+    import shoparena.arena.run_judging as run_judging
+
+    real = run_judging.judge_run
+
+    def with_a_model_that_cannot_judge(run_dir, judge, backend_spec=None, **kwargs):
+        return real(run_dir, judge, backend=ScriptedBackend(default="no verdict here, sorry"), **kwargs)
+
+    monkeypatch.setattr(run_judging, "judge_run", with_a_model_that_cannot_judge)
+    args = ["arena", "judge", str(judged_run), "--judge", "llm"]
+    result = CliRunner().invoke(app, args, env={"COLUMNS": "300"})
+    assert result.exit_code == 1, result.output
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and "the judge failed" in errors[0] and "no final(judge) score" in errors[0]
+    agentic = next(line for line in result.stdout.splitlines() if line.strip("│ ").startswith("agentic"))
+    assert "judge failed" in agentic
+    saved = json.loads((judged_run / "agents" / "agentic" / "incentives.json").read_text())
+    assert saved["score"]["judge_failed"] == saved["score"]["judge_total"] > 0

@@ -104,17 +104,19 @@ def test_leak_guard_passes_a_held_out_suite(make_config, bank, tmp_path) -> None
 
 
 class _SlowSearcher:
-    """Searches forever, 0.2 s per call; the third problem's backend call fails."""
+    """Searches forever, 0.2 s per call; the third problem's second call is refused (HTTP 400, the
+    policy's own context overflowing: its failure, not the server's)."""
 
     def complete(self, request):
         import time
 
-        from shoparena.llm.types import ChatResponse, Unavailable
+        from shoparena.llm.types import BackendError, ChatResponse
 
         query = next(m["content"] for m in request.messages if m["role"] == "user")
-        if "boom" in query:
-            raise Unavailable("server down", reason="server")
-        time.sleep(0.2)
+        if "boom" in query and len(request.messages) > 2:
+            raise BackendError("HTTP 400: context length exceeded", status_code=400)
+        if "boom" not in query:
+            time.sleep(0.2)
         function = {"name": "find_product", "arguments": '{"q": "x"}'}
         call = {"id": "c", "type": "function", "function": function}
         return ChatResponse(tool_calls=[call])
@@ -131,7 +133,7 @@ def test_timed_out_and_failed_episodes_count_as_failures(make_config, bank, tmp_
     rows = _lines(config.out / "episodes.jsonl")
     assert sorted(r["status"] for r in rows) == ["FAILED", "TIMED_OUT", "TIMED_OUT"]
     failed = next(r for r in rows if r["status"] == "FAILED")
-    assert failed["failed_calls"] == 1 and "server down" in failed["error"]
+    assert failed["failed_calls"] == 1 and "context length exceeded" in failed["error"]
     assert summary["episodes"]["by_status"] == {"TIMED_OUT": 2, "FAILED": 1}
     for profile in ("strict", "shoppingbench"):
         overall = summary["profiles"][profile]["overall"]

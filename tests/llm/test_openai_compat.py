@@ -139,18 +139,21 @@ def test_other_4xx_is_a_plain_non_retryable_error(server: FakeServer) -> None:
     assert len(server.received) == 1
 
 
-def test_invalid_json_200_is_invalid_response(server: FakeServer) -> None:
-    server.reset(Action(status=200, text="{not json"), Action(json=completion()))
+def test_invalid_json_200_is_invalid_response_retried_like_a_server_fault(server: FakeServer) -> None:
+    server.reset(Action(status=200, text="{not json"), Action(json=completion("second")))
+    sleeps: list[float] = []
+    assert _backend(server, sleeps).complete(_request()).content == "second"
+    assert len(server.received) == 2 and sleeps == [1.0]
+    server.reset(Action(status=200, text="<html>proxy</html>"))
     with pytest.raises(InvalidResponse) as info:
-        _backend(server, []).complete(_request())
-    assert info.value.status_code == 200 and not info.value.retryable
-    assert len(server.received) == 1
+        _backend(server, [], max_retries=0).complete(_request())
+    assert info.value.status_code == 200 and info.value.retryable
 
 
 def test_json_without_choices_is_invalid_response(server: FakeServer) -> None:
     server.reset(Action(json={"object": "chat.completion", "choices": []}))
     with pytest.raises(InvalidResponse):
-        _backend(server, []).complete(_request())
+        _backend(server, [], max_retries=0).complete(_request())
 
 
 def test_timeout_is_retried_then_unavailable(server: FakeServer) -> None:

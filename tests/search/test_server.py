@@ -72,9 +72,15 @@ def test_find_product_shape_and_semantics(client: httpx.Client, tiny: Built) -> 
     assert {h["shop_id"] for h in r.json()} == {"502"}
 
 
-@pytest.mark.parametrize("page", [None, "0", "6", "x", "-1"])
-def test_invalid_page_is_empty_200(client: httpx.Client, page: str | None) -> None:
-    params = {"q": "shoes"} | ({"page": page} if page is not None else {})
+def test_a_missing_page_is_page_one(client: httpx.Client) -> None:
+    first = client.get("/find_product", params={"q": "shoes", "page": "1"}).json()
+    assert first and client.get("/find_product", params={"q": "shoes"}).json() == first
+    assert "page=1" in client.get("/").json()["/find_product"]
+
+
+@pytest.mark.parametrize("page", ["", "0", "6", "x", "-1"])
+def test_invalid_page_is_empty_200(client: httpx.Client, page: str) -> None:
+    params = {"q": "shoes", "page": page}
     r = client.get("/find_product", params=params)
     assert r.status_code == 200
     assert r.json() == []

@@ -196,6 +196,16 @@ def judge_cmd(
     console.print(incentives_table(report))
     for note in report.notes + [f"{a.agent}: {n}" for a in report.agents for n in a.notes]:
         console.print(f"[yellow]note[/]: {note}")
+    failed = [a for a in report.agents if a.score is not None and a.score.judge_unusable]
+    if failed:  # docs/judge.md: a judge that could not judge gives no score, never a silent number
+        worst = failed[0]
+        counts = ", ".join(f"{k} {v}" for k, v in worst.verdict_statuses.items())
+        typer.echo(
+            f"error: arena judge {run_dir}: the judge failed for {len(failed)} agent(s) "
+            f"({worst.agent}: {counts}); no final(judge) score; fix the judge and re-run",
+            err=True,
+        )
+        raise typer.Exit(code=1)
 
 
 @arena_app.command("calibrate")

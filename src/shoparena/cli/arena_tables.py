@@ -83,15 +83,16 @@ def incentives_table(report: IncentiveReport) -> Table:
     ):
         table.add_column(col)
     for a in report.agents:
+        failed = a.score is not None and a.score.judge_unusable  # no score from a judge that could not judge
         table.add_row(
             a.agent,
             str(a.problems),
             str(a.judged),
             ", ".join(f"{k}:{v}" for k, v in a.verdict_statuses.items()) or "-",
             _fmt(a.success_rate),
-            _fmt(a.reasoning_quality),
-            _fmt(a.reasoning_coefficient),
-            _fmt(a.score.final_judge if a.score else None),
+            "judge failed" if failed else _fmt(a.reasoning_quality),
+            "-" if failed else _fmt(a.reasoning_coefficient),
+            "-" if failed else _fmt(a.score.final_judge if a.score else None),
             _fmt(a.richness.agentic_richness),
             _fmt(a.richness.pending_target),
             _fmt(a.richness.nonce_stamped),

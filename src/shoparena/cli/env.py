@@ -10,6 +10,8 @@ from rich.console import Console
 from shoparena.integrations.config import (
     DEFAULT_IDLE_TIMEOUT_S,
     DEFAULT_MAX_BODY_BYTES,
+    DEFAULT_MAX_CALLS_PER_STEP,
+    DEFAULT_MAX_EPISODES_PER_PROBLEM,
     DEFAULT_MAX_SESSIONS,
     DEFAULT_PORT,
     DEFAULT_STEP_TIMEOUT_S,
@@ -39,6 +41,18 @@ def serve(
     ),
     step_timeout_s: float = typer.Option(DEFAULT_STEP_TIMEOUT_S, "--step-timeout", help="Seconds per step."),
     max_body_bytes: int = typer.Option(DEFAULT_MAX_BODY_BYTES, "--max-body", min=1, help="Request body cap."),
+    max_calls_per_step: int = typer.Option(
+        DEFAULT_MAX_CALLS_PER_STEP, "--max-calls-per-step", min=1, help="Calls run per step (more: dropped)."
+    ),
+    max_episodes_per_problem: int = typer.Option(
+        DEFAULT_MAX_EPISODES_PER_PROBLEM,
+        "--max-episodes-per-problem",
+        min=0,
+        help="Episodes started per problem (429 beyond; 0: no limit).",
+    ),
+    allow_host: list[str] = typer.Option(
+        [], "--allow-host", help="Host name remote clients use (repeat; local names are always allowed)."
+    ),
 ) -> None:
     """Serve reset / step / state over HTTP, one session per episode (client: agent_sdk.EnvClient)."""
     from shoparena.integrations.http import serve as serve_http
@@ -62,6 +76,9 @@ def serve(
         idle_timeout_s=idle_timeout_s,
         step_timeout_s=step_timeout_s,
         max_body_bytes=max_body_bytes,
+        max_calls_per_step=max_calls_per_step,
+        max_episodes_per_problem=max_episodes_per_problem,
+        allowed_hosts=frozenset(allow_host),
     )
 
 

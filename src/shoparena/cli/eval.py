@@ -65,6 +65,12 @@ def run(
     request_timeout: float = typer.Option(
         _default("request_timeout_s"), "--request-timeout", help="Seconds."
     ),
+    request_retries: int = typer.Option(
+        _default("request_retries"), "--request-retries", min=0, help="openai: retries of a failed call."
+    ),
+    retry_backoff: float = typer.Option(
+        _default("retry_backoff_s"), "--retry-backoff", min=0.0, help="openai: first retry delay, seconds."
+    ),
     max_batch: int = typer.Option(_default("max_batch"), "--max-batch", min=1, help="hf: batch size."),
     threads: int | None = typer.Option(_default("threads"), "--threads", min=1, help="hf: torch threads."),
     engine: str = typer.Option(
@@ -94,9 +100,9 @@ def run(
 ) -> None:
     """Evaluate a policy: n episodes per problem, both scoring profiles, intervals, shortcut floor.
 
-    Exit codes: 1 the suite leaks into --train-corpus, or every episode failed for infrastructure
-    (no model server: a re-run retries them); 2 bad input or a different run in --out (without
-    --restart).
+    Exit codes: 1 the suite leaks into --train-corpus, or every episode failed for infrastructure (no
+    model server, or one that answers 5xx, garbage or nothing in time: a re-run retries them), or not one
+    model call returned a completion; 2 bad input or a different run in --out (without --restart).
     """
     options = dict(locals())  # every option by parameter name, before any other local exists
     from pydantic import ValidationError
@@ -132,6 +138,7 @@ _FIELD_OF_OPTION = {
     "fmt": "format",
     "episode_timeout": "episode_timeout_s",
     "request_timeout": "request_timeout_s",
+    "retry_backoff": "retry_backoff_s",
 }
 
 

@@ -140,8 +140,23 @@ def card_header(corpus_dir: str | Path, report: dict[str, Any]) -> str:
     return f"---\n{body}---\n"
 
 
+#: What a staging folder holds that is not for the Hub (the claim's identity and lock).
+STAGING_BOOKKEEPING = ("identity.json", "run.lock", "*.tmp")
+
+
 def prepare_publish(corpus_dir: str | Path, out: str | Path) -> Path:
-    """Stage the folder the Hub receives: ``README.md`` (the card), ``views/*.parquet`` and the reports."""
+    """Stage the folder the Hub receives: ``README.md`` (the card), ``views/*.parquet`` and the reports.
+
+    ``out`` is claimed like a run directory (:func:`shoparena.runs.identity.claim_run_dir`, kind
+    ``publish``): a destination that is, holds or lies inside what is staged (the corpus itself, its
+    ``views/``, its parent), a symbolic link, or a non-empty folder that no ``corpus publish`` wrote is
+    refused before anything is written; an earlier staging folder has its own files replaced, nothing else.
+
+    Raises:
+        PublishError: one line naming the corpus or the destination.
+    """
+    from shoparena.runs.identity import RunDirError, RunIdentity, RunKind, claim_run_dir
+
     src, dst = CorpusRun.at(corpus_dir), CorpusRun.at(out)  # the staging folder mirrors the corpus layout
     card = src.card_path
     if not card.is_file() or not card.read_text(encoding="utf-8").startswith("---\n"):
@@ -149,14 +164,24 @@ def prepare_publish(corpus_dir: str | Path, out: str | Path) -> Path:
     parquet = sorted(src.views_dir.glob("*.parquet"))
     if not parquet:
         raise PublishError(f"{src.path}: no Parquet views under {src.views_dir.name}/")
-    if dst.path.exists():
-        shutil.rmtree(dst.path)
-    dst.views_dir.mkdir(parents=True)
-    shutil.copy2(card, dst.card_path)
-    for path in parquet:
-        shutil.copy2(path, dst.views_dir / path.name)
-    for extra in (src.report_path, src.diversity_path):
-        if extra.is_file():
+    reports = (src.report_path, src.diversity_path)
+    extras = [extra for extra in reports if extra.is_file()]
+    try:
+        claim = claim_run_dir(
+            dst.path,
+            RunIdentity.of(RunKind.PUBLISH, {}, {}),
+            own=(card.name, src.views_dir.name, *(extra.name for extra in reports)),
+            input_paths=[card, *parquet, *extras],
+            restart=True,  # a staging folder is always staged afresh (its own files only)
+        )
+    except RunDirError as exc:
+        raise PublishError(str(exc)) from None
+    with claim:
+        dst.views_dir.mkdir(parents=True)
+        shutil.copy2(card, dst.card_path)
+        for path in parquet:
+            shutil.copy2(path, dst.views_dir / path.name)
+        for extra in extras:
             shutil.copy2(extra, dst.path / extra.name)
     return dst.path
 
@@ -181,7 +206,12 @@ def publish(
     api = HfApi(endpoint=endpoint, token=token)
     try:
         api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
-        info = api.upload_folder(folder_path=str(folder), repo_id=repo_id, repo_type="dataset")
+        info = api.upload_folder(
+            folder_path=str(folder),
+            repo_id=repo_id,
+            repo_type="dataset",
+            ignore_patterns=list(STAGING_BOOKKEEPING),
+        )
     except Exception as exc:
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise PublishError(
@@ -194,6 +224,7 @@ def publish(
 __all__ = [
     "CONFIGS",
     "LICENSE",
+    "STAGING_BOOKKEEPING",
     "PublishError",
     "card_header",
     "card_metadata",

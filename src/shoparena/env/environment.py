@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from shoparena.env.knowledge import KnowledgeBase
+from shoparena.env.policy_output import refuse_invalid_output
 from shoparena.env.session import ShopSession
 from shoparena.env.shop_tools import OroHelperTools, ShopTools
 from shoparena.env.toolkit import BoundTool, ToolKit
@@ -163,6 +164,9 @@ class ShopEnv:
         profile: Render profile of the policy (:mod:`shoparena.formats.profiles`): under ``compact`` the
             product and shop handles of a call (``P3``, ``S1``) are mapped back to ids and left-out
             defaults filled in before the call runs; the trajectory records real ids.
+        max_calls_per_step: Calls past this many in one step are dropped, with a parse error on the step
+            (None: no cap; the HTTP server sets one). Lone surrogates in an action are always refused as
+            the policy's failure (:mod:`shoparena.env.policy_output`).
     """
 
     def __init__(
@@ -176,10 +180,14 @@ class ShopEnv:
         agent_id: str = "",
         run_id: str = "",
         render_profile: str = "upstream",
+        max_calls_per_step: int | None = None,
     ) -> None:
         self.render_profile = check_profile(render_profile)
         if max_steps < 1:
             raise ValueError(f"ShopEnv.max_steps must be >= 1, got {max_steps}")
+        if max_calls_per_step is not None and max_calls_per_step < 1:
+            raise ValueError(f"ShopEnv.max_calls_per_step must be >= 1, got {max_calls_per_step}")
+        self.max_calls_per_step = max_calls_per_step
         self.engine = engine
         self.max_steps = max_steps
         self.agent_id = agent_id
@@ -276,6 +284,7 @@ class ShopEnv:
         else:
             parsed = to_parsed_step(action)
         step = parsed.to_step(len(session.steps) + 1, timestamp=int(time.time() * 1000))
+        refuse_invalid_output(step, max_calls=self.max_calls_per_step)  # the policy's failure, not ours
         if isinstance(action, dict) and action.get("tool_calls") is not None:
             step.content_format = "native"
         if not step.content and step.content_format == "tagged":

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -72,7 +73,11 @@ class ShopSession:
 
     def state_hash(self) -> str:
         """sha256 of the canonical :meth:`snapshot`: equal for episodes that reached the same state."""
-        payload = orjson.dumps(self.snapshot(), option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS)
+        snapshot = self.snapshot()
+        try:
+            payload = orjson.dumps(snapshot, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS)
+        except TypeError:  # text orjson refuses (invalid Unicode) must not crash the episode: escape it
+            payload = json.dumps(snapshot, sort_keys=True, default=str, separators=(",", ":")).encode()
         return hashlib.sha256(payload).hexdigest()
 
 

@@ -20,7 +20,16 @@ from shoparena.env.environment import Observation
 from shoparena.formats.native import trajectory_to_chat
 from shoparena.formats.profiles import check_profile, render_chat, template_kwargs
 from shoparena.llm.transformers_backend import parse_generated_text
-from shoparena.llm.types import BackendError, ChatBackend, ChatRequest, Unavailable
+from shoparena.llm.types import (
+    AuthError,
+    BackendError,
+    ChatBackend,
+    ChatRequest,
+    InvalidResponse,
+    RateLimited,
+    Unavailable,
+)
+from shoparena.records.infra import InfraReason
 from shoparena.records.message import ToolSchema
 from shoparena.records.trajectory import Trajectory
 
@@ -63,10 +72,27 @@ class EpisodeUsage:
 
 
 def unreachable(exc: BackendError) -> bool:
-    """True for a server that could not be reached or answered 502/503; a timeout (slow model) is not."""
+    """True for a server that could not be reached or answered 502/503."""
     return isinstance(exc, Unavailable) and (
         exc.reason == "connection" or (exc.reason == "server" and exc.status_code in (502, 503))
     )
+
+
+def transport_failure(exc: BackendError) -> InfraReason | None:
+    """The infrastructure reason of a failed model call, or None when the policy's request itself was
+    refused (another 4xx: a prompt over the context, a malformed request).
+
+    Drawn by cause: no server (connection refused, 502/503) is ``model_unreachable``; a server that
+    answered with anything but a completion after its retries (another 5xx, a timeout, a body that is not
+    a completion, 429, rejected credentials) is ``model_failed``. Neither is a measurement of the policy.
+    """
+    if unreachable(exc):
+        return InfraReason.MODEL_UNREACHABLE
+    if isinstance(exc, Unavailable | InvalidResponse | RateLimited | AuthError):
+        return InfraReason.MODEL_FAILED
+    if exc.status_code is not None and exc.status_code >= 500:
+        return InfraReason.MODEL_FAILED
+    return None
 
 
 class ChatAgent:
@@ -102,9 +128,10 @@ class ChatAgent:
         self.model, self.deadline, self.request_timeout_s = model, deadline, request_timeout_s
         self.name = name
         self.usage = EpisodeUsage()
-        #: Set when a call failed because the model server could not be reached (an infrastructure
-        #: failure: the episode is retried on resume, not scored as the policy's 0).
+        #: Set when a call failed for a transport reason (:func:`transport_failure`): an infrastructure
+        #: failure, so the episode is retried on resume, not scored as the policy's 0.
         self.unreachable: str | None = None
+        self.infra_reason: InfraReason | None = None
         self._lock = threading.Lock()
 
     def messages(self, observation: Observation) -> list[dict[str, Any]]:
@@ -152,8 +179,14 @@ class ChatAgent:
         except BackendError as exc:
             with self._lock:
                 self.usage.failed_calls += 1
-            if unreachable(exc):
+            reason = transport_failure(exc)
+            if reason is None and self.usage.calls == self.usage.failed_calls:
+                # Refused before the policy wrote a word: the request was the environment's prompt and
+                # the run's settings (model name, context), not the policy's output.
+                reason = InfraReason.MODEL_FAILED
+            if reason is not None:
                 self.unreachable = f"{type(exc).__name__}: {exc}"
+                self.infra_reason = reason
             raise
         with self._lock:
             self.usage.prompt_tokens += response.usage.prompt_tokens

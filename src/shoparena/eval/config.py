@@ -20,6 +20,8 @@ RESUMABLE_CHANGES = frozenset(
         "bootstrap",
         "progress",
         "request_timeout_s",
+        "request_retries",
+        "retry_backoff_s",
         "threads",
         "max_batch",
         "executor",
@@ -72,6 +74,12 @@ class EvalConfig(BaseModel):
     )
     episode_timeout_s: float = Field(default=900.0, gt=0, description="Per-episode limit (TIMED_OUT).")
     request_timeout_s: float = Field(default=600.0, gt=0, description="Per model-call limit.")
+    request_retries: int = Field(
+        default=3, ge=0, description="openai: retries of a call that failed in transport (5xx, timeout)."
+    )
+    retry_backoff_s: float = Field(
+        default=1.0, ge=0, description="openai: first backoff delay, doubling per retry (capped at 30 s)."
+    )
     max_batch: int = Field(default=8, ge=1, description="hf: sequences generated together.")
     engine: Literal["transformers", "ctranslate2", "ctranslate2-int8"] = Field(
         default="transformers",

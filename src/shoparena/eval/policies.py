@@ -144,7 +144,7 @@ class InProcessPolicy:
             infra = InfraFailure(
                 problem_id=spec.problem.problem_id,
                 sample_idx=spec.sample_idx,
-                reason=InfraReason.MODEL_UNREACHABLE,
+                reason=getattr(agent, "infra_reason", None) or InfraReason.MODEL_UNREACHABLE,
                 message=str(agent.unreachable)[:500],
                 execution_time=round(wall, 3),
             )
@@ -155,7 +155,9 @@ class InProcessPolicy:
         try:
             return self.play(spec, run_id)
         except Exception as exc:
-            logger.exception("episode %s failed", spec.key)
+            # One line: the failure is recorded in infra.jsonl and retried; the traceback is for debugging.
+            logger.warning("episode %s failed: %s: %s", spec.key, type(exc).__name__, str(exc)[:200])
+            logger.debug("episode %s failed", spec.key, exc_info=True)
             traj = Trajectory(
                 run_id=run_id,
                 problem_id=spec.problem.problem_id,
@@ -463,11 +465,18 @@ def _hf(spec: str, config: EvalConfig, engine: Any, knowledge: Any, backend: Any
 
 def _openai(spec: str, config: EvalConfig, engine: Any, knowledge: Any, backend: Any) -> Policy:
     from shoparena.llm.factory import parse_backend_spec
-    from shoparena.llm.openai_compat import OpenAICompatibleBackend
+    from shoparena.llm.openai_compat import BackoffPolicy, OpenAICompatibleBackend
 
     _, url, model = parse_backend_spec(spec)
     if backend is None:
-        backend = OpenAICompatibleBackend(url, None, model, timeout=config.request_timeout_s)
+        backend = OpenAICompatibleBackend(
+            url,
+            None,
+            model,
+            timeout=config.request_timeout_s,
+            max_retries=config.request_retries,
+            backoff=BackoffPolicy(initial_s=config.retry_backoff_s),
+        )
     return chat_policy(
         backend,
         config,

@@ -47,7 +47,14 @@ from shoparena.runs.files import (
     validate_record,
 )
 from shoparena.runs.identity import Restart, RunIdentity, RunKind, claim_run_dir
-from shoparena.runs.infra import append_infra, infra_counts, pending_infra, read_infra, stop_if_all_infra
+from shoparena.runs.infra import (
+    InfraStopError,
+    append_infra,
+    infra_counts,
+    pending_infra,
+    read_infra,
+    stop_if_all_infra,
+)
 from shoparena.runs.manifest import FileRef, load_or_new, write_manifest
 from shoparena.scoring.bench import ScoringBench
 
@@ -133,6 +140,32 @@ def eval_identity(config: EvalConfig) -> RunIdentity:
     if _policy_path(config.policy) is not None:
         settings["policy"] = config.policy.partition(":")[0] + ":"
     return RunIdentity.of(RunKind.EVAL, settings, _input_paths(config))
+
+
+def absolute_inputs(config: EvalConfig) -> EvalConfig:
+    """``config`` with every input path (suite, index, kb, train corpus, a local policy) and ``out`` made
+    absolute: ``config.yaml`` then names the same files whatever directory a later command (a resume, a
+    ``corpus build`` of this run, ``view``) is typed in."""
+    policy = config.policy
+    local = _policy_path(policy)
+    if local is not None:
+        policy = f"{policy.partition(':')[0]}:{Path(local).absolute()}"
+    return config.model_copy(
+        update={
+            "suite": config.suite.absolute(),
+            "index": config.index.absolute(),
+            "out": config.out.absolute(),
+            "kb": [Path(p).absolute() for p in config.kb],
+            "train_corpus": Path(config.train_corpus).absolute() if config.train_corpus else None,
+            "policy": policy,
+        }
+    )
+
+
+def _write_if_changed(path: Path, text: str) -> None:
+    """Write ``text`` unless the file already holds it: a resume that did no work changes no file."""
+    if not path.is_file() or path.read_text(encoding="utf-8") != text:
+        path.write_text(text, encoding="utf-8")
 
 
 def _check_policy(config: EvalConfig) -> None:
@@ -277,7 +310,7 @@ def run_eval(
         LeakError: the suite leaks into ``--train-corpus`` and ``--allow-leak`` was not given.
     """
     try:
-        config = resolve_render_profile(config)
+        config = resolve_render_profile(absolute_inputs(config))
     except RenderProfileError as exc:
         raise EvalConfigError(str(exc)) from None
     _check_policy(config)
@@ -312,8 +345,8 @@ def _run_eval(config: EvalConfig, backend: Any, engine: Any, on_episode: Any) ->
         allow_leak=config.allow_leak,
         index_dir=config.index,
     )
-    EvalRun.at(root).config_path.write_text(
-        yaml.safe_dump(config.model_dump(mode="json"), sort_keys=False), encoding="utf-8"
+    _write_if_changed(
+        EvalRun.at(root).config_path, yaml.safe_dump(config.model_dump(mode="json"), sort_keys=False)
     )
     manifest = load_or_new(root, EvalManifest, kind="eval")
     manifest.inputs["suite"] = FileRef.of(config.suite)
@@ -383,7 +416,11 @@ def _run_eval(config: EvalConfig, backend: Any, engine: Any, on_episode: Any) ->
         infra=pending_infra(read_infra(root), store.done()),
     )
     summary.scoring["title_backend"] = bench.backend
-    summary.shortcut_floor = shortcut_floor(problems, engine, config.similarity)
+    # The floor over the same problems as the model's metrics (infra failures leave both, never one).
+    unrun = {f.problem_id for f in pending_infra(read_infra(root), store.done())}
+    summary.shortcut_floor = shortcut_floor(
+        [p for p in problems if p.problem_id not in unrun] or problems, engine, config.similarity
+    )
     new_tokens = sum(r.completion_tokens for r in new_records)
     summary.throughput = {
         "wall_s": round(elapsed, 3),
@@ -393,9 +430,39 @@ def _run_eval(config: EvalConfig, backend: Any, engine: Any, on_episode: Any) ->
     }
     manifest.episodes_finished = summary.episodes["finished"]
     write_manifest(manifest, root)
-    EvalRun.at(root).summary_path.write_text(json.dumps(summary.dump(), indent=2), encoding="utf-8")
+    saved = summary.dump()
+    previous = _previous_throughput(EvalRun.at(root).summary_path)
+    if not todo and previous is not None:  # nothing played: the file keeps the last call that did work
+        saved["throughput"] = previous
+    _write_if_changed(EvalRun.at(root).summary_path, json.dumps(saved, indent=2))
     stop_if_all_infra(f"eval run {root}", len(store.records), pending_infra(read_infra(root), store.done()))
+    stop_if_no_completion(f"eval run {root}", store.records)
     return summary
+
+
+def _previous_throughput(path: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return None
+    throughput = data.get("throughput") if isinstance(data, dict) else None
+    return throughput if isinstance(throughput, dict) else None
+
+
+def stop_if_no_completion(where: str, records: list[EpisodeRecord]) -> None:
+    """Raise :class:`InfraStopError` when the policy called a model and not one call returned a completion:
+    such a run measures the model server, not the policy (its summary is written; the episodes stay, since
+    a refused request, a 4xx, is the policy's own)."""
+    calls = sum(r.calls for r in records)
+    if calls == 0 or any(r.calls > r.failed_calls for r in records):
+        return
+    errors = Counter((r.error or "no error recorded").split(":")[0] for r in records)
+    sample = next((r.error for r in records if r.error), "")
+    raise InfraStopError(
+        f"{where}: not one of {calls} model call(s) returned a completion "
+        f"({', '.join(f'{k} {v}' for k, v in errors.most_common(3))}: {' '.join(sample.split())[:160]}); "
+        "this is not a measurement of the policy: fix the model server and re-run with --restart"
+    )
 
 
 def summarise(

@@ -15,13 +15,23 @@ For trainers that run rollouts in another process or machine (the typed client i
 
 Limits: at most ``max_sessions`` open sessions (503 beyond; idle ones expire after ``idle_timeout_s`` and are
 reaped on every request), a step runs at most ``step_timeout_s`` (504, and the session is closed), a
-request body is at most ``max_body_bytes`` (413). Every error is JSON ``{"error": "...", "status": N}`` with
-one line that names the session or field; no request can crash the server.
+request body is at most ``max_body_bytes`` (413), a step runs at most ``max_calls_per_step`` calls (the rest
+are dropped, noted on the step), a problem is started at most ``max_episodes_per_problem`` times (429; 0: no
+limit), and a request whose ``Host`` header is not a local name (or one of ``allowed_hosts``) gets 403 (DNS
+rebinding). Every error is JSON ``{"error": "...", "status": N}`` with one line that names the session or
+field; no request can crash the server.
+
+What a client learns: the problems' public views, the observations, and for an ended episode the reward and
+the verdict's public form (:meth:`shoparena.records.verdict.Verdict.public_view`: which checks passed, never
+what was expected), so replaying a problem in a new session teaches nothing a search would not. Every ended
+episode gets its verdict, also one ended by a fault of the server (``infra_error``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
+import logging
 import threading
 import time
 import uuid
@@ -35,12 +45,17 @@ from shoparena.env.environment import ShopEnv, TerminationReason
 from shoparena.integrations.config import (
     DEFAULT_IDLE_TIMEOUT_S,
     DEFAULT_MAX_BODY_BYTES,
+    DEFAULT_MAX_CALLS_PER_STEP,
+    DEFAULT_MAX_EPISODES_PER_PROBLEM,
     DEFAULT_MAX_SESSIONS,
     DEFAULT_PORT,
     DEFAULT_STEP_TIMEOUT_S,
+    host_allowed,
 )
 from shoparena.integrations.tasks import ShopTaskSet, TaskSetError, observation_text, verdict_summary
 from shoparena.records.problem import Problem
+
+logger = logging.getLogger(__name__)
 
 
 class ResetRequest(BaseModel):
@@ -48,8 +63,10 @@ class ResetRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    problem_id: str | None = Field(default=None, description="The problem to play.")
-    seed: int | None = Field(default=None, description="Draws the problem when problem_id is not given.")
+    problem_id: str | None = Field(default=None, max_length=512, description="The problem to play.")
+    seed: int | None = Field(
+        default=None, ge=0, le=2**63 - 1, description="Draws the problem when problem_id is not given."
+    )
 
 
 class StepRequest(BaseModel):
@@ -79,7 +96,9 @@ class EpisodeView(BaseModel):
     truncated: bool = Field(default=False, description="The step cap ended the episode.")
     termination_reason: str | None = None
     tool_results: list[Any] = Field(default_factory=list, description="Results of the last step's calls.")
-    verdict: dict[str, Any] | None = Field(default=None, description="Outcome, scores and checks, when done.")
+    verdict: dict[str, Any] | None = Field(
+        default=None, description="The verdict's public form when done: outcome, scores, checks passed."
+    )
 
 
 class EnvServerError(Exception):
@@ -111,10 +130,15 @@ class SessionStore:
         max_sessions: int = DEFAULT_MAX_SESSIONS,
         idle_timeout_s: float = DEFAULT_IDLE_TIMEOUT_S,
         clock: Any = time.monotonic,
+        max_calls_per_step: int = DEFAULT_MAX_CALLS_PER_STEP,
+        max_episodes_per_problem: int = DEFAULT_MAX_EPISODES_PER_PROBLEM,
     ) -> None:
         if max_sessions < 1:
             raise ValueError(f"SessionStore.max_sessions must be >= 1, got {max_sessions}")
         self.tasks = tasks
+        self.max_calls_per_step = max_calls_per_step
+        self.max_episodes_per_problem = max_episodes_per_problem
+        self._episodes: dict[str, int] = {}
         self.max_sessions = max_sessions
         self.idle_timeout_s = idle_timeout_s
         self._clock = clock
@@ -150,8 +174,16 @@ class SessionStore:
                 raise EnvServerError(
                     503, f"{len(self._sessions)} sessions open, the limit is {self.max_sessions}: close one"
                 )
+            played = self._episodes.get(problem.problem_id, 0)
+            if self.max_episodes_per_problem and played >= self.max_episodes_per_problem:
+                raise EnvServerError(
+                    429,
+                    f"problem {problem.problem_id!r}: {played} episodes started, "
+                    f"the limit is {self.max_episodes_per_problem}",
+                )
+            self._episodes[problem.problem_id] = played + 1
             session_id = uuid.uuid4().hex
-            env = self.tasks.new_env(run_id=session_id)
+            env = self.tasks.new_env(run_id=session_id, max_calls_per_step=self.max_calls_per_step)
             session = _Session(session_id, problem, env, self._clock())
             self._sessions[session_id] = session
         obs = env.reset(problem)
@@ -190,7 +222,12 @@ class SessionStore:
             try:
                 result = session.env.step(action)
             except (TypeError, ValueError) as exc:
+                if session.env.session.done:  # raised after the episode ended: still deliver its verdict
+                    return self._finish(session, {})
                 raise EnvServerError(422, f"session {session_id!r}: malformed action: {exc}") from None
+            except Exception as exc:  # the server's own fault: the episode ends as infra_error, scored
+                session.env.fail(TerminationReason.INFRA_ERROR, f"{type(exc).__name__}: {exc}"[:500])
+                return self._finish(session, {})
             assert session.view is not None
             update: dict[str, Any] = {
                 "observation": observation_text(result.observation),
@@ -199,20 +236,41 @@ class SessionStore:
                 "tool_results": [c.result if c.has_result else None for c in result.step.tool_calls],
             }
             if result.done:
-                verdict = self.tasks.score(session.problem, session.env.trajectory())
-                reason = result.termination_reason
-                update.update(
-                    reward=1.0 if verdict.success else 0.0,
-                    terminated=reason != TerminationReason.MAX_STEPS,
-                    truncated=reason == TerminationReason.MAX_STEPS,
-                    termination_reason=reason,
-                    verdict=verdict_summary(verdict),
-                )
+                return self._finish(session, update)
             session.view = session.view.model_copy(update=update)
             session.last_used = self._clock()
             return session.view
         finally:
             session.lock.release()
+
+    def _finish(self, session: _Session, update: dict[str, Any]) -> EpisodeView:
+        """The view of an ended episode, with its reward and public verdict (a scorer's fault gives a
+        failed verdict naming it, never a session left without one)."""
+        reason = session.env.session.termination_reason
+        try:
+            verdict = verdict_summary(self.tasks.score(session.problem, session.env.trajectory()))
+        except Exception as exc:
+            verdict = {
+                "problem_id": session.problem.problem_id,
+                "profile": self.tasks.scoring_profile,
+                "status": "failed_run",
+                "success": False,
+                "error": f"scoring failed: {type(exc).__name__}: {exc}"[:300],
+            }
+        assert session.view is not None
+        update = {
+            "done": True,
+            "step_index": len(session.env.session.steps) + 1,
+            **update,
+            "reward": 1.0 if verdict["success"] else 0.0,
+            "terminated": reason != TerminationReason.MAX_STEPS,
+            "truncated": reason == TerminationReason.MAX_STEPS,
+            "termination_reason": reason,
+            "verdict": verdict,
+        }
+        session.view = session.view.model_copy(update=update)
+        session.last_used = self._clock()
+        return session.view
 
     def abandon(self, session_id: str, message: str) -> None:
         """End a session whose step ran past the timeout (its worker thread may still finish it)."""
@@ -286,6 +344,9 @@ def create_app(
     idle_timeout_s: float = DEFAULT_IDLE_TIMEOUT_S,
     step_timeout_s: float = DEFAULT_STEP_TIMEOUT_S,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    max_calls_per_step: int = DEFAULT_MAX_CALLS_PER_STEP,
+    max_episodes_per_problem: int = DEFAULT_MAX_EPISODES_PER_PROBLEM,
+    allowed_hosts: frozenset[str] | set[str] = frozenset(),
 ) -> Any:
     """The FastAPI app serving ``tasks`` (see the module docstring for the endpoints and limits)."""
     from fastapi import FastAPI, Request
@@ -293,7 +354,13 @@ def create_app(
     from fastapi.responses import Response
     from starlette.exceptions import HTTPException as StarletteHTTPException
 
-    store = SessionStore(tasks, max_sessions=max_sessions, idle_timeout_s=idle_timeout_s)
+    store = SessionStore(
+        tasks,
+        max_sessions=max_sessions,
+        idle_timeout_s=idle_timeout_s,
+        max_calls_per_step=max_calls_per_step,
+        max_episodes_per_problem=max_episodes_per_problem,
+    )
     app = FastAPI(title="shoparena environment server", docs_url=None, redoc_url=None)
     app.state.store = store
 
@@ -305,7 +372,27 @@ def create_app(
     def ok(payload: Any, status: int = 200) -> Response:
         if isinstance(payload, BaseModel):
             payload = payload.model_dump(mode="json")
-        return Response(orjson.dumps(payload), status, media_type="application/json")
+        try:
+            body = orjson.dumps(payload)
+        except TypeError:  # text orjson refuses (invalid Unicode from an old record): escaped, not a 500
+            body = json.dumps(payload, default=str).encode()
+        return Response(body, status, media_type="application/json")
+
+    allowed = frozenset(h.lower() for h in allowed_hosts)
+
+    @app.middleware("http")
+    async def _guard(request: Request, call_next: Any) -> Response:
+        # A web page that rebinds its own name to this machine sends that name: refused (DNS rebinding).
+        host = request.headers.get("host")
+        if not host_allowed(host, allowed):
+            refused = f"Host {str(host)[:100]!r} is not a local name; serve it with --allow-host NAME"
+            return error(403, refused)
+        try:
+            return await call_next(request)
+        except Exception as exc:  # a JSON 500 and one log line (the framework would log a traceback)
+            line = f"{request.method} {request.url.path}: {type(exc).__name__}: {' '.join(str(exc).split())}"
+            logger.error("%s", line[:300])
+            return error(500, line[:300])
 
     @app.exception_handler(EnvServerError)
     async def _refused(request: Request, exc: EnvServerError) -> Response:
@@ -373,8 +460,15 @@ def serve(
     log_level: str = "warning",
     **limits: Any,
 ) -> None:
-    """Serve ``tasks`` with uvicorn until interrupted (one process: sessions live in its memory)."""
+    """Serve ``tasks`` with uvicorn until interrupted (one process: sessions live in its memory).
+
+    A specific bind address is a name the server answers to; a wildcard (``0.0.0.0``) is not: name the
+    hosts remote clients use in ``allowed_hosts``.
+    """
     import uvicorn
+
+    if host not in ("0.0.0.0", "::", ""):
+        limits["allowed_hosts"] = frozenset({*limits.get("allowed_hosts", ()), host})
 
     uvicorn.Server(
         uvicorn.Config(

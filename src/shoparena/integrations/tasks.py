@@ -133,17 +133,10 @@ def observation_text(observation: Observation) -> str:
 
 
 def verdict_summary(verdict: Verdict) -> dict[str, Any]:
-    """The fields that must agree across doors (no run id, no timing): outcome, scores, ids, checks."""
-    return {
-        "problem_id": verdict.problem_id,
-        "profile": verdict.profile,
-        "status": verdict.status.value,
-        "success": bool(verdict.success),
-        "rule": float(verdict.rule),
-        "product": float(verdict.product),
-        "recommended_ids": list(verdict.recommended_ids),
-        "checks": verdict.model_dump(mode="json", include={"checks"})["checks"],
-    }
+    """The verdict as every door shows it to a policy or a remote client: its public form
+    (:meth:`Verdict.public_view`: outcome, scores, ids and which checks passed, never the ground truth).
+    The same for every door, with no run id and no timing, so doors can be compared."""
+    return verdict.public_view()
 
 
 __all__ = ["ShopTaskSet", "TaskSetError", "observation_text", "verdict_summary"]

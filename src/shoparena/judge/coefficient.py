@@ -92,6 +92,12 @@ class ArenaScore(BaseModel):
         "the option existed used verdicts.",
     )
 
+    @property
+    def judge_unusable(self) -> bool:
+        """No judge score can be shown: the run failed by ORO's rule, or not one verdict was usable (a run
+        of fewer than three judged trajectories, all failed, would otherwise print q 0 as a score)."""
+        return self.run_failed or (self.judge_total > 0 and self.judge_failed == self.judge_total)
+
 
 def combine_scores(
     success_rate: float,

@@ -127,8 +127,8 @@ def parse_chat_completion(payload: Any, *, body: str = "") -> ChatResponse:
 class OpenAICompatibleBackend:
     """Non-streaming chat completions against ``{base_url}/chat/completions`` with typed errors and retries.
 
-    Retries cover 429, 5xx, connection errors and timeouts (up to ``max_retries`` extra attempts, with
-    :class:`BackoffPolicy` delays). 401/403, other 4xx and invalid 200 bodies raise at once.
+    Retries cover 429, 5xx, connection errors, timeouts and 200 bodies that are not a chat completion (up to
+    ``max_retries`` extra attempts, with :class:`BackoffPolicy` delays). 401/403 and other 4xx raise at once.
 
     Args:
         base_url: Server root including the API prefix, e.g. ``http://127.0.0.1:8000/v1``.

@@ -142,10 +142,11 @@ class Unavailable(BackendError):
 
 
 class InvalidResponse(BackendError):
-    """HTTP 200 whose body is not a usable chat completion (bad JSON, no choices)."""
+    """HTTP 200 whose body is not a usable chat completion (bad JSON, no choices): a fault of the server
+    (a proxy's error page, a half-written body), retried like a 5xx."""
 
     def __init__(self, message: str, *, body: str = "") -> None:
-        super().__init__(message, status_code=200, retryable=False, body=body)
+        super().__init__(message, status_code=200, retryable=True, body=body)
 
 
 def error_for_status(status_code: int, body: str, *, retry_after_s: float | None = None) -> BackendError:

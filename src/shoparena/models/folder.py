@@ -119,7 +119,15 @@ def save_model_folder(
     details: dict[str, Any] | None = None,
     say: Callable[[str], None] = lambda _msg: None,
 ) -> Path:
-    """Save a transformers model + tokenizer as a finished folder: temp sibling, manifest, atomic rename."""
+    """Save a transformers model + tokenizer as a finished folder: temp sibling, manifest, atomic rename.
+
+    Raises:
+        RunDirError: ``out_dir`` is a symbolic link, a file, or a non-empty folder that holds no model
+            manifest (replacing it would delete what this command did not write); nothing is touched.
+    """
+    from shoparena.runs.identity import refuse_foreign_destination
+
+    refuse_foreign_destination(out_dir, markers=(MANIFEST_NAME,))
     params = sum(p.numel() for p in model.parameters())
     tmp = fresh_tmp_dir(out_dir)
     say(f"saving {params:,} parameters to {out_dir}")

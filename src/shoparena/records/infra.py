@@ -16,6 +16,10 @@ class InfraReason(str, Enum):  # noqa: UP042 - serialises as its value
 
     SANDBOX_START = "sandbox_start"  # the sandbox never started the miner (bwrap setup failed)
     MODEL_UNREACHABLE = "model_unreachable"  # every inference call got a backend error (502/503)
+    # the model server answered, but not with a completion, after its retries: another 5xx, a timeout, a
+    # body that is not a chat completion, a rate limit or rejected credentials (a transport fault, never
+    # the policy's output)
+    MODEL_FAILED = "model_failed"
     MINER_CRASH = "miner_crash"  # the miner process died from a signal (segfault, OOM kill)
     RUNNER_ERROR = "runner_error"  # the runner itself raised while running the episode
 

@@ -2,6 +2,8 @@
 
 Every verdict explains itself: each constraint, the GT-id match, the shop and budget checks become
 :class:`Check` rows with expected and actual values, and the title backend and threshold are recorded.
+That full form is for trusted readers only; :meth:`Verdict.public_view` is what a policy or a remote client
+is shown (what failed, never what was expected).
 """
 
 from __future__ import annotations
@@ -119,6 +121,28 @@ class Verdict(BaseModel):
     @property
     def scored(self) -> bool:
         return self.status is VerdictStatus.SCORED
+
+    def public_view(self) -> dict[str, Any]:
+        """What a policy or a remote client may see of this verdict: the outcome, the scores, the ids it
+        recommended and, per required check, its name, field, slot and whether it passed. Never what was
+        expected (the ground truth: ids, titles, attributes, price bounds), what the recommended product
+        had, nor the explanations that quote either; the informational ground-truth id match is left out
+        too (an exact-id oracle). Trusted readers (run directories, the viewer) keep the full verdict.
+        """
+        return {
+            "problem_id": self.problem_id,
+            "profile": self.profile,
+            "status": self.status.value,
+            "success": bool(self.success),
+            "rule": float(self.rule),
+            "product": float(self.product),
+            "recommended_ids": list(self.recommended_ids),
+            "checks": [
+                {"name": c.name, "field": c.field, "slot": c.slot, "passed": bool(c.passed)}
+                for c in self.checks
+                if c.required
+            ],
+        }
 
     def failed_checks(self) -> list[Check]:
         """Every required check that did not pass, in order."""

@@ -5,7 +5,8 @@ every later claim, before the command writes anything (:func:`claim_run_dir`):
 
 * the same kind, config and inputs: the run resumes;
 * another kind (also read from a directory's ``manifest.json``), an output that is or lies inside one of the
-  inputs (or holds one), a file, a non-empty directory that no run wrote: refused, nothing written;
+  inputs (or holds one), a file, a symbolic link, a non-empty directory that no run wrote: refused, nothing
+  written (:func:`refuse_foreign_destination` is the same rule for a destination that is not a run);
 * the same kind with another config or other inputs: refused with a one-line :class:`RunDirError` that names
   what differs, unless ``restart`` clears the directory's own outputs (never anything else) first.
 
@@ -57,6 +58,7 @@ class RunKind(StrEnum):
     TRAIN_KTO = "train-kto"
     EVAL = "eval"
     PIPELINE = "pipeline"
+    PUBLISH = "publish"
 
 
 class RunDirError(ValueError):
@@ -216,6 +218,36 @@ def refuse_output_over_inputs(out: str | Path, inputs: Iterable[str | Path | Non
             raise RunDirError(f"{option} {out} holds the input {item}; writing there would overwrite it")
 
 
+def refuse_foreign_destination(
+    out: str | Path,
+    *,
+    markers: Iterable[str],
+    input_paths: Iterable[str | Path | None] = (),
+    option: str = "--out",
+) -> None:
+    """Refuse a destination a command would replace but did not write: a symbolic link, a file, an input
+    (or a folder in, or around, one), or a non-empty folder that holds none of ``markers`` (the names the
+    command itself leaves there: a model folder's manifest, an index's).
+
+    Raises:
+        RunDirError: one line naming the option, the destination and the reason; nothing was touched.
+    """
+    path = Path(out)
+    if path.is_symlink():
+        raise RunDirError(f"{option} {out} is a symbolic link; give the directory itself")
+    refuse_output_over_inputs(path, input_paths, option=option)
+    if path.exists() and not path.is_dir():
+        raise RunDirError(f"{option} {out} is a file, not a directory")
+    if path.is_dir():
+        names = sorted(p.name for p in path.iterdir())
+        if names and not any((path / marker).exists() for marker in markers):
+            shown = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
+            raise RunDirError(
+                f"{option} {out} is not empty and was not written by this command ({shown}); "
+                "use an empty or new directory"
+            )
+
+
 #: ``claim_run_dir``'s ``restart``: False (resume or refuse), True (always start over), ``"changed"``.
 Restart = bool | Literal["changed"]
 
@@ -264,15 +296,20 @@ def claim_run_dir(
             :class:`RunLockedError` when another live process holds the directory.
     """
     path = Path(out)
+    if path.is_symlink():  # a resume or restart would write (or clear) wherever the link points
+        raise RunDirError(f"{option} {out} is a symbolic link; give the directory itself")
     refuse_output_over_inputs(path, input_paths, option=option)
-    own_names = {*own, IDENTITY_NAME, LOCK_NAME, MANIFEST_NAME, CONFIG_NAME, SUMMARY_NAME}
+    explicit = frozenset(own)
+    own_names = {*explicit, IDENTITY_NAME, LOCK_NAME, MANIFEST_NAME, CONFIG_NAME, SUMMARY_NAME}
     if path.exists() and not path.is_dir():
         raise RunDirError(f"{option} {out} is a file, not a directory")
-    _check(path, identity, own_names, restart, option)  # refused here, nothing was written
+    _check(path, identity, own_names, restart, option, explicit)  # refused here, nothing was written
     lock = RunLock(path).acquire()  # before clearing: never start over under a live run
     try:
         # Again under the lock: a run that finished between the first check and the lock is seen.
-        found, start_over = _check(path, identity, own_names, restart, option)
+        found, start_over = _check(path, identity, own_names, restart, option, explicit)
+        if not start_over:  # a resume writes into its outputs: never through a link out of the directory
+            _refuse_links_out(path, own_names, option)
         if start_over:
             for name in own_names - {LOCK_NAME}:
                 _remove(path / name)
@@ -286,7 +323,12 @@ def claim_run_dir(
 
 
 def _check(
-    path: Path, identity: RunIdentity, own_names: set[str], restart: Restart, option: str
+    path: Path,
+    identity: RunIdentity,
+    own_names: set[str],
+    restart: Restart,
+    option: str,
+    explicit_own: frozenset[str] = frozenset(),
 ) -> tuple[str | None, bool]:
     """The kind found in ``path`` and whether to start over; raises when the directory cannot be used."""
     kind = identity.kind.value
@@ -298,7 +340,9 @@ def _check(
     if found is not None and found != kind:
         raise RunDirError(f"{option} {path} holds a run of kind {found}, not {kind}; use another directory")
     if found is None:
-        foreign = sorted(p.name for p in path.iterdir() if p.name not in own_names and p.name[0] != ".")
+        # No run here: the bookkeeping names every run writes are someone else's too (an index's manifest)
+        theirs = own_names - ({MANIFEST_NAME, CONFIG_NAME, SUMMARY_NAME} - explicit_own)
+        foreign = sorted(p.name for p in path.iterdir() if p.name not in theirs and p.name[0] != ".")
         if foreign:
             shown = ", ".join(foreign[:3]) + (", ..." if len(foreign) > 3 else "")
             raise RunDirError(f"{option} {path} is not empty and holds no {kind} run ({shown})")
@@ -313,6 +357,27 @@ def _check(
             "pass --restart to start it over, or use another directory"
         )
     return found, start_over
+
+
+def _refuse_links_out(path: Path, names: Iterable[str], option: str) -> None:
+    """Refuse a run directory whose outputs hold a symbolic link that leaves it (a resume would write, or
+    a restart's writes would land, in whatever the link points at)."""
+    root = path.resolve()
+    for name in sorted(names):
+        top = path / name
+        candidates = [top]
+        if top.is_dir() and not top.is_symlink():
+            for folder, dirs, files in os.walk(top):  # never follows links
+                candidates.extend(Path(folder) / entry for entry in (*dirs, *files))
+        for entry in candidates:
+            if not entry.is_symlink():
+                continue
+            target = entry.resolve()
+            if not _inside(target, root):
+                raise RunDirError(
+                    f"{option} {path}: {entry.relative_to(path)} is a symbolic link to {target}, outside the "
+                    "run directory; remove it (a resume would write through it)"
+                )
 
 
 def _remove(path: Path) -> None:
@@ -382,5 +447,6 @@ __all__ = [
     "claim_run_dir",
     "fingerprint",
     "read_identity",
+    "refuse_foreign_destination",
     "refuse_output_over_inputs",
 ]

@@ -2,8 +2,10 @@
 
 Responses are bare JSON lists of projected product dicts. A missing required parameter is a 422 JSON error
 (upstream answers 500; a client error is the honest code), while an invalid ``page`` is ``[]`` with 200,
-as upstream. Endpoints run on the event loop (a search takes about a millisecond, less than a thread-pool
-hop costs under load); ``workers`` > 1 spreads requests over cores, each process mapping the same index.
+as upstream. A missing ``page`` is page 1, as in the CLI and the environment's tool (upstream answered
+``[]``, which read as "no results" to every client that left it out; ``/`` says so: ``page=1``).
+Endpoints run on the event loop (a search takes about a millisecond, less than a thread-pool hop costs
+under load); ``workers`` > 1 spreads requests over cores, each process mapping the same index.
 
 Oversized requests get a JSON error instead of a dropped connection: a query string over
 :data:`MAX_QUERY_BYTES` is 413, request headers over :data:`MAX_HEADER_BYTES` are 431, and a request head
@@ -24,7 +26,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 from shoparena.search.engine import DEFAULT_RETRIEVE_K, SearchIndex
 
 USAGE: dict[str, str] = {
-    "/find_product": "q,page,shop_id,price,sort,service",
+    "/find_product": "q,page=1,shop_id,price,sort,service",
     "/view_product_information": "product_ids",
 }
 HEALTH: dict[str, str] = {"status": "healthy", "service": "search-server"}
@@ -129,7 +131,7 @@ def create_app(index: SearchIndex) -> FastAPI:
     @app.get("/find_product")
     async def find_product(
         q: str = Query(...),
-        page: str | None = None,
+        page: str = "1",
         shop_id: str | None = None,
         price: str | None = None,
         sort: str | None = None,

@@ -66,6 +66,14 @@ def load_view(data: DataSection, view: str) -> Any:
             return datasets.load_from_disk(str(saved / data.split))
         except IndexError:
             raise ConfigError(f"{saved}: view {view!r} split {data.split!r} is empty (0 rows)") from None
+        except (ValueError, OSError, TypeError, KeyError) as exc:
+            # A truncated .arrow file (pyarrow's ArrowInvalid is a ValueError), a torn dataset_info.json
+            # or state.json (JSONDecodeError): one line naming the split, never a traceback.
+            reason = " ".join(str(exc).split())[:200] or type(exc).__name__
+            raise ConfigError(
+                f"{saved / data.split}: view {view!r} split {data.split!r} is damaged "
+                f"({type(exc).__name__}: {reason}); rebuild the corpus views"
+            ) from None
     if parquet.is_file():
         try:
             return datasets.Dataset.from_parquet(str(parquet))

@@ -81,6 +81,8 @@ class LoadedRun:
     suite: Path | None = None
     index: Path | None = None
     similarity: str = "lexical"
+    #: The suite's sha256 as the run recorded it (eval runs): a re-score against another content says so.
+    suite_sha256: str | None = None
     _bench: ScoringBench | bool | None = None  # False: the suite or index is gone
 
     def add(
@@ -97,10 +99,21 @@ class LoadedRun:
         self.items.append(_Item(listed, record=record, trajectory=trajectory, judge=judge, run=self))
 
     def verdict(self, trajectory: Trajectory) -> dict[str, Any] | None:
-        """The strict verdict of a trajectory (None when the suite or index is gone)."""
+        """The strict verdict of a trajectory (None when the suite or index is gone); when the suite's
+        content is no longer what the run recorded, ``suite_changed`` says so (the row keeps the run's)."""
         if self._bench is None:
             self._bench = _open_bench(self.suite, self.index, self.similarity) or False
-        return _strict_verdict(self._bench, trajectory) if self._bench else None
+        verdict = _strict_verdict(self._bench, trajectory) if self._bench else None
+        if verdict is not None and self.suite_sha256 and self.suite is not None:
+            from shoparena.jsonl import sha256_file
+
+            now = sha256_file(self.suite)
+            if now != self.suite_sha256:
+                verdict["suite_changed"] = (
+                    f"re-scored against {self.suite}, changed since the run (sha256 {now[:12]}, the run "
+                    f"recorded {self.suite_sha256[:12]}): this verdict may differ from the row's"
+                )
+        return verdict
 
 
 def _open_bench(suite: Path | None, index: Path | None, similarity: str) -> ScoringBench | None:
@@ -166,8 +179,9 @@ def _corpus(run: LoadedRun, corpus: CorpusRun) -> None:
 
 
 def _eval(run: LoadedRun, evaluation: EvalRun) -> None:
-    _, records, config = evaluation.read()
+    summary, records, config = evaluation.read()
     run.suite, run.index, run.similarity = Path(config.suite), Path(config.index), config.similarity
+    run.suite_sha256 = summary.suite.sha256 if summary.suite is not None else None
     trajectories = list(read_trajectories(evaluation.envelope_log))
     for record, traj in zip(records, trajectories, strict=False):
         run.add(

@@ -1,0 +1,83 @@
+"""What the environment refuses in a policy's output before running it, as the policy's own failure.
+
+A policy's action is untrusted text. Two things in it must never reach the harness as they are:
+
+* a **lone surrogate** (``"shoes \\ud83d"``: half of a UTF-16 pair, which models do emit through JSON
+  escapes) is not valid Unicode: nothing can hash, store or send it. Every one in the step's text and its
+  calls is replaced with U+FFFD, and a call whose name or arguments held one is answered with an error
+  observation instead of being run (``invalid_reason``), exactly like any other malformed call: the
+  episode goes on and is scored. It is never an infrastructure failure.
+* **too many calls in one step**: calls past ``max_calls`` are dropped from the step (noted in its
+  ``parse_errors``) so one action cannot cost unbounded time, memory and response size.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from shoparena.records.trajectory import Step
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+REPLACEMENT = "\ufffd"
+
+
+def first_lone_surrogate(value: Any, where: str = "") -> tuple[str, str] | None:
+    """``(dotted path, escaped code point)`` of the first lone surrogate in a JSON-like value, or None."""
+    if isinstance(value, str):
+        found = _LONE_SURROGATE.search(value)
+        return (where, f"\\u{ord(found.group()):04x}") if found else None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            hit = first_lone_surrogate(key, where) or first_lone_surrogate(item, f"{where}.{key}".lstrip("."))
+            if hit is not None:
+                return hit
+    elif isinstance(value, list | tuple):
+        for i, item in enumerate(value):
+            hit = first_lone_surrogate(item, f"{where}[{i}]")
+            if hit is not None:
+                return hit
+    return None
+
+
+def replace_lone_surrogates(value: Any) -> Any:
+    """``value`` with every lone surrogate (in strings, keys included) replaced by U+FFFD."""
+    if isinstance(value, str):
+        return _LONE_SURROGATE.sub(REPLACEMENT, value) if _LONE_SURROGATE.search(value) else value
+    if isinstance(value, dict):
+        return {replace_lone_surrogates(k): replace_lone_surrogates(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [replace_lone_surrogates(v) for v in value]
+    return value
+
+
+def refuse_invalid_output(step: Step, *, max_calls: int | None = None) -> None:
+    """Make ``step`` (parsed from a policy's action, not yet run) safe to run and record, in place."""
+    if max_calls is not None and len(step.tool_calls) > max_calls:
+        step.parse_errors.append(
+            f"tool_calls: {len(step.tool_calls)} calls in one step, over the cap of {max_calls}; "
+            f"only the first {max_calls} were run"
+        )
+        del step.tool_calls[max_calls:]
+    for name in ("think", "response", "content", "reasoning_content"):
+        text = getattr(step, name)
+        if _LONE_SURROGATE.search(text):
+            setattr(step, name, replace_lone_surrogates(text))
+            step.parse_errors.append(f"{name}: a lone surrogate (invalid Unicode), replaced with U+FFFD")
+    step.parse_errors = [replace_lone_surrogates(e) for e in step.parse_errors]
+    for call in step.tool_calls:
+        hit = first_lone_surrogate(call.name, "name") or first_lone_surrogate(call.parameters, "parameters")
+        if hit is None and first_lone_surrogate([call.native_arguments, call.unknown_keys]) is None:
+            continue
+        if hit is not None and call.invalid_reason is None:
+            where, code = hit
+            call.invalid_reason = f"{where}: a lone surrogate {code} is not valid Unicode"
+        call.name = replace_lone_surrogates(call.name)
+        call.parameters = replace_lone_surrogates(call.parameters)
+        call.native_arguments = replace_lone_surrogates(call.native_arguments)
+        call.unknown_keys = replace_lone_surrogates(call.unknown_keys)
+        if call.invalid_reason is not None:
+            call.invalid_reason = replace_lone_surrogates(call.invalid_reason)
+
+
+__all__ = ["REPLACEMENT", "first_lone_surrogate", "refuse_invalid_output", "replace_lone_surrogates"]
