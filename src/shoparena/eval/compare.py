@@ -14,9 +14,11 @@ from pathlib import Path
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from shoparena.eval.config import EvalConfigError
+from shoparena.eval.config import EvalConfig, EvalConfigError
 from shoparena.eval.run import PROFILES, problem_outcomes, read_run
 from shoparena.jsonl import sha256_file
+from shoparena.records.eval import EvalSummary
+from shoparena.records.problem import Problem
 from shoparena.suites.loaders import load_suite
 
 
@@ -105,6 +107,15 @@ def _suite_path(run_dir: Path, suite: Path, sha256: str) -> Path:
     return suite
 
 
+def _run_problems(run: str | Path, summary: EvalSummary, config: EvalConfig) -> list[Problem]:
+    """The problems a finished run evaluated: its suite reloaded (and cut to ``limit``)."""
+    try:
+        problems, _ = load_suite(_suite_path(Path(run), config.suite, summary.suite.sha256))
+    except Exception as exc:
+        raise EvalConfigError(f"{run}: cannot reload its suite {config.suite}: {exc}") from None
+    return problems[: config.limit] if config.limit is not None else problems
+
+
 def compare_runs(run_a: str | Path, run_b: str | Path, *, resamples: int = 2000, seed: int = 0) -> Comparison:
     """Compare two finished eval run directories problem by problem, under both profiles.
 
@@ -126,12 +137,7 @@ def compare_runs(run_a: str | Path, run_b: str | Path, *, resamples: int = 2000,
             raise CompareError(
                 f"different scoring ({key}): {run_a} {scoring_a.get(key)!r} vs {run_b} {scoring_b.get(key)!r}"
             )
-    try:
-        problems, _ = load_suite(_suite_path(Path(run_a), config_a.suite, summary_a.suite.sha256))
-    except Exception as exc:
-        raise EvalConfigError(f"{run_a}: cannot reload its suite {config_a.suite}: {exc}") from None
-    if config_a.limit is not None:
-        problems = problems[: config_a.limit]
+    problems = _run_problems(run_a, summary_a, config_a)
     out: dict[str, ProfileComparison] = {}
     for profile in PROFILES:
         oa = problem_outcomes(problems, records_a, config_a, profile)
@@ -169,12 +175,7 @@ def compare_to_shortcut(run: str | Path, *, resamples: int = 2000, seed: int = 0
     from shoparena.search import SearchIndex
 
     summary, records, config = read_run(run)
-    try:
-        problems, _ = load_suite(_suite_path(Path(run), config.suite, summary.suite.sha256))
-    except Exception as exc:
-        raise EvalConfigError(f"{run}: cannot reload its suite {config.suite}: {exc}") from None
-    if config.limit is not None:
-        problems = problems[: config.limit]
+    problems = _run_problems(run, summary, config)
     engine = SearchIndex.open(config.index)
     floor = shortcut_wins(problems, engine, config.similarity)
     out: dict[str, ProfileComparison] = {}
