@@ -18,6 +18,7 @@ import yaml
 
 from shoparena.corpus.layout import CorpusRun
 from shoparena.corpus.views import SPLITS, VIEWS
+from shoparena.runs.identity import IDENTITY_NAME, LOCK_NAME
 
 LICENSE = "apache-2.0"
 #: Files staged for the Hub besides the card and the Parquet views.
@@ -141,7 +142,7 @@ def card_header(corpus_dir: str | Path, report: dict[str, Any]) -> str:
 
 
 #: What a staging folder holds that is not for the Hub (the claim's identity and lock).
-STAGING_BOOKKEEPING = ("identity.json", "run.lock", "*.tmp")
+STAGING_BOOKKEEPING = (IDENTITY_NAME, LOCK_NAME, "*.tmp")
 
 
 def prepare_publish(corpus_dir: str | Path, out: str | Path) -> Path:
@@ -155,7 +156,12 @@ def prepare_publish(corpus_dir: str | Path, out: str | Path) -> Path:
     Raises:
         PublishError: one line naming the corpus or the destination.
     """
-    from shoparena.runs.identity import RunDirError, RunIdentity, RunKind, claim_run_dir
+    from shoparena.runs.identity import (
+        RunDirError,
+        RunIdentity,
+        RunKind,
+        claim_run_dir,
+    )
 
     src, dst = CorpusRun.at(corpus_dir), CorpusRun.at(out)  # the staging folder mirrors the corpus layout
     card = src.card_path
