@@ -309,8 +309,9 @@ class PlannerAgent:
                 step_calls = [call]
                 basket = self._basket_so_far(states, call["parameters"].get("shop_id"))
                 if self.running_basket and basket:
-                    step_calls.insert(0, {"name": "recommend_product", "parameters": {"product_ids": basket}})
-                result = (yield from self._run(think, step_calls))[-1]
+                    # The search first: the turn's first word still decides "search on or recommend".
+                    step_calls.append({"name": "recommend_product", "parameters": {"product_ids": basket}})
+                result = (yield from self._run(think, step_calls))[0]
                 states[i].add(result[: self.top_k] if isinstance(result, list) else result, (page - 1) * 10)
             return len(calls)
         results = yield from self._run(think, calls)
