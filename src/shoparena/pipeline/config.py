@@ -132,7 +132,7 @@ class ModelSection(_Section):
         default=400, ge=0, description="student-word: self-supervised copy-pretraining steps (0: none)."
     )
     pretrain_items: float = Field(
-        default=0.0,
+        default=0.3,
         ge=0.0,
         le=1.0,
         description="student-word: share of pretraining pairs that list a training request's items "
