@@ -179,3 +179,42 @@ def test_shop_anchor_builds_the_basket_item_by_item(synth) -> None:
         wins.append(bench.verdict(problem, traj, "strict").success)
     # Measured 10/12 on this bank; the coverage search of the decisive teacher solves more, in more steps.
     assert sum(wins) >= 6, wins
+
+
+def test_running_basket_restates_the_picks_so_far_and_changes_no_outcome(synth) -> None:
+    """The running teacher: every search after the first carries a ``recommend_product`` of the basket so
+    far (one id per item already searched, inside the shop being searched), so the final basket is the
+    previous one plus one id; only the last recommendation is scored, so outcomes equal the regular
+    teacher's."""
+    from shoparena.arena.firehose import DEFAULT_TEACHERS
+
+    products = list(synth.index.iter_products())
+    result = synthesize_problems(
+        products, SynthOptions(n=12, seed=21, intents=(Intent.SHOP, Intent.VOUCHER)), engine=synth.index
+    )
+    regular = PlannerAgent(**DEFAULT_TEACHERS["regular"].planner_options)
+    running = PlannerAgent(**DEFAULT_TEACHERS["running"].planner_options)
+    bench = ScoringBench(result.problems, synth.index, LexicalSimilarity())
+    extended = 0
+    for problem in result.problems:
+        plain, traj = play(regular, synth.index, problem), play(running, synth.index, problem)
+        verdicts = [bench.verdict(problem, t, "strict").success for t in (traj, plain)]
+        assert verdicts[0] == verdicts[1]
+        assert traj.last_recommendation().parameters == plain.last_recommendation().parameters
+        baskets = [
+            (c.parameters["product_ids"].split(","), step)
+            for step in traj.steps
+            for c in step.tool_calls
+            if c.name == "recommend_product"
+        ]
+        for ids, step in baskets[:-1]:
+            names = [c.name for c in step.tool_calls]
+            assert names == ["find_product", "recommend_product"]  # the basket rides after a search
+            shop = step.tool_calls[0].parameters.get("shop_id")
+            if shop:
+                assert synth.index.get_product(ids[0]).shop_id == shop
+        sizes = [len(ids) for ids, _ in baskets]
+        assert sizes == sorted(sizes) and sizes[0] == 1
+        if len(baskets) > 1 and baskets[-1][0][:-1] == baskets[-2][0]:
+            extended += 1
+    assert extended >= len(result.problems) // 2, extended

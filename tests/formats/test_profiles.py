@@ -210,3 +210,14 @@ def test_unknown_profile_and_stamp(tmp_path):
     (tmp_path / "shoparena-render.json").write_text("[]", encoding="utf-8")
     with pytest.raises(RenderProfileError, match=r"shoparena-render\.json"):
         read_render_stamp(tmp_path)
+
+
+def test_listed_lines_are_the_handles_of_the_marked_items():
+    from shoparena.formats.profiles import listed_lines
+
+    voucher = SHOP_REQUEST + "\nMy budget is 900, with a voucher:\n1. It applies to all products."
+    assert listed_lines(SHOP_REQUEST) == ["U2", "U3"]
+    assert listed_lines(voucher) == ["U2", "U3"]  # numbered voucher rules are not items
+    inline = "Find one shop with these: (1) running socks ankle; (2) nike shoes. They must share a shop."
+    assert listed_lines(inline) == ["U2", "U3"]  # the head is U1, the closing sentence U4
+    assert listed_lines("I want running socks.\nBlue ones.") == ["U1"]  # nothing listed: one item

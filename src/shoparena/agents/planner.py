@@ -195,6 +195,11 @@ class PlannerAgent:
             ranks every shop seen over all items first (docs/training.md, "regular teachers").
         one_search_per_step: Each search is a step of its own (item after item, each result read before the
             next call), instead of one step holding every search of a round.
+        running_basket: With ``one_search_per_step``, every search after the first also restates the basket
+            so far (``recommend_product`` with the best pick of each item already searched, inside the shop
+            being searched when there is one). Only the last recommendation is scored, so this changes no
+            outcome; it makes each pick a decision on the list just read and the final basket the previous
+            one plus one id, instead of a count of every search made (docs/training.md, "running baskets").
     """
 
     name = "planner"
@@ -213,6 +218,7 @@ class PlannerAgent:
         verbatim: bool = False,
         shop_anchor: bool = False,
         one_search_per_step: bool = False,
+        running_basket: bool = False,
     ) -> None:
         if search_forms < 1 or top_k < 1:
             raise ValueError(f"planner: search_forms and top_k must be >= 1, got {search_forms}, {top_k}")
@@ -220,6 +226,7 @@ class PlannerAgent:
         self.verbatim = verbatim
         self.shop_anchor = shop_anchor
         self.one_search_per_step = one_search_per_step
+        self.running_basket = running_basket
         self.top_k = top_k
         self.max_shops = max_shops
         self.view_per_item = view_per_item
@@ -298,14 +305,34 @@ class PlannerAgent:
         if not calls:
             return 0
         if self.one_search_per_step:
-            results = []
-            for call in calls:
-                results += yield from self._run(think, [call])
-        else:
-            results = yield from self._run(think, calls)
+            for call, (i, page) in zip(calls, owners, strict=True):
+                step_calls = [call]
+                basket = self._basket_so_far(states, call["parameters"].get("shop_id"))
+                if self.running_basket and basket:
+                    # The search first: the turn's first word still decides "search on or recommend".
+                    step_calls.append({"name": "recommend_product", "parameters": {"product_ids": basket}})
+                result = (yield from self._run(think, step_calls))[0]
+                states[i].add(result[: self.top_k] if isinstance(result, list) else result, (page - 1) * 10)
+            return len(calls)
+        results = yield from self._run(think, calls)
         for (i, page), result in zip(owners, results, strict=True):
             states[i].add(result[: self.top_k] if isinstance(result, list) else result, (page - 1) * 10)
         return len(calls)
+
+    def _basket_so_far(self, states: list[ItemState], shop: str | None) -> str:
+        """The best pick (by search evidence) of each item found so far, in request order and contiguous from
+        the first item (inside ``shop`` where it holds a candidate), as ``recommend_product`` ids."""
+        picks: list[str] = []
+        if not self.running_basket:
+            return ""
+        for st in states:
+            ranked = [c for c in self._ranked(st, {}) if c.product_id not in picks]
+            inside = [c for c in ranked if shop and c.shop_id == shop]
+            pick = (inside or ranked)[:1]
+            if not pick:
+                break
+            picks.append(pick[0].product_id)
+        return ",".join(picks)
 
     def _view(self, ids: Sequence[str], views: dict[str, dict[str, Any]]) -> Generator[str, Step, None]:
         todo = [i for i in dict.fromkeys(ids) if i not in views]

@@ -91,6 +91,22 @@ DEFAULT_TEACHERS: dict[str, Teacher] = {
             "one_search_per_step": True,
         },
     ),
+    # The regular teacher restating its basket at every further search (``recommend_product`` with the
+    # picks so far, beside the next search): the final basket is the previous one plus one id.
+    "running": Teacher(
+        error_rate=0.0,
+        planner_options={
+            "view_per_item": 0,
+            "max_shops": 2,
+            "extra_rounds": 0,
+            "search_forms": 1,
+            "top_k": 5,
+            "verbatim": True,
+            "shop_anchor": True,
+            "one_search_per_step": True,
+            "running_basket": True,
+        },
+    ),
 }
 
 #: (miner name, kind, teacher) per version in a race; kind is the harness truth.

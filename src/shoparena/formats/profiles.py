@@ -147,6 +147,27 @@ def request_items(request: str) -> list[tuple[str, str]]:
     return [(shown, value[:LINE_CHARS]) for shown, value in out]
 
 
+def listed_lines(request: str) -> list[str]:
+    """The handles of the request's listed items (the lines :func:`request_items` took a list marker from),
+    or ``["U1"]`` for a request that lists nothing: what a regular teacher searches, one line per item."""
+    out: list[str] = []
+    n = 0
+    for raw in request.splitlines():
+        line = raw.strip()
+        if not line:
+            continue
+        enumerated = _enumeration(line)
+        if enumerated:
+            marked = [shown != value for shown, value in enumerated]
+        else:
+            marked = [bool(_BULLET_RE.match(line))]
+        for listed in marked:
+            n += 1
+            if listed:
+                out.append(f"U{n}")
+    return out or ["U1"]
+
+
 def compact_request(request: str) -> str:
     """The user turn as the compact profile shows it: each listed item after its handle (``U1 | ...``)."""
     return "\n".join(f"U{n} | {shown}" for n, (shown, _) in enumerate(request_items(request), start=1))
@@ -473,6 +494,7 @@ __all__ = [
     "compact_request",
     "compact_result",
     "handle_table",
+    "listed_lines",
     "profile_hash",
     "read_render_stamp",
     "render_chat",

@@ -131,6 +131,13 @@ class ModelSection(_Section):
     pretrain_steps: int = Field(
         default=400, ge=0, description="student-word: self-supervised copy-pretraining steps (0: none)."
     )
+    pretrain_items: float = Field(
+        default=0.3,
+        ge=0.0,
+        le=1.0,
+        description="student-word: share of pretraining pairs that list a training request's items "
+        "(U2,U3,...) instead of copying a text (shoparena.train.pretrain.item_pairs).",
+    )
     threads: int | None = Field(default=None, ge=1, description=TORCH_THREADS_HELP)
 
 

@@ -365,6 +365,7 @@ def model_stage(ctx: StageContext) -> dict[str, Any]:
         layers=section.layers,
         hidden=section.hidden,
         pretrain_steps=section.pretrain_steps,
+        pretrain_items=section.pretrain_items,
         threads=section.threads,
         progress=lambda line: ctx.console.print(f"model: {line}"),
     )

@@ -154,11 +154,13 @@ def build_pipeline_student(
     hidden: int = 128,
     pretrain_steps: int = 500,
     pretrain_batch: int = 12,
+    pretrain_items: float = 0.0,
     threads: int | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> Path:
     """Build (or reuse) ``student-word`` over a run's catalogue and training-side suites, then copy-pretrain
-    it (:mod:`shoparena.train.pretrain`) into ``OUT/pretrained`` (``pretrain_steps`` 0: no pretraining); the
+    it (:mod:`shoparena.train.pretrain`; ``pretrain_items``: the share of item-listing pairs over the suites'
+    requests) into ``OUT/pretrained`` (``pretrain_steps`` 0: no pretraining); the
     fingerprint is the hash of the inputs' bytes, so a changed catalogue or suite rebuilds it. Returns the
     folder to train and evaluate as the base."""
     import hashlib
@@ -197,6 +199,8 @@ def build_pipeline_student(
         batch_size=pretrain_batch,
         threads=threads,
         seed=seed,
+        requests=groups[1],
+        item_share=pretrain_items,
         progress=lambda step, loss, acc: say(
             f"copy pretraining step {step}/{pretrain_steps}: loss {loss:.3f}, copy accuracy {acc:.3f}"
         ),

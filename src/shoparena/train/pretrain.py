@@ -59,6 +59,28 @@ def copy_pairs(
     return out
 
 
+def item_pairs(requests: Sequence[str], tokenizer: Any, *, rows: int, seed: int) -> list[dict[str, str]]:
+    """``rows`` item-listing pairs: a request as the compact profile shows it (``U1 | ...`` lines) as the user
+    turn, and as the reply the handles of its listed items in order (``{"items": "U2,U3,U4"}``;
+    :func:`shoparena.formats.profiles.listed_lines`). Why: a basket is one search per listed line, and the
+    student's commonest basket error was losing count of them (docs/fidelity.md, "Pilots for baskets"); the
+    reply is read off the request's own list markers, so it is no answer and no tool call."""
+    from shoparena.formats.profiles import compact_request, listed_lines
+
+    texts = [t for t in requests if t and t.strip()]
+    if not texts:
+        raise ValueError("item pretraining: no requests")
+    rng = random.Random(seed)
+    out = []
+    for _ in range(rows):
+        text = rng.choice(texts)
+        prompt = tokenizer.apply_chat_template(
+            [{"role": "user", "content": compact_request(text)}], tokenize=False, add_generation_prompt=True
+        )
+        out.append({"prompt": prompt, "completion": json.dumps({"items": ",".join(listed_lines(text))})})
+    return out
+
+
 def packed_batch(
     pairs: Sequence[dict[str, str]], tokenizer: Any, *, seq_len: int
 ) -> tuple[list[int], list[int]]:
@@ -87,10 +109,13 @@ def copy_pretrain(
     learning_rate: float = 3e-3,
     seed: int = 0,
     threads: int | None = None,
+    requests: Sequence[str] = (),
+    item_share: float = 0.0,
     progress: Callable[[int, float, float], None] | None = None,
 ) -> dict[str, Any]:
     """Train ``model_dir`` to repeat ``texts`` (groups of strings) for ``steps`` AdamW steps (cosine schedule,
-    5 % warm-up) and save it to ``out_dir`` (a temporary sibling renamed at the end).
+    5 % warm-up) and save it to ``out_dir`` (a temporary sibling renamed at the end). With ``item_share`` > 0,
+    that share of the pairs lists the items of ``requests`` instead (:func:`item_pairs`).
 
     Returns:
         ``steps``, ``tokens``, the last ``loss`` and ``copy_accuracy`` (greedy next-token accuracy on the
@@ -110,7 +135,11 @@ def copy_pretrain(
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
     model = AutoModelForCausalLM.from_pretrained(model_dir)
     model.train()
-    pool = copy_pairs(texts, tokenizer, rows=max(2000, steps * batch_size), seed=seed)
+    rows = max(2000, steps * batch_size)
+    items = round(rows * item_share) if requests else 0
+    pool = copy_pairs(texts, tokenizer, rows=rows - items, seed=seed)
+    if items:
+        pool += item_pairs(requests, tokenizer, rows=items, seed=seed + 1)
     rng = random.Random(seed)
     optimizer = torch.optim.AdamW(model.parameters(), lr=learning_rate, weight_decay=0.01)
     warmup = max(1, steps // 20)
@@ -157,4 +186,4 @@ def _copy_accuracy(model: Any, input_ids: Any, labels: Any, mask: Any) -> float:
         return float((predicted == targets[picked]).float().mean())
 
 
-__all__ = ["copy_pairs", "copy_pretrain", "packed_batch"]
+__all__ = ["copy_pairs", "copy_pretrain", "item_pairs", "packed_batch"]
