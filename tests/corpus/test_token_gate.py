@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import random
 
-from shoparena.corpus.gates import TokenCounter, default_tokenizer, trainable_tokens
+import pytest
+
+from shoparena.corpus.gates import TokenCounter, default_gate_tokenizer, default_tokenizer, trainable_tokens
 from shoparena.records.corpus import CorpusMessage, CorpusRecord
 
 
@@ -47,3 +49,17 @@ def test_cached_counts_equal_counting_every_message_and_tokenise_repeats_once():
     tiny = TokenCounter(CountingTokenizer(), size=3)
     assert [trainable_tokens(r, tiny, 700) for r in records] == expected[1::3]
     assert len(tiny._counts) <= 3
+
+
+@pytest.mark.parametrize("max_tokens", [16, 8192])
+def test_gate_counts_through_the_backend_equal_the_transformers_tokenizer(max_tokens: int):
+    messages = [CorpusMessage(role="system", content="You are a shopping agent.")]
+    messages += [
+        CorpusMessage(role="assistant", content=t, trainable=True)
+        for t in ("ñandú 😀 \u2028 earbuds", "", "<tool_call>x</tool_call>")
+    ]
+    record = CorpusRecord.model_construct(messages=messages)
+    counts = [
+        trainable_tokens(record, t, max_tokens) for t in (default_gate_tokenizer(), default_tokenizer())
+    ]
+    assert counts[0] == counts[1] > 0
