@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import random
 
-import pytest
-
 from shoparena.corpus.gates import TokenCounter, default_gate_tokenizer, default_tokenizer, trainable_tokens
 from shoparena.records.corpus import CorpusMessage, CorpusRecord
 
@@ -51,15 +49,14 @@ def test_cached_counts_equal_counting_every_message_and_tokenise_repeats_once():
     assert len(tiny._counts) <= 3
 
 
-@pytest.mark.parametrize("max_tokens", [16, 8192])
-def test_gate_counts_through_the_backend_equal_the_transformers_tokenizer(max_tokens: int):
+def test_gate_counts_through_the_backend_equal_the_transformers_tokenizer():
     messages = [CorpusMessage(role="system", content="You are a shopping agent.")]
     messages += [
         CorpusMessage(role="assistant", content=t, trainable=True)
         for t in ("ñandú 😀 \u2028 earbuds", "", "<tool_call>x</tool_call>")
     ]
     record = CorpusRecord.model_construct(messages=messages)
-    counts = [
-        trainable_tokens(record, t, max_tokens) for t in (default_gate_tokenizer(), default_tokenizer())
-    ]
-    assert counts[0] == counts[1] > 0
+    limits = (8, 20, 30, 40, 8192)
+    backend = [trainable_tokens(record, default_gate_tokenizer(), n) for n in limits]
+    assert backend == [trainable_tokens(record, default_tokenizer(), n) for n in limits]
+    assert backend[-1] > 0 and len(set(backend)) > 2  # the window cuts inside the conversation

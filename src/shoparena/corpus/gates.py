@@ -62,6 +62,11 @@ def default_gate_tokenizer() -> Any:
     return Tokenizer.from_str(tiny_tokenizer_json())
 
 
+@cache
+def _empty_signature() -> MinHash:
+    return MinHash(num_perm=NUM_PERM, seed=1)
+
+
 def message_text(message: CorpusMessage) -> str:
     calls = json.dumps(message.tool_calls, ensure_ascii=False) if message.tool_calls else ""
     return f"<|im_start|>{message.role}\n{message.content or ''}{calls}<|im_end|>\n"
@@ -157,7 +162,7 @@ class OnlineGates:
         if digest in self.exact[key]:
             record.outcome = Outcome.DUPLICATE
             return record
-        signature = MinHash(num_perm=NUM_PERM, seed=1)
+        signature = _empty_signature().copy()  # the seeded permutations are drawn once, not per record
         signature.update_batch([s.encode("utf-8") for s in sorted(shingles(text))])
         if any(signature.jaccard(other) >= self.cfg.near_dup_threshold for other in self.signatures[key]):
             record.outcome = Outcome.NEAR_DUPLICATE
