@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from shoparena.corpus.gates import TokenCounter, default_tokenizer, trainable_tokens
+from shoparena.corpus.gates import TokenCounter, default_gate_tokenizer, default_tokenizer, trainable_tokens
 from shoparena.records.corpus import CorpusMessage, CorpusRecord
 
 
@@ -47,3 +47,16 @@ def test_cached_counts_equal_counting_every_message_and_tokenise_repeats_once():
     tiny = TokenCounter(CountingTokenizer(), size=3)
     assert [trainable_tokens(r, tiny, 700) for r in records] == expected[1::3]
     assert len(tiny._counts) <= 3
+
+
+def test_gate_counts_through_the_backend_equal_the_transformers_tokenizer():
+    messages = [CorpusMessage(role="system", content="You are a shopping agent.")]
+    messages += [
+        CorpusMessage(role="assistant", content=t, trainable=True)
+        for t in ("ñandú 😀 \u2028 earbuds", "", "<tool_call>x</tool_call>")
+    ]
+    record = CorpusRecord.model_construct(messages=messages)
+    limits = (8, 20, 30, 40, 8192)
+    backend = [trainable_tokens(record, default_gate_tokenizer(), n) for n in limits]
+    assert backend == [trainable_tokens(record, default_tokenizer(), n) for n in limits]
+    assert backend[-1] > 0 and len(set(backend)) > 2  # the window cuts inside the conversation

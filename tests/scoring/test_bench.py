@@ -71,3 +71,34 @@ def _oro(problem):
     from shoparena.suites.loaders import oro_record
 
     return oro_record(problem)
+
+
+class _CountingLookup:
+    def __init__(self, inner) -> None:
+        self.inner, self.asked = inner, []
+
+    def get_product(self, product_id: str):
+        self.asked.append(product_id)
+        return self.inner.get_product(product_id)
+
+
+def test_a_memo_lookup_gives_the_same_verdicts_and_reads_each_product_once(hand, product_problem):
+    from shoparena.scoring.lookup import MemoLookup
+
+    trajectories = [recommend_trajectory(product_problem, [pid]) for pid in ("101", "102", "101", "nope")]
+    plain = ScoringBench([product_problem], hand.index, "lexical")
+    counting = _CountingLookup(hand.index)
+    memo = ScoringBench([product_problem], MemoLookup(counting, size=2), "lexical")
+    for trajectory in trajectories:
+        for name in BOTH_PROFILES:
+            assert (
+                memo.score(trajectory).of(name).model_dump() == plain.score(trajectory).of(name).model_dump()
+            )
+    # Both profiles and the repeated recommendation read "101" once; the unknown id's None is kept too.
+    assert counting.asked == ["101", "102", "nope"]
+    again = recommend_trajectory(product_problem, ["nope"])
+    assert memo.score(again).strict.model_dump() == plain.score(again).strict.model_dump()
+    assert counting.asked == ["101", "102", "nope"]
+    # A full memo (size 2) starts over: "101" is read again after "102" and "nope" filled it.
+    memo.score(recommend_trajectory(product_problem, ["101"]))
+    assert counting.asked == ["101", "102", "nope", "101"]

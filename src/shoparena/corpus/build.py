@@ -33,7 +33,7 @@ from shoparena.corpus.config import CorpusConfig
 from shoparena.corpus.diversity import DiversityBuilder
 from shoparena.corpus.export import ViewWriter
 from shoparena.corpus.filter import classify
-from shoparena.corpus.gates import OnlineGates, default_tokenizer
+from shoparena.corpus.gates import OnlineGates, default_gate_tokenizer, default_tokenizer
 from shoparena.corpus.ingest import ingest_file, ingest_run_dir
 from shoparena.corpus.layout import (
     CLASSIFIED_NAME,
@@ -211,6 +211,11 @@ def classify_all(
     return index, n_quarantined, quarantined
 
 
+def _gate_tokenizer(config: CorpusConfig) -> Any:
+    """The token gate's tokenizer: the default one as its ``tokenizers`` backend (no transformers import)."""
+    return default_gate_tokenizer() if config.tokenizer is None else _tokenizer(config)
+
+
 def _tokenizer(config: CorpusConfig) -> Any:
     if config.tokenizer is None:
         return default_tokenizer()
@@ -319,7 +324,8 @@ def _build(config: CorpusConfig, rundir: RunDir, identity: RunIdentity, say: Pro
     notes = ingest_all(config, work, say, cache, names)
     say("filtering and gating")
     # The tokenizer loads (or trains) on the first record that reaches the token gate.
-    index, n_quarantined, quarantine_fields = classify_all(config, work, lambda: _tokenizer(config), names)
+    gate_tokenizer = lambda: _gate_tokenizer(config)  # noqa: E731
+    index, n_quarantined, quarantine_fields = classify_all(config, work, gate_tokenizer, names)
     if not cache:  # resumed with every source ingested: reload ground truth and indexes
         from shoparena.corpus.ingest import load_run_context
 

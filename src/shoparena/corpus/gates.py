@@ -42,10 +42,29 @@ def assistant_text(messages: Sequence[CorpusMessage]) -> str:
 
 @cache
 def default_tokenizer() -> Any:
-    """The tiny Qwen3 tokenizer (built locally, seconds)."""
-    from shoparena.models.tiny import train_tiny_tokenizer
+    """The tiny Qwen3 tokenizer as a transformers tokenizer (chat template included; trained once per
+    machine, :func:`shoparena.models.tiny.tiny_tokenizer_json`)."""
+    from tokenizers import Tokenizer
 
-    return train_tiny_tokenizer()
+    from shoparena.models.tiny import tiny_tokenizer_json, wrap_tiny_tokenizer
+
+    return wrap_tiny_tokenizer(Tokenizer.from_str(tiny_tokenizer_json()))
+
+
+@cache
+def default_gate_tokenizer() -> Any:
+    """The same tiny tokenizer as its ``tokenizers`` backend: all the token gate needs, without importing
+    transformers (seconds of a build that keeps nothing for ``sft_row_lengths``)."""
+    from tokenizers import Tokenizer
+
+    from shoparena.models.tiny import tiny_tokenizer_json
+
+    return Tokenizer.from_str(tiny_tokenizer_json())
+
+
+@cache
+def _empty_signature() -> MinHash:
+    return MinHash(num_perm=NUM_PERM, seed=1)
 
 
 def message_text(message: CorpusMessage) -> str:
@@ -54,7 +73,11 @@ def message_text(message: CorpusMessage) -> str:
 
 
 def _count(tokenizer: Any, text: str) -> int:
+    """Tokens of ``text`` without special tokens: through the backend of a transformers fast tokenizer, a
+    ``tokenizers.Tokenizer`` itself, or any callable tokenizer."""
     backend = getattr(tokenizer, "_tokenizer", None)
+    if backend is None and type(tokenizer).__module__.startswith("tokenizers"):
+        backend = tokenizer
     if backend is not None:
         return len(backend.encode(text, add_special_tokens=False).ids)
     return len(tokenizer(text, add_special_tokens=False)["input_ids"])
@@ -139,7 +162,7 @@ class OnlineGates:
         if digest in self.exact[key]:
             record.outcome = Outcome.DUPLICATE
             return record
-        signature = MinHash(num_perm=NUM_PERM, seed=1)
+        signature = _empty_signature().copy()  # the seeded permutations are drawn once, not per record
         signature.update_batch([s.encode("utf-8") for s in sorted(shingles(text))])
         if any(signature.jaccard(other) >= self.cfg.near_dup_threshold for other in self.signatures[key]):
             record.outcome = Outcome.NEAR_DUPLICATE
@@ -152,4 +175,11 @@ class OnlineGates:
         return record
 
 
-__all__ = ["OnlineGates", "TokenCounter", "assistant_text", "default_tokenizer", "trainable_tokens"]
+__all__ = [
+    "OnlineGates",
+    "TokenCounter",
+    "assistant_text",
+    "default_gate_tokenizer",
+    "default_tokenizer",
+    "trainable_tokens",
+]

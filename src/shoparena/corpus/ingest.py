@@ -53,6 +53,7 @@ from shoparena.records.trajectory import Trajectory
 from shoparena.runs.files import RunFileError
 from shoparena.runs.layout import EnvelopeLogRun, open_run
 from shoparena.scoring.bench import ScoringBench
+from shoparena.scoring.lookup import MemoLookup
 from shoparena.suites.bench import BenchCache
 
 Emit = Callable[[CorpusRecord | Quarantined], None]
@@ -439,7 +440,8 @@ def _run_context(run: ArenaRun, cache: BenchCache) -> tuple[ScoringBench, list[s
     index = config.index
     if index and Path(index).exists():
         try:
-            context.lookup = cache.index(index)
+            # Products are read once per id for the whole run (both profiles, every miner's trajectory).
+            context.lookup = MemoLookup(cache.index(index))
         except (ValueError, OSError) as exc:
             raise RunFileError(
                 f"{config_path}: index: {index} is not an index ({_first_line(exc)})"

@@ -12,6 +12,7 @@ seed produce byte-identical folders.
 from __future__ import annotations
 
 import json
+import os
 import random
 from collections.abc import Callable
 from pathlib import Path
@@ -220,8 +221,11 @@ def train_tiny_tokenizer(vocab_size: int = VOCAB_SIZE) -> Any:
         A ``PreTrainedTokenizerFast`` with ``<|im_end|>`` as EOS, ``<|endoftext|>`` as padding and the tools
         chat template (thinking variant).
     """
+    return wrap_tiny_tokenizer(_train_backend(vocab_size))
+
+
+def _train_backend(vocab_size: int) -> Any:
     from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers, trainers
-    from transformers import PreTrainedTokenizerFast
 
     tokenizer = Tokenizer(models.BPE())
     tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
@@ -234,14 +238,64 @@ def train_tiny_tokenizer(vocab_size: int = VOCAB_SIZE) -> Any:
     )
     tokenizer.train_from_iterator(shopping_corpus(), trainer=trainer)
     tokenizer.add_tokens([AddedToken(tag, special=False, normalized=False) for tag in TAG_TOKENS])
+    return tokenizer
+
+
+def wrap_tiny_tokenizer(backend: Any) -> Any:
+    """A trained tiny BPE (a ``tokenizers.Tokenizer``) as the transformers tokenizer
+    :func:`train_tiny_tokenizer` returns."""
+    from transformers import PreTrainedTokenizerFast
+
     wrapped = PreTrainedTokenizerFast(
-        tokenizer_object=tokenizer,
+        tokenizer_object=backend,
         eos_token="<|im_end|>",
         pad_token="<|endoftext|>",
         model_max_length=4096,
     )
     wrapped.chat_template = chatml_tools_template(thinking=True)
     return wrapped
+
+
+def _tokenizer_cache_dir() -> Path:
+    """``$XDG_CACHE_HOME/shoparena/tokenizers`` (``~/.cache/shoparena/tokenizers`` by default)."""
+    from shoparena.models.smollm2 import default_cache_dir
+
+    return default_cache_dir() / "tokenizers"
+
+
+def tiny_tokenizer_json(cache_dir: str | Path | None = None, vocab_size: int = VOCAB_SIZE) -> str:
+    """The trained tiny BPE as ``tokenizer.json`` text, trained once per machine and kept in ``cache_dir``
+    (default ``~/.cache/shoparena/tokenizers``).
+
+    The file is named by what the training reads (the corpus, the vocabulary size, the special and tag
+    tokens, the ``tokenizers`` version), so a changed recipe trains anew; a file that does not load is
+    trained over. ``Tokenizer.from_str`` of the text encodes exactly as the tokenizer just trained does
+    (``tests/models/test_tiny_tokenizer_cache.py``). A folder that cannot be written only costs the caching.
+    """
+    import hashlib
+
+    import tokenizers
+    from tokenizers import Tokenizer
+
+    recipe = [shopping_corpus(), vocab_size, SPECIAL_TOKENS, TAG_TOKENS, tokenizers.__version__]
+    key = hashlib.sha256(json.dumps(recipe, ensure_ascii=False).encode("utf-8")).hexdigest()[:24]
+    path = Path(cache_dir) if cache_dir is not None else _tokenizer_cache_dir()
+    path = path / f"{KIND}-{key}.json"
+    try:
+        text = path.read_text(encoding="utf-8")
+        Tokenizer.from_str(text)
+        return text
+    except Exception:  # missing or damaged (OSError; tokenizers raises a plain Exception)
+        pass
+    text = _train_backend(vocab_size).to_str()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)  # concurrent builds each write whole files; the last rename wins
+    except OSError:
+        pass
+    return text
 
 
 def random_qwen3(

@@ -44,6 +44,29 @@ class DictLookup:
         return product_id in self._products
 
 
+class MemoLookup:
+    """A :class:`ProductLookup` over an unchanging one (an opened index) that asks it once per id.
+
+    Scoring reads the products a trajectory names once per profile, and the trajectories of one problem name
+    the same products; each lookup decodes and validates the stored product. Answers (``None`` included) are
+    kept for at most ``size`` ids, then the memo starts over. Scorers never change a product, so a shared
+    one gives the verdict a fresh one gives. Not for a :class:`DictLookup` that is still being added to.
+    """
+
+    def __init__(self, inner: ProductLookup, size: int = 4096) -> None:
+        self.inner = inner
+        self.size = size
+        self._products: dict[str, Product | None] = {}
+
+    def get_product(self, product_id: str) -> Product | None:
+        if product_id in self._products:
+            return self._products[product_id]
+        if len(self._products) >= self.size:
+            self._products.clear()
+        product = self._products[product_id] = self.inner.get_product(product_id)
+        return product
+
+
 def _digits(text: str, n: int = 9) -> str:
     return str(int(hashlib.sha256(text.encode()).hexdigest(), 16))[:n]
 
