@@ -49,7 +49,7 @@ def test_a_bad_design_is_refused_naming_the_field(tmp_path, edit, needle) -> Non
         raw[section][arm][key] = value
     path = tmp_path / "bad.yaml"
     path.write_text(yaml.safe_dump(raw))
-    with pytest.raises(ValueError, match="bad.yaml") as info:
+    with pytest.raises(ValueError, match=r"bad\.yaml") as info:
         load_design(path)
     assert needle in str(info.value) and "\n" not in str(info.value)
 
@@ -86,7 +86,7 @@ def test_the_table_shows_the_shortcut_floor_and_the_required_pairs() -> None:
     }
     text = markdown(result)
     rows = {line.split(" | ")[0].strip("| "): line for line in text.splitlines() if line.startswith("| ")}
-    for i, name in enumerate(ARMS):  # the shortcut's own count (shortcut-only + both) and the arm's difference
+    for i, name in enumerate(ARMS):  # the shortcut's count (shortcut-only + both) and the arm's difference
         assert f"| 10/40 | {100 * (0.1 * i - 0.25):+.1f} [" in rows[name] and f"3/{i}, p=0.25" in rows[name]
     for a, b in REQUIRED_PAIRS:
         assert f"| {b} - {a} | +5.0 [+3.0, +7.0] | 1/3, p=0.25 |" in rows[f"{b} - {a}"]
