@@ -63,12 +63,13 @@ SHARED = ("catalog", "index", "bank", "partitions", "reference", "firehose", "ju
 
 def rows_per_selection(corpus: str | Path) -> dict[str, int]:
     """Rows of the ``sft`` train view under each training selection."""
+    from shoparena.corpus.layout import CorpusRun
+    from shoparena.jsonl import iter_jsonl
+
     counts = dict.fromkeys(SELECTIONS, 0)
-    with (Path(corpus) / "views" / "sft-train.jsonl").open(encoding="utf-8") as fh:
-        for line in fh:
-            row = json.loads(line)
-            for select in SELECTIONS:
-                counts[select] += is_selected(row, select)
+    for _, row in iter_jsonl(CorpusRun.at(corpus).view_file("sft", "train", "jsonl")):
+        for select in SELECTIONS:
+            counts[select] += is_selected(row, select)
     return counts
 
 
