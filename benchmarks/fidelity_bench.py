@@ -93,6 +93,7 @@ def run(
         cfg.eval.limit = limit
     started = time.time()
     sampled = design.sampled(quick)
+    arms = design.arms_for(quick)
     result: dict[str, Any] = {
         "mode": "quick" if quick else "full",
         "complete": False,
@@ -134,7 +135,7 @@ def run(
         seconds_shared={name: r.get("seconds") for name, r in summary["stages"].items()},
     )
     corpora = {"firehose": str(corpus)}
-    if any(arm.corpus == "synthetic" for arm in design.arms.values()):
+    if any(arm.corpus == "synthetic" for arm in arms.values()):
         since = time.time()
         made = synthetic_corpus(
             suite=corpus_train_suite(corpus, out / "synthetic" / "train_problems.json"),
@@ -185,11 +186,11 @@ def run(
                     finished[first]["sampled_path"],
                     finished[other]["sampled_path"],
                 )
-        result["arms"] = {k: result["arms"][k] for k in design.arms if k in result["arms"]}
+        result["arms"] = {k: result["arms"][k] for k in arms if k in result["arms"]}
         save()
 
     def job(name: str) -> dict[str, Any]:
-        arm = design.arms[name]
+        arm = arms[name]
         model = finished[arm.start]["train"]["final"] if arm.start else result["base_model"]
         spec: dict[str, Any] = {**common, "name": name, "model": model, "sampled": name in sampled.arms}
         spec["suite"], spec["leak"] = (
@@ -209,12 +210,12 @@ def run(
     # Two arms at a time, one torch thread each: the 2 cores stay busy and no op waits on a second thread;
     # an arm that starts from another's model is submitted when that one has finished.
     ctx = multiprocessing.get_context("spawn")
-    waiting = list(design.arms)
+    waiting = list(arms)
     with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
         pending: set[Any] = set()
 
         def submit_ready() -> None:
-            for name in [n for n in waiting if design.arms[n].start in (None, *finished)]:
+            for name in [n for n in waiting if arms[n].start in (None, *finished)]:
                 waiting.remove(name)
                 pending.add(pool.submit(run_arm, job(name)))
 

@@ -77,6 +77,9 @@ class FidelityDesign(_Strict):
     pass_at_k: PassAtK
     quick_pass_at_k: PassAtK
     arms: dict[str, ArmSpec]
+    quick_arms: dict[str, dict[str, Any]] = Field(
+        default_factory=dict, description="--quick: fields merged over these arms (e.g. fewer GRPO steps)."
+    )
     pairs: list[tuple[str, str]]
 
     @model_validator(mode="after")
@@ -93,6 +96,9 @@ class FidelityDesign(_Strict):
         unknown = sorted(set(referenced) - names)
         if unknown:
             raise ValueError(f"pairs / pass_at_k name unknown arms {unknown}")
+        stray = sorted(set(self.quick_arms) - names)
+        if stray:
+            raise ValueError(f"quick_arms name unknown arms {stray}")
         if self.equal_rows is not None and self.equal_rows not in SELECTIONS:
             raise ValueError(f"equal_rows {self.equal_rows!r}: not one of {', '.join(SELECTIONS)}")
         return self
@@ -100,6 +106,17 @@ class FidelityDesign(_Strict):
     def pipeline_config(self, quick: bool) -> dict[str, Any]:
         """The pipeline section, with the ``quick`` overlay merged in for ``--quick``."""
         return deep_merge(self.pipeline, self.quick) if quick else dict(self.pipeline)
+
+    def arms_for(self, quick: bool) -> dict[str, ArmSpec]:
+        """The arms, with the ``quick_arms`` overlays merged in for ``--quick``."""
+        if not quick:
+            return dict(self.arms)
+        return {
+            name: ArmSpec.model_validate(
+                deep_merge(arm.model_dump(by_alias=True, exclude_none=True), self.quick_arms.get(name, {}))
+            )
+            for name, arm in self.arms.items()
+        }
 
     def sampled(self, quick: bool) -> PassAtK:
         return self.quick_pass_at_k if quick else self.pass_at_k

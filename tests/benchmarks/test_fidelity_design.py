@@ -26,6 +26,9 @@ def test_the_shipped_design_has_every_arm_and_pair_of_the_issue() -> None:
     quick = design.pipeline_config(quick=True)
     assert quick["name"] == "fidelity-quick" and quick["model"]["layers"] == 2  # overlay merged, rest kept
     assert design.pipeline_config(quick=False)["name"] == "fidelity"
+    grpo = design.arms_for(quick=True)["grpo"]
+    assert grpo.trainer == {"max_steps": 2, "learning_rate": 5.0e-5, "max_completion_length": 32}
+    assert grpo.start == "sft-filtered" and design.arms["grpo"].trainer["max_steps"] == 24
 
 
 @pytest.mark.parametrize(
