@@ -267,10 +267,11 @@ def markdown(result: dict[str, Any]) -> str:
         f" {result.get('corpus_funnel')}.",
         f"Synthetic corpus (reference planner on the corpus's train problems, strict rejection sampling):"
         f" {synthetic.get('funnel') if synthetic else '-'}.",
-        "Training (final loss / optimiser steps / rows used, dropped): "
+        "Training (final loss / optimiser steps / rows used, dropped; raw: envelopes skipped, by reason): "
         + "; ".join(
             f"{k} {v.get('train_loss'):.3g} / {v.get('global_step')} / {(v.get('rows') or {}).get('used')},"
             f" {(v.get('rows') or {}).get('dropped')}"
+            + (f", skipped {v['rows']['skipped']}" if (v.get("rows") or {}).get("skipped") else "")
             for k, v in trained.items()
         )
         + ".",

@@ -76,6 +76,8 @@ def test_the_table_shows_the_shortcut_floor_and_the_required_pairs() -> None:
         }
         for i, name in enumerate(ARMS)
     }
+    rows = {"used": 3, "dropped": {}, "skipped": {"quarantined: steps": 2}}
+    arms["sft-raw"]["train"] = {"train_loss": 0.5, "global_step": 6, "rows": rows}
     result = {
         "date": "2026-12-03",
         "machine": "test",
@@ -91,5 +93,6 @@ def test_the_table_shows_the_shortcut_floor_and_the_required_pairs() -> None:
     rows = {line.split(" | ")[0].strip("| "): line for line in text.splitlines() if line.startswith("| ")}
     for i, name in enumerate(ARMS):  # the shortcut's count (shortcut-only + both) and the arm's difference
         assert f"| 10/40 | {100 * (0.1 * i - 0.25):+.1f} [" in rows[name] and f"3/{i}, p=0.25" in rows[name]
+    assert "sft-raw 0.5 / 6 / 3, {}, skipped {'quarantined: steps': 2}" in text  # counted, with the reason
     for a, b in REQUIRED_PAIRS:
         assert f"| {b} - {a} | +5.0 [+3.0, +7.0] | 1/3, p=0.25 |" in rows[f"{b} - {a}"]
