@@ -9,9 +9,9 @@ For each (β, learning rate) of :data:`GRID`: KTO from the SFT student on the co
 (train split, ``kept+failed``: kept = desirable, agentic failures = undesirable), class weights from the
 balance (the train default, recorded), ``--steps`` steps; then the teacher-forced NLL and accuracy of the
 result on the corpus's own ``eval`` split (kept rows, never trained on; never the held-out partition) next
-to the SFT student's. Chosen: the largest learning rate, then β, whose NLL stays within ``--tolerance``
-nats/token of the SFT student's (KTO that does not undo SFT), reported with CPU time and load. Results:
-``OUT/pilot.json``.
+to the SFT student's. Chosen: among the settings whose NLL stays within ``--tolerance`` nats/token of the
+SFT student's (KTO that does not undo SFT), the lowest KTO training loss (the one that learnt most from the
+preference), then the larger learning rate; reported with CPU time and load. Results: ``OUT/pilot.json``.
 """
 
 from __future__ import annotations
@@ -93,7 +93,9 @@ def main() -> None:
         (args.out / "pilot.json").write_text(json.dumps(result, indent=1), encoding="utf-8")
     limit = result["sft"]["nll"] + args.tolerance
     keeping = [e for e in result["grid"] if e["nll"] <= limit]
-    best = max(keeping, key=lambda e: (e["learning_rate"], e["beta"])) if keeping else None
+    # Among the settings that keep SFT's predictions, the one that moved most on the preference (lowest KTO
+    # loss; a saturated loss, every example at its weight, means the gradient vanished), then the larger step.
+    best = min(keeping, key=lambda e: (e["train_loss"], -e["learning_rate"])) if keeping else None
     result.update(
         chosen=best and {"beta": best["beta"], "learning_rate": best["learning_rate"]},
         wall_s=round(time.time() - started, 1),
