@@ -94,8 +94,8 @@ def check_two_processes(tiny_path, corpus, tmp_path, *, launcher: str, device: s
     from shoparena.runs.identity import RunDirError
     from shoparena.train.runner import train
 
-    # 8 rows (unfiltered), 2 per process x 2 processes: two steps per epoch, so the data order matters.
-    sets = [f"data.corpus={corpus}", "data.select=unfiltered", "sft.max_steps=4", "sft.save_steps=2"]
+    # 8 rows (kept+failed), 2 per process x 2 processes: two steps per epoch, so the data order matters.
+    sets = [f"data.corpus={corpus}", "data.select=kept+failed", "sft.max_steps=4", "sft.save_steps=2"]
     if device == "cuda":
         sets.append("sft.use_cpu=false")
     run = tmp_path / "two"
@@ -186,7 +186,7 @@ def test_processes_that_read_other_data_stop_before_training(corpus, tmp_path) -
     """Process 1 prepares other rows (as from another corpus file at the same path on another node): every
     process stops, the main one says why in one line, before any step."""
     run = tmp_path / "run"
-    sets = [f"data.corpus={corpus}", "data.select=unfiltered", "data.max_rows=6", "sft.max_steps=2"]
+    sets = [f"data.corpus={corpus}", "data.select=kept+failed", "data.max_rows=6", "sft.max_steps=2"]
     cli = ["train", "sft", "--config", "tiny", *(a for s in sets for a in ("--set", s)), "--out", str(run)]
     result = launch(cli, tmp_path / "writes", rank_1_set="data.max_rows=5")
     assert result.returncode != 0

@@ -17,7 +17,7 @@ def test_row_loss_equals_hf_loss_on_the_trainable_tokens(tiny_path, corpus) -> N
     from shoparena.train.models import prepare_tokenizer
     from shoparena.train.teacher_forcing import row_losses, summarize
 
-    losses = row_losses(tiny_path, corpus, split="eval", select="unfiltered")
+    losses = row_losses(tiny_path, corpus, split="eval", select="kept+failed")
     rows = list(datasets.load_from_disk(str(corpus / "views" / "sft"))["eval"])
     assert [r.record_id for r in losses] == [r["record_id"] for r in rows]
     tok = AutoTokenizer.from_pretrained(tiny_path)
@@ -41,14 +41,14 @@ def test_row_loss_equals_hf_loss_on_the_trainable_tokens(tiny_path, corpus) -> N
 def test_training_lowers_the_loss_and_selection_filters_rows(tiny_path, primed_tiny_path, corpus) -> None:
     from shoparena.train.teacher_forcing import row_losses, summarize
 
-    base = summarize(row_losses(tiny_path, corpus, select="unfiltered"))
-    primed = summarize(row_losses(primed_tiny_path, corpus, select="unfiltered"))
+    base = summarize(row_losses(tiny_path, corpus, select="kept+failed"))
+    primed = summarize(row_losses(primed_tiny_path, corpus, select="kept+failed"))
     assert primed["nll"] < base["nll"] - 0.5
     assert primed["accuracy"] > base["accuracy"]
-    limited = row_losses(tiny_path, corpus, select="unfiltered", limit=1)
+    limited = row_losses(tiny_path, corpus, select="kept+failed", limit=1)
     assert len(limited) == 1
     # Truncated like SFT: within 64 tokens (system turn and tools) no action is left, so no row is scored.
-    assert row_losses(tiny_path, corpus, select="unfiltered", max_length=64) == []
+    assert row_losses(tiny_path, corpus, select="kept+failed", max_length=64) == []
 
 
 def test_basket_decisions_read_the_teachers_calls(tiny_path, corpus) -> None:
@@ -59,7 +59,7 @@ def test_basket_decisions_read_the_teachers_calls(tiny_path, corpus) -> None:
     from shoparena.train.teacher_forcing import basket_decisions, summarize_decisions
 
     rows = list(datasets.load_from_disk(str(corpus / "views" / "sft"))["eval"])
-    decisions = basket_decisions(tiny_path, corpus, select="unfiltered")
+    decisions = basket_decisions(tiny_path, corpus, select="kept+failed")
     expected_calls, expected_ids = [], []
     for row in rows:
         for message in row["messages"]:

@@ -32,12 +32,24 @@ def test_qwen3_4b_has_the_shoppingbench_hyper_parameters() -> None:
 
 def test_extends_and_overrides(tmp_path) -> None:
     path = tmp_path / "mine.yaml"
-    path.write_text("extends: smollm2\ndata: {select: unfiltered}\nsft: {max_steps: 3}\n")
+    path.write_text("extends: smollm2\ndata: {select: kept+failed}\nsft: {max_steps: 3}\n")
     cfg = load_config(path, "sft", ["sft.learning_rate=1e-4", "data.corpus=/c"])
-    assert cfg.model == "smollm2" and cfg.data.select == "unfiltered" and cfg.data.corpus == "/c"
+    assert cfg.model == "smollm2" and cfg.data.select == "kept+failed" and cfg.data.corpus == "/c"
     assert cfg.trainer["max_steps"] == 3 and cfg.trainer["learning_rate"] == 1e-4
     assert cfg.trainer["use_cpu"] is True  # inherited from tiny through smollm2
     assert cfg.view == "sft" and load_config(path, "grpo").view == "steps"
+
+
+def test_unfiltered_is_a_deprecated_name_of_kept_failed() -> None:
+    """The old name still loads, as what it always was, and says so (it never was the raw firehose)."""
+    from shoparena.pipeline.config import SFTSection
+
+    with pytest.warns(FutureWarning, match="'unfiltered' is deprecated: it is 'kept\\+failed'"):
+        cfg = load_config("tiny", "sft", ["data.select=unfiltered"])
+    assert cfg.data.select == "kept+failed"
+    with pytest.warns(FutureWarning, match="deprecated"):
+        assert SFTSection(select="unfiltered").select == "kept+failed"
+    assert load_config("tiny", "sft", ["data.select=raw"]).data.select == "raw"
 
 
 @pytest.mark.parametrize(

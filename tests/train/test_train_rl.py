@@ -142,11 +142,15 @@ def test_kto_on_both_granularities(tiny_path, corpus, tmp_path, granularity, row
             "kto.max_steps=1",
             "kto.per_device_train_batch_size=2",
             f"kto.kto_granularity={granularity}",
-            "data.select=unfiltered",
+            "data.select=kept+failed",
         ],
     )
     summary = train(cfg, tmp_path / "run", progress=False)
-    assert summary["data"]["used"] == rows * 2  # 8 trajectories: 4 kept (desirable), 4 others (undesirable)
+    assert summary["data"]["used"] == rows * 2  # 8 trajectories: 6 kept (desirable), 2 judged low
+    # The class weights come from the rows' balance (6 desirable : 2 undesirable per trajectory), recorded.
+    balance = summary["data"]["derived"]["kto"]
+    assert balance["source"] == "balance" and balance["in_trl_range"]
+    assert balance["desirable"] == 3 * balance["undesirable"] and balance["desirable_weight"] < 1.0
     assert any("loss" in e for e in _logs(tmp_path / "run"))
     assert _weights_changed(tiny_path, tmp_path / "run" / "final")
 
@@ -156,7 +160,7 @@ def test_kto_steps_are_split_from_trajectory_rows(corpus) -> None:
     from shoparena.train.data import prepare_kto, select_rows
 
     rows, report = select_rows(
-        load_config("tiny", "kto", [f"data.corpus={corpus}", "data.select=unfiltered"])
+        load_config("tiny", "kto", [f"data.corpus={corpus}", "data.select=kept+failed"])
     )
     only_trajectories = rows.filter(lambda r: r["granularity"] == "trajectory")
     steps = prepare_kto(only_trajectories, report, granularity="step")
@@ -196,3 +200,30 @@ def test_grpo_offline_drops_step_prompts_longer_than_the_limit(tiny_path, corpus
         load_config("tiny", "grpo", ["grpo.max_prompt_tokens=99"]), str(tmp_path / "y")
     )
     assert grpo_prompt_limit(explicit, tokenizer) == 99
+
+
+@pytest.mark.parametrize("desirable", [1, 3, 50, 317, 1016, 5000])
+@pytest.mark.parametrize("undesirable", [1, 7, 120, 699, 4000])
+def test_kto_weights_fall_in_trls_recommended_range(desirable, undesirable) -> None:
+    """TRL's KTOConfig guidance: desirable_weight * n_desirable / (undesirable_weight * n_undesirable) in
+    [1, 4/3]; and TRL's own check (kto_trainer: EITHER weight inside its rounded bounds) stays silent."""
+    from shoparena.train.data import kto_class_weights
+
+    dw, uw = kto_class_weights(desirable, undesirable)
+    assert 1.0 <= dw * desirable / (uw * undesirable) <= 4 / 3
+    assert max(dw, uw) == 1.0 and min(dw, uw) > 0  # the majority weighed down, no loss scaled up
+    des_low, des_high = (round(undesirable * uw / desirable * f, 2) for f in (1, 1.33))
+    und_low, und_high = (round(desirable * dw / undesirable / f, 2) for f in (1.33, 1))
+    assert des_low <= dw <= des_high or und_low <= uw <= und_high
+
+
+def test_kto_weights_given_in_the_config_win(corpus, tmp_path) -> None:
+    from shoparena.train.data import DataReport, kto_balance
+    from shoparena.train.trl_configs import build_trl_config
+
+    cfg = load_config("tiny", "kto", [f"data.corpus={corpus}", "kto.undesirable_weight=0.5"])
+    args = build_trl_config(cfg, str(tmp_path / "x"))
+    report = DataReport("kto", "train", "kept+failed")
+    used = kto_balance([True] * 6 + [False] * 2, args, cfg.trainer, report)
+    assert used["source"] == "config" and (args.desirable_weight, args.undesirable_weight) == (1.0, 0.5)
+    assert used["weighted_ratio"] == 6.0 and not used["in_trl_range"]  # recorded as is, out of range

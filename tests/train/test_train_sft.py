@@ -98,24 +98,80 @@ def test_final_folder_loads_as_hf_spec(corpus, tmp_path) -> None:
     assert with_tools.usage.prompt_tokens > plain.usage.prompt_tokens + 100  # the tool schemas are rendered
 
 
-@pytest.mark.parametrize("select,expected", [("kept", 4), ("kept+recovered", 6), ("unfiltered", 8)])
+@pytest.mark.parametrize(
+    "select,expected", [("kept", 4), ("kept+recovered", 6), ("kept+failed", 8), ("raw", 6)]
+)
 def test_selection_counts(corpus, select, expected) -> None:
     from shoparena.train.data import select_rows
 
     rows, report = select_rows(_cfg(corpus, "sft", f"data.select={select}"))
     assert len(rows) == report.selected == expected
     assert report.selected + sum(report.not_selected.values()) == report.rows
+    if select == "raw":  # the firehose as it came: the recovery copies are shoparena's, not the firehose's
+        assert report.not_selected == {"kept/recovered": 2} and set(rows["origin"]) == {"agentic"}
+
+
+def _untrainable_row(corpus):
+    """The fixture's judged-low agentic row with every assistant turn flagged untrainable (what the corpus
+    writes for a sub-task loop or a shortcut answer the proxy log cannot prove model-authored)."""
+    import datasets
+
+    rows = datasets.load_from_disk(str(corpus / "views" / "sft"))["train"]
+    row = next(r for r in rows if r["outcome"] == "judge_low" and r["origin"] == "agentic")
+    row["messages"] = [{**m, "trainable": False} for m in row["messages"]]
+    return datasets.Dataset.from_list([row], features=rows.features)
+
+
+def test_raw_trains_every_assistant_turn_of_an_untrainable_row(tiny_path, corpus) -> None:
+    from transformers import AutoTokenizer
+
+    from shoparena.train.config import ConfigError
+    from shoparena.train.data import DataReport, prepare_sft, render_sft_record
+
+    tok = AutoTokenizer.from_pretrained(tiny_path)
+    row = _untrainable_row(corpus)
+    with pytest.raises(ConfigError, match="no SFT row keeps a trainable token"):  # flags respected
+        prepare_sft(row, tok, DataReport("sft", "train", "kept+failed"), max_length=None)
+    report = DataReport("sft", "train", "raw")
+    raw = prepare_sft(row, tok, report, max_length=None, every_turn=True)
+    assert report.used == 1 and report.dropped == {}
+    # Every assistant turn's tokens carry the loss: the same spans as the row with every flag set.
+    flagged = [{**m, "trainable": m["role"] == "assistant"} for m in row[0]["messages"]]
+    expected = render_sft_record(tok, flagged, row[0]["tools"])["assistant_masks"]
+    assert raw[0]["assistant_masks"] == expected and sum(expected) > 0
+    text = tok.decode([t for t, m in zip(raw[0]["input_ids"], expected, strict=True) if m])
+    assert text.count("<|im_end|>") == 3 and "view_product_information" in text
+
+
+def test_raw_counts_envelopes_no_view_holds(corpus, tmp_path) -> None:
+    """A quarantined envelope (unreadable) and a record without an assistant turn are skipped with their
+    reasons; a recovery copy without one is not an envelope and is not counted."""
+    import shutil
+
+    from shoparena.train.data import select_rows
+
+    copy = tmp_path / "corpus"
+    shutil.copytree(corpus, copy)
+    quarantined = {"source": "x", "line": 3, "record": "m/p1", "field": "steps", "reason": "not a list"}
+    (copy / "quarantine.jsonl").write_text(json.dumps(quarantined) + "\n")
+    system = [{"role": "system", "content": "s"}, {"role": "user", "content": "q"}]
+    records = [{"origin": "agentic", "messages": system}, {"origin": "recovered", "messages": system}]
+    (copy / "records.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    _, report = select_rows(_cfg(copy, "sft", "data.select=raw"))
+    assert report.skipped == {"quarantined: steps": 1, "no_assistant_turn": 1}
+    _, kept = select_rows(_cfg(copy, "sft", "data.select=kept"))
+    assert kept.skipped == {}
 
 
 def test_max_rows_takes_the_head_or_a_seeded_uniform_sample(corpus) -> None:
     from shoparena.train.data import select_rows
 
     def ids(*sets):
-        rows, report = select_rows(_cfg(corpus, "sft", "data.select=unfiltered", "data.max_rows=3", *sets))
+        rows, report = select_rows(_cfg(corpus, "sft", "data.select=kept+failed", "data.max_rows=3", *sets))
         assert report.dropped["max_rows"] == 5 and len(rows) == 3
         return list(rows["record_id"])
 
-    everything, _ = select_rows(_cfg(corpus, "sft", "data.select=unfiltered"))
+    everything, _ = select_rows(_cfg(corpus, "sft", "data.select=kept+failed"))
     order = list(everything["record_id"])
     assert ids() == order[:3]
     samples = {tuple(ids(f"data.sample_seed={seed}")) for seed in range(6)}

@@ -81,7 +81,7 @@ def test_smollm2_kto(smollm2_path, corpus, tmp_path, granularity) -> None:
         f"data.corpus={corpus}",
         "kto.max_steps=1",
         f"kto.kto_granularity={granularity}",
-        "data.select=unfiltered",
+        "data.select=kept+failed",
         "kto.per_device_train_batch_size=2",
     ]
     summary = train(load_config("smollm2", "kto", sets), tmp_path / "run", progress=False)

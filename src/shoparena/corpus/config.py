@@ -34,6 +34,15 @@ class FilterConfig(BaseModel):
     )
     require_llm_final: bool = Field(default=True, description="recommend_product must be LLM-requested.")
     require_format: bool = True
+    trusted_teacher: bool = Field(
+        default=False,
+        description=(
+            "Rejection sampling of a trusted teacher's own episodes (an `eval run` of the reference planner, "
+            "the synthetic-data arm): no proxy log proves authorship and none is needed, so the structural "
+            "checks are skipped (label agentic), every assistant turn is trainable, and the format, judge "
+            "and success gates decide. Never for a firehose."
+        ),
+    )
 
 
 class GateConfig(BaseModel):

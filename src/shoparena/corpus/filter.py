@@ -32,6 +32,8 @@ def structural_label(record: CorpusRecord, cfg: FilterConfig) -> StructuralLabel
     ev = record.evidence
     if ev.envelope_status not in ("SUCCESS", "CHAT") or not ev.has_dialogue:
         return "malformed"
+    if cfg.trusted_teacher:
+        return "agentic"
     if ev.proxy_log_problem:
         return "malformed"  # no evidence to classify by: lost, not forged
     if ev.forged:
@@ -51,6 +53,8 @@ def first_failure(record: CorpusRecord, fcfg: FilterConfig, gcfg: GateConfig) ->
     ev = record.evidence
     if ev.envelope_status not in ("SUCCESS", "CHAT") or not ev.has_dialogue:
         return "not_success_envelope"
+    if fcfg.trusted_teacher:
+        return _gates(record, fcfg, gcfg)
     if ev.proxy_log_problem:
         return "proxy_log_missing"
     if ev.forged:
@@ -72,6 +76,12 @@ def first_failure(record: CorpusRecord, fcfg: FilterConfig, gcfg: GateConfig) ->
         return "message_rule_failed"
     if fcfg.require_llm_final and not ev.final_llm_emitted:
         return "code_injected_final"
+    return _gates(record, fcfg, gcfg)
+
+
+def _gates(record: CorpusRecord, fcfg: FilterConfig, gcfg: GateConfig) -> str | None:
+    """The checks after the structural ones: format, judge bar, success."""
+    ev = record.evidence
     if fcfg.require_format and ev.format_ok is False:
         return "format_invalid"
     if gcfg.judge_bar is not None:
@@ -94,6 +104,10 @@ def classify(record: CorpusRecord, fcfg: FilterConfig, gcfg: GateConfig) -> Corp
     """Set ``structural_label`` and ``outcome`` (kept or the first failing reason) in place."""
     record.structural_label = structural_label(record, fcfg)
     record.outcome = Outcome(first_failure(record, fcfg, gcfg) or Outcome.KEPT)
+    if fcfg.trusted_teacher:  # the teacher wrote every turn; no log was there to prove it turn by turn
+        for message in record.messages:
+            if message.role == "assistant":
+                message.trainable = True
     return record
 
 

@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import orjson
 from pydantic import ValidationError
 
 from shoparena.jsonl import iter_raw_lines
@@ -106,6 +107,32 @@ class CorpusRun(RunHandle):
                 raise RunFileError(
                     f"{path}:{line_no}: not a CorpusRecord: {validation_detail(exc)}"
                 ) from None
+
+    def unrendered_envelopes(self) -> dict[str, int]:
+        """Input envelopes of the firehose that no view holds, by reason: the quarantined ones (an envelope
+        the parser cannot read as a trajectory at all: ``quarantined: <field>``) and the records without an
+        assistant turn (``no_assistant_turn``: nothing to render as chat). Recovery copies are not envelopes
+        and are not counted. Missing files count nothing (a corpus written by hand)."""
+        counts: dict[str, int] = {}
+        if self.quarantine_path.is_file():
+            for line_no, raw in iter_raw_lines(self.quarantine_path):
+                try:
+                    entry = orjson.loads(raw)
+                except orjson.JSONDecodeError:
+                    raise RunFileError(f"{self.quarantine_path}:{line_no}: torn line (not JSON)") from None
+                key = f"quarantined: {entry.get('field') or '(record)'}"
+                counts[key] = counts.get(key, 0) + 1
+        if self.records_path.is_file():
+            for line_no, raw in iter_raw_lines(self.records_path):
+                try:
+                    record = orjson.loads(raw)
+                except orjson.JSONDecodeError:
+                    raise RunFileError(f"{self.records_path}:{line_no}: torn line (not JSON)") from None
+                if record.get("origin") == "recovered":
+                    continue
+                if not any(m.get("role") == "assistant" for m in record.get("messages") or []):
+                    counts["no_assistant_turn"] = counts.get("no_assistant_turn", 0) + 1
+        return counts
 
     def has_report(self) -> bool:
         return self.report_path.is_file()

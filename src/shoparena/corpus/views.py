@@ -7,6 +7,7 @@ train methods). Importing this module imports neither ``datasets`` nor pyarrow.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -127,15 +128,59 @@ def kto_rows(r: dict[str, Any]) -> Iterator[Row]:
 
 
 #: ``data.select`` of the corpus contract: which rows a training run reads (``kept`` is the default).
-SELECTIONS = ("kept", "kept+recovered", "unfiltered")
+SELECTIONS = ("kept", "kept+recovered", "kept+failed", "raw")
+#: Deprecated selection names and what they mean now (``unfiltered`` was never the unfiltered firehose: the
+#: trainable flags kept every unproven turn out of the loss, so it trained the kept rows plus the failures).
+SELECTION_ALIASES = {"unfiltered": "kept+failed"}
+#: Selections that train every assistant turn whoever emitted it (the ``trainable`` flags ignored): what a
+#: consumer of raw subnet logs, who has no such flags, trains on.
+EVERY_TURN_SELECTIONS = frozenset({"raw"})
+
+
+def canonical_selection(select: str) -> str:
+    """``select`` with a deprecated alias replaced by its current name.
+
+    Raises:
+        ValueError: not a selection (the message lists them).
+    """
+    select = SELECTION_ALIASES.get(select, select)
+    if select not in SELECTIONS:
+        known = ", ".join([*SELECTIONS, *(f"{a} (= {n}, deprecated)" for a, n in SELECTION_ALIASES.items())])
+        raise ValueError(f"unknown data.select {select!r}; known: {known}")
+    return select
+
+
+def normalize_selection(value: object) -> object:
+    """A deprecated ``data.select`` name replaced by its current one, with a warning saying so."""
+    if isinstance(value, str) and value in SELECTION_ALIASES:
+        new = canonical_selection(value)
+        warnings.warn(
+            f"data.select {value!r} is deprecated: it is {new!r} (the kept rows plus the failures, trainable "
+            f"flags respected), not the raw firehose; use {new!r}, or 'raw' for every turn of every envelope",
+            FutureWarning,
+            stacklevel=2,
+        )
+        return new
+    return value
 
 
 def is_selected(row: dict[str, Any], select: str) -> bool:
-    """``data.select`` of the corpus contract: ``kept`` = kept trajectories of agentic origin (the default of
-    ``shoparena train`` and of the published dataset), ``kept+recovered`` adds the kept recovery copies,
-    ``unfiltered`` takes every row."""
-    if select == "unfiltered":
+    """``data.select`` of the corpus contract:
+
+    - ``kept``: kept trajectories of agentic origin (the default of ``shoparena train`` and of the published
+      dataset);
+    - ``kept+recovered``: adds the kept recovery copies;
+    - ``kept+failed`` (formerly ``unfiltered``): every row of the view, trainable flags respected, so in
+      effect the kept rows plus the failures whose turns are proven model-authored;
+    - ``raw``: every row that came from the firehose as it was (every origin but ``recovered``, shoparena's
+      own rewrite), forged and rejected envelopes included; the trainer ignores the trainable flags
+      (:data:`EVERY_TURN_SELECTIONS`).
+    """
+    select = canonical_selection(select)
+    if select == "kept+failed":
         return True
+    if select == "raw":
+        return row["origin"] != "recovered"
     if select == "kept+recovered":
         return row["outcome"] == "kept"
     return row["outcome"] == "kept" and row["origin"] == "agentic"
@@ -274,14 +319,18 @@ def features(view: str) -> Any:
 
 __all__ = [
     "COMMON",
+    "EVERY_TURN_SELECTIONS",
     "SELECTIONS",
+    "SELECTION_ALIASES",
     "SPLITS",
     "VIEWS",
     "ViewSpec",
+    "canonical_selection",
     "features",
     "is_selected",
     "kto_rows",
     "method_views",
+    "normalize_selection",
     "sft_kept_rows",
     "sft_rows",
     "step_prompt",

@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from shoparena.corpus.views import normalize_selection
 from shoparena.formats.profiles import ProfileName
 from shoparena.pipeline.checks import PipelineConfigError, check_pipeline_config
 from shoparena.runs.config import deep_merge
@@ -143,9 +144,17 @@ class ModelSection(_Section):
 
 class SFTSection(_Section):
     preset: str = Field(default="student-word", description="A training preset name or a train YAML file.")
-    select: Literal["kept", "kept+recovered", "unfiltered"] = "kept"
+    select: Literal["kept", "kept+recovered", "kept+failed", "raw"] = Field(
+        default="kept", description="data.select of the student's SFT (`unfiltered`: deprecated kept+failed)."
+    )
     trainer: dict[str, Any] = Field(default_factory=dict, description="TRL SFTConfig fields over the preset.")
     threads: int | None = Field(default=None, ge=1, description=TORCH_THREADS_HELP)
+
+
+    @field_validator("select", mode="before")
+    @classmethod
+    def _current_selection(cls, value: object) -> object:
+        return normalize_selection(value)
 
 
 class EvalSection(_Section):

@@ -19,10 +19,10 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from shoparena.corpus.layout import PROBLEMS_NAME
-from shoparena.corpus.views import VIEWS, method_views
+from shoparena.corpus.views import VIEWS, method_views, normalize_selection
 from shoparena.runs.config import deep_merge
 
-Selection = Literal["kept", "kept+recovered", "unfiltered"]
+Selection = Literal["kept", "kept+recovered", "kept+failed", "raw"]
 
 
 def method_names() -> list[str]:
@@ -49,11 +49,6 @@ class DataSection(BaseModel):
     )
     repeat: dict[str, int] = Field(
         default_factory=dict,
-        description="Times each selected row of a category appears per epoch (e.g. {shop: 3}): a curriculum "
-        "that weighs the multi-item intents a small student sees fewer of; 1 for unnamed categories.",
-    )
-    repeat: dict[str, int] = Field(
-        default_factory=dict,
         description="SFT: times each kept row of a category is trained per epoch (e.g. {shop: 3}), a "
         "curriculum that weighs the multi-item intents; 1 for categories not named.",
     )
@@ -67,6 +62,11 @@ class DataSection(BaseModel):
         description="Render profile the corpus must have been built with (None: whatever it was); a "
         "different one is refused.",
     )
+
+    @field_validator("select", mode="before")
+    @classmethod
+    def _current_selection(cls, value: object) -> object:
+        return normalize_selection(value)
 
     @field_validator("view")
     @classmethod

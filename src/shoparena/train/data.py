@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from shoparena.corpus.layout import CorpusRun
-from shoparena.corpus.views import is_selected, step_prompt
+from shoparena.corpus.views import EVERY_TURN_SELECTIONS, is_selected, step_prompt
 from shoparena.formats.profiles import DEFAULT_PROFILE
 from shoparena.runs.files import RunFileError
 from shoparena.train.config import ConfigError, DataSection, TrainConfig
@@ -27,7 +27,11 @@ _MESSAGE_KEYS = ("role", "content", "tool_calls", "tool_call_id", "name")
 
 @dataclass
 class DataReport:
-    """Counts of what happened to the rows of the view (they add up: ``rows = selected + not_selected``)."""
+    """Counts of what happened to the rows of the view (they add up: ``rows = selected + not_selected``).
+
+    ``skipped`` (``raw`` only): envelopes of the firehose that never became a row of any view, by reason
+    (:meth:`CorpusRun.unrendered_envelopes`), so ``selected`` over both splits + ``skipped`` = the firehose's
+    envelopes. ``derived``: settings computed from the data at train time (KTO's class weights)."""
 
     view: str
     split: str
@@ -39,6 +43,8 @@ class DataReport:
     used: int = 0
     repeated: int = 0
     data_hash: str = ""
+    skipped: dict[str, int] = field(default_factory=dict)
+    derived: dict[str, Any] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -113,6 +119,11 @@ def select_rows(cfg: TrainConfig) -> tuple[Any, DataReport]:
             picked = sorted(rng.sample(range(len(selected)), cfg.data.max_rows))
         selected = selected.select(picked)
     report.selected = sum(keep)
+    if cfg.data.select in EVERY_TURN_SELECTIONS:  # what a naive consumer could not read at all, counted
+        try:
+            report.skipped = CorpusRun.at(cfg.data.corpus or "").unrendered_envelopes()
+        except RunFileError as exc:
+            raise ConfigError(str(exc)) from None
     report.data_hash = hashlib.sha256(
         json.dumps(
             {"view": cfg.view, "ids": list(selected["record_id"]), "fp": dataset._fingerprint}
@@ -167,10 +178,16 @@ def trainable_flags(messages: list[dict[str, Any]]) -> list[bool]:
 
 
 def render_sft_record(
-    tokenizer: Any, messages: list[dict[str, Any]], tools: Any, *, chat_template: str | None = None
+    tokenizer: Any,
+    messages: list[dict[str, Any]],
+    tools: Any,
+    *,
+    chat_template: str | None = None,
+    every_turn: bool = False,
 ) -> dict[str, list[int]]:
     """Tokenise one conversation with its tools; ``assistant_masks`` is 1 exactly on the tokens of trainable
-    assistant turns (the template's ``{% generation %}`` spans, one per assistant message, in order).
+    assistant turns (the template's ``{% generation %}`` spans, one per assistant message, in order), or
+    with ``every_turn`` (the ``raw`` selection) on every assistant turn, whatever its ``trainable`` flag.
 
     Raises:
         ValueError: the template's assistant spans do not match the assistant messages one to one.
@@ -192,6 +209,8 @@ def render_sft_record(
         elif bit:
             spans[-1] = (spans[-1][0], i + 1)
     flags = trainable_flags(messages)
+    if every_turn:
+        flags = [True] * len(flags)
     if len(spans) != len(flags):
         raise ValueError(
             f"chat template marks {len(spans)} assistant spans for {len(flags)} assistant messages"
@@ -278,18 +297,22 @@ def prepare_sft(
     template=None,
     overlong: str = "truncate",
     repeat: dict[str, int] | None = None,
+    every_turn: bool = False,
 ):
     """Pre-tokenised SFT rows (``input_ids``, ``assistant_masks``), each through the drift guard
     (:func:`check_template_drift`); rows over ``max_length`` are truncated, or with ``overlong="drop"`` left
     out (``dropped['too_long']``); rows with no trainable token left are dropped
     (``dropped['no_trainable_tokens']``). ``repeat`` (``data.repeat``): a kept row of a named category
-    appears that many times (``used`` counts distinct rows, ``repeated`` the rows trained per epoch)."""
+    appears that many times (``used`` counts distinct rows, ``repeated`` the rows trained per epoch).
+    ``every_turn`` (the ``raw`` selection): every assistant turn is trained, ``trainable`` flags ignored."""
     import datasets
 
     rows = []
     for row in dataset:
         try:
-            enc = render_sft_record(tokenizer, sft_messages(row), row.get("tools"), chat_template=template)
+            enc = render_sft_record(
+                tokenizer, sft_messages(row), row.get("tools"), chat_template=template, every_turn=every_turn
+            )
         except (ValueError, TypeError) as exc:  # bad tools JSON, a template error, mismatched spans, drift
             where = f"{report.view} view, record {row.get('record_id')!r}"
             raise ConfigError(f"{where}: messages/tools: {exc}") from exc
@@ -469,3 +492,50 @@ def prepare_kto(dataset: Any, report: DataReport, *, granularity: str):
     if not rows:
         raise ConfigError(f"data: no KTO rows of granularity {granularity!r} after selection")
     return datasets.Dataset.from_list(rows)
+
+
+#: The ratio ``desirable_weight * n_desirable / (undesirable_weight * n_undesirable)`` KTO's weights aim at:
+#: the middle of the range TRL's ``KTOConfig`` recommends, [1, 4/3] (Eq. 8 of the KTO paper), so TRL's own
+#: check (bounds rounded to 2 decimals, 1.33 for 4/3) never sits on an edge.
+KTO_TARGET_RATIO = 7 / 6
+KTO_RECOMMENDED = (1.0, 4 / 3)
+
+
+def kto_class_weights(n_desirable: int, n_undesirable: int) -> tuple[float, float]:
+    """``(desirable_weight, undesirable_weight)`` for a KTO dataset of this balance: the majority class is
+    weighed down (the minority keeps 1), so no loss is scaled up and the step size of the SFT recipe holds,
+    and the weighted ratio is :data:`KTO_TARGET_RATIO`. ``(1, 1)`` when a class is empty (nothing to balance).
+    """
+    if n_desirable <= 0 or n_undesirable <= 0:
+        return 1.0, 1.0
+    if n_desirable <= n_undesirable:
+        return 1.0, n_desirable / (KTO_TARGET_RATIO * n_undesirable)
+    return KTO_TARGET_RATIO * n_undesirable / n_desirable, 1.0
+
+
+def kto_balance(
+    labels: list[bool], args: Any, given: dict[str, Any], report: DataReport
+) -> dict[str, Any]:
+    """Set ``args``'s KTO class weights from the rows' balance unless the config gives either weight
+    (``given``: the ``kto`` section), and record what was used in ``report.derived['kto']`` (the run summary).
+    """
+    n_desirable = sum(1 for label in labels if label)
+    n_undesirable = len(labels) - n_desirable
+    if "desirable_weight" in given or "undesirable_weight" in given:
+        source = "config"
+    else:
+        source = "balance" if n_desirable and n_undesirable else "default (one label only)"
+        args.desirable_weight, args.undesirable_weight = kto_class_weights(n_desirable, n_undesirable)
+    dw, uw = float(args.desirable_weight), float(args.undesirable_weight)
+    ratio = dw * n_desirable / (uw * n_undesirable) if n_undesirable and uw else None
+    low, high = KTO_RECOMMENDED
+    report.derived["kto"] = {
+        "desirable": n_desirable,
+        "undesirable": n_undesirable,
+        "desirable_weight": round(dw, 6),
+        "undesirable_weight": round(uw, 6),
+        "weighted_ratio": None if ratio is None else round(ratio, 4),
+        "in_trl_range": ratio is not None and low <= ratio <= high,
+        "source": source,
+    }
+    return report.derived["kto"]

@@ -13,10 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from shoparena.corpus.layout import CorpusRun
-from shoparena.corpus.views import method_views
+from shoparena.corpus.views import EVERY_TURN_SELECTIONS, method_views
 from shoparena.train.config import ConfigError, TrainConfig
 from shoparena.train.data import (
     DataReport,
+    kto_balance,
     prepare_grpo_offline,
     prepare_grpo_online,
     prepare_kto,
@@ -28,7 +29,13 @@ from shoparena.train.data import (
 def _prepare_sft(cfg: TrainConfig, args: Any, rows: Any, tokenizer: Any, report: DataReport) -> Any:
     data = cfg.data
     return prepare_sft(
-        rows, tokenizer, report, max_length=args.max_length, overlong=data.overlong, repeat=data.repeat
+        rows,
+        tokenizer,
+        report,
+        max_length=args.max_length,
+        overlong=data.overlong,
+        repeat=data.repeat,
+        every_turn=data.select in EVERY_TURN_SELECTIONS,
     )
 
 
@@ -41,7 +48,11 @@ def _prepare_grpo(cfg: TrainConfig, args: Any, rows: Any, tokenizer: Any, report
 
 
 def _prepare_kto(cfg: TrainConfig, args: Any, rows: Any, tokenizer: Any, report: DataReport) -> Any:
-    return prepare_kto(rows, report, granularity=args.kto_granularity)
+    dataset = prepare_kto(rows, report, granularity=args.kto_granularity)
+    # TRL's default weights (1, 1) are off for a corpus with fewer kept rows than failures; set them from the
+    # balance of the rows actually trained (docs/training.md, "KTO").
+    kto_balance(list(dataset["label"]), args, cfg.trainer, report)
+    return dataset
 
 
 def prepare(cfg: TrainConfig, args: Any, rows: Any, tokenizer: Any, report: DataReport) -> Any:
