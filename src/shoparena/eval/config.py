@@ -8,6 +8,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from shoparena.formats.profiles import DEFAULT_PROFILE
 from shoparena.records.problem import Problem
 
 logger = logging.getLogger(__name__)
@@ -124,7 +125,7 @@ class EvalConfig(BaseModel):
             "greedy_episode": self.temperature > 0 and self.greedy_episode,
             "format": self.format,
             "max_steps": self.max_steps,
-            "render_profile": self.render_profile or "upstream",
+            "render_profile": self.render_profile or DEFAULT_PROFILE,
         }
 
 

@@ -27,6 +27,7 @@ from shoparena.env.knowledge import KnowledgeBase
 from shoparena.eval.chat_agent import ChatAgent, Decoding, EpisodeTimeout, EpisodeUsage
 from shoparena.eval.config import EvalConfig
 from shoparena.formats.profiles import (
+    DEFAULT_PROFILE,
     RenderProfileError,
     check_profile,
     profile_hash,
@@ -126,7 +127,7 @@ class InProcessPolicy:
                 max_steps=self.config.max_steps,
                 agent_id=self.name,
                 run_id=run_id,
-                render_profile=self.config.render_profile or "upstream",
+                render_profile=self.config.render_profile or DEFAULT_PROFILE,
             )
             self._local.env = env
         return env
@@ -223,7 +224,7 @@ def chat_policy(
             deadline=deadline,
             request_timeout_s=config.request_timeout_s,
             name=name,
-            render_profile=config.render_profile or "upstream",
+            render_profile=config.render_profile or DEFAULT_PROFILE,
         )
 
     return InProcessPolicy(name, kind, make, config, engine, knowledge, info, closer)

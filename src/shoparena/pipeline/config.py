@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from shoparena.formats.profiles import ProfileName
+from shoparena.formats.profiles import ProfileName, RenderProfile
 from shoparena.pipeline.checks import PipelineConfigError, check_pipeline_config
 from shoparena.runs.config import deep_merge
 from shoparena.runs.files import RunFileError, load_yaml
@@ -108,7 +108,7 @@ class JudgeSection(_Section):
 class CorpusSection(_Section):
     recover: bool = Field(default=True, description="Rewrite sub-task trajectories as agentic ones.")
     render_profile: ProfileName = Field(
-        default="compact",
+        default=RenderProfile.COMPACT.value,
         description="Render profile of the views, and of base and student evaluation (upstream | compact).",
     )
 
@@ -212,7 +212,7 @@ PAPER_PRESET: dict[str, Any] = {
     # 67 races x 30 problems x the 9-miner default population = 18,090 trajectories (the paper: 18,043).
     "firehose": {"races": 67, "problems_per_race": 30, "timeout_s": 300.0, "options": {}},
     # The paper's corpus and Qwen3-4B see upstream's text (ShoppingBench tools, full JSON results).
-    "corpus": {"render_profile": "upstream"},
+    "corpus": {"render_profile": RenderProfile.UPSTREAM.value},
     "judge": {"judge": "llm", "backend": "openai:http://localhost:8000/v1#Qwen/Qwen3-4B"},
     "model": {"base": "Qwen/Qwen3-4B"},
     "sft": {"preset": "qwen3-4b", "trainer": {"num_train_epochs": 2, "learning_rate": 1e-5}},
