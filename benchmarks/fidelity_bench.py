@@ -46,6 +46,7 @@ from rich.console import Console
 
 from doc_sections import write_section
 from shoparena.pipeline import PipelineConfig, run_pipeline
+from shoparena.pipeline.outputs import EvalOutput
 from shoparena.pipeline.stages import base_model_path, evaluate_policy, pipeline_stages, train_policy
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -380,10 +381,10 @@ def run_arm(spec: dict[str, Any]) -> dict[str, Any]:
             trainer=cfg.sft.trainer if sft else FOLLOW_ON_TRAINER[_mode(cfg)][name],
             out=out / "train" / name,
         )
-        model = trained["final"]
-        arm["train"] = {k: trained[k] for k in ("final", "train_loss", "global_step", "rows")}
+        model = trained.final
+        arm["train"] = trained.model_dump(mode="json", include={"final", "train_loss", "global_step", "rows"})
 
-    def evaluate(run: str, section: Any, suite: str, leak: bool) -> dict[str, Any]:
+    def evaluate(run: str, section: Any, suite: str, leak: bool) -> EvalOutput:
         return evaluate_policy(
             section,
             model=model,
@@ -398,11 +399,11 @@ def run_arm(spec: dict[str, Any]) -> dict[str, Any]:
     greedy = evaluate(
         name.replace("@", "-"), cfg.eval, spec.get("suite") or spec["heldout"], spec.get("leak", False)
     )
-    arm.update(path=greedy["path"], label=greedy["label"], strict_overall=greedy["strict_overall"])
+    arm.update(path=greedy.path, label=greedy.label, strict_overall=greedy.strict_overall)
     if name in SAMPLED_ARMS:
         section = cfg.eval.model_copy(update=spec["passk"])
         sampled = evaluate(f"{name}@pass{section.samples}", section, spec["heldout"], False)
-        arm.update(sampled=sampled["strict_overall"], sampled_path=sampled["path"])
+        arm.update(sampled=sampled.strict_overall, sampled_path=sampled.path)
     arm["seconds"] = round(time.time() - since, 1)
     return arm
 

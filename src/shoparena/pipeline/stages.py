@@ -19,6 +19,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from shoparena.formats.profiles import profile_hash
+from shoparena.pipeline.config import EvalSection
 from shoparena.pipeline.dag import Stage, StageContext, StageUnavailable
 from shoparena.pipeline.outputs import (
     BankOutput,
@@ -405,7 +406,7 @@ def sft_stage(ctx: StageContext) -> TrainOutput:
 
 
 def evaluate_policy(
-    section: Any,
+    section: EvalSection,
     *,
     model: str,
     suite: str | Path,
@@ -425,29 +426,19 @@ def evaluate_policy(
     is evaluated in this process, where concurrent episodes share one batched generate instead of each Ray
     worker loading its own copy of the model."""
     with extra_needed("train"):  # hf: policies run under transformers and torch
-        from shoparena.eval.config import EvalConfig
         from shoparena.eval.run import run_eval
 
     policy = f"openai:{section.server}#{model}" if section.server else f"hf:{model}"
-    config = EvalConfig.model_validate(
-        {
-            "executor": executor if section.server else "process",
-            "ray_address": ray_address,
-            **section.options,
-            "policy": policy,
-            "suite": Path(suite),
-            "index": Path(index),
-            "out": Path(out),
-            "samples": section.samples,
-            "temperature": section.temperature,
-            "max_tokens": section.max_tokens,
-            "max_steps": section.max_steps,
-            "limit": section.limit,
-            "seed": section.seed,
-            "train_corpus": Path(train_corpus) if train_corpus else None,
-            "allow_leak": allow_leak,
-            "render_profile": render_profile,
-        }
+    config = section.eval_config(
+        executor=executor if section.server else "process",
+        ray_address=ray_address,
+        policy=policy,
+        suite=Path(suite),
+        index=Path(index),
+        out=Path(out),
+        train_corpus=Path(train_corpus) if train_corpus else None,
+        allow_leak=allow_leak,
+        render_profile=render_profile,
     )
     summary = run_eval(config, restart="changed").dump()
     overall = summary["profiles"]["strict"]["overall"]
