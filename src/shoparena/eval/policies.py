@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from shoparena.env.environment import ShopEnv
 from shoparena.env.episodes import run_episode
@@ -37,6 +37,9 @@ from shoparena.formats.profiles import (
 from shoparena.records.infra import InfraFailure, InfraReason
 from shoparena.records.problem import Problem
 from shoparena.records.trajectory import EpisodeStatus, Trajectory, TrajectoryError
+
+if TYPE_CHECKING:
+    from shoparena.search import SearchEngine
 
 logger = logging.getLogger(__name__)
 
@@ -106,7 +109,7 @@ class InProcessPolicy:
         kind: str,
         make_agent: Callable[[EpisodeSpec, float], Any],
         config: EvalConfig,
-        engine: Any,
+        engine: SearchEngine,
         knowledge: KnowledgeBase | None,
         info: dict[str, Any] | None = None,
         closer: Callable[[], None] | None = None,
@@ -204,7 +207,7 @@ def _decoding(config: EvalConfig, spec: EpisodeSpec) -> Decoding:
 def chat_policy(
     backend: Any,
     config: EvalConfig,
-    engine: Any,
+    engine: SearchEngine,
     knowledge: KnowledgeBase | None,
     *,
     kind: str,
@@ -281,7 +284,9 @@ class MinerPolicy:
 
     kind = "miner"
 
-    def __init__(self, agent_file: Path, config: EvalConfig, engine: Any, backend: Any = None) -> None:
+    def __init__(
+        self, agent_file: Path, config: EvalConfig, engine: SearchEngine, backend: Any = None
+    ) -> None:
         from shoparena.arena.layout import UNATTRIBUTED_NAME
         from shoparena.arena.proxy import ProxyConfig, ProxyServer, ProxyState, create_proxy_app
         from shoparena.arena.sandbox import Sandbox, SandboxConfig
@@ -364,7 +369,7 @@ class MinerPolicy:
         self.sandbox.close()
 
 
-def _planner(spec: str, config: EvalConfig, engine: Any, knowledge: Any, backend: Any) -> Policy:
+def _planner(spec: str, config: EvalConfig, engine: SearchEngine, knowledge: Any, backend: Any) -> Policy:
     from shoparena.agents.planner import PlannerAgent
 
     agent = PlannerAgent()
@@ -379,7 +384,7 @@ def _planner(spec: str, config: EvalConfig, engine: Any, knowledge: Any, backend
     )
 
 
-def _miner(spec: str, config: EvalConfig, engine: Any, knowledge: Any, backend: Any) -> Policy:
+def _miner(spec: str, config: EvalConfig, engine: SearchEngine, knowledge: Any, backend: Any) -> Policy:
     from shoparena.arena.miners import resolve_agent
 
     path = resolve_agent(spec.removeprefix("miner:"))
@@ -435,7 +440,7 @@ def hf_backend(
     )
 
 
-def _hf(spec: str, config: EvalConfig, engine: Any, knowledge: Any, backend: Any) -> Policy:
+def _hf(spec: str, config: EvalConfig, engine: SearchEngine, knowledge: Any, backend: Any) -> Policy:
     folder = policy_folder(spec)
     if backend is None:
         backend = hf_backend(
@@ -464,7 +469,7 @@ def _hf(spec: str, config: EvalConfig, engine: Any, knowledge: Any, backend: Any
     )
 
 
-def _openai(spec: str, config: EvalConfig, engine: Any, knowledge: Any, backend: Any) -> Policy:
+def _openai(spec: str, config: EvalConfig, engine: SearchEngine, knowledge: Any, backend: Any) -> Policy:
     from shoparena.llm.factory import parse_backend_spec
     from shoparena.llm.openai_compat import BackoffPolicy, OpenAICompatibleBackend
 
@@ -531,7 +536,7 @@ def policy_kind(spec: str) -> PolicyKind | None:
 
 
 def build_policy(
-    config: EvalConfig, engine: Any, knowledge: KnowledgeBase | None, *, backend: Any = None
+    config: EvalConfig, engine: SearchEngine, knowledge: KnowledgeBase | None, *, backend: Any = None
 ) -> Policy:
     """The policy named by ``config.policy`` (its kind in :data:`POLICY_KINDS`).
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from shoparena.env.environment import ShopEnv
 from shoparena.env.shop_tools import ShopTools
@@ -24,12 +24,19 @@ from shoparena.records.trajectory import Trajectory
 from shoparena.scoring.bench import ScoringBench
 from shoparena.train.reward import correctness, normalise_call
 
+if TYPE_CHECKING:
+    from shoparena.search import SearchEngine
+
 
 class ShopRolloutEnv:
     """One rollout's shop. ``reset(**row)`` starts the row's problem; the four core tools act on it."""
 
     def __init__(
-        self, engine: Any, problems: dict[str, Problem], max_steps: int, render_profile: str = DEFAULT_PROFILE
+        self,
+        engine: SearchEngine,
+        problems: dict[str, Problem],
+        max_steps: int,
+        render_profile: str = DEFAULT_PROFILE,
     ) -> None:
         self._env = ShopEnv(engine, max_steps=max_steps, render_profile=render_profile)
         self.render_profile = render_profile
@@ -90,7 +97,7 @@ for _name in ("find_product", "view_product_information", "recommend_product", "
 
 
 def environment_factory(
-    engine: Any, problems: Sequence[Problem], max_steps: int, render_profile: str = DEFAULT_PROFILE
+    engine: SearchEngine, problems: Sequence[Problem], max_steps: int, render_profile: str = DEFAULT_PROFILE
 ) -> Callable[[], ShopRolloutEnv]:
     by_id = {p.problem_id: p for p in problems}
     return lambda: ShopRolloutEnv(engine, by_id, max_steps, render_profile)
