@@ -490,7 +490,9 @@ def eval_student_stage(ctx: StageContext) -> StudentEvalOutput:
         console=ctx.console,
         executor=ctx.config.executor,
         ray_address=ctx.config.ray_address,
-        render_profile=ctx.config.corpus.render_profile,
+        # After training, the model's render stamp is the one source of its render profile (eval run reads
+        # it); a served model has no folder to stamp, so it is evaluated under the corpus's profile.
+        render_profile=ctx.config.corpus.render_profile if ctx.config.eval.server else None,
     )
     from shoparena.eval.compare import compare_runs, compare_to_shortcut
 
