@@ -53,6 +53,7 @@ from doc_sections import write_section
 from fidelity_design import DEFAULT_DESIGN, FidelityDesign, load_design, markdown
 from shoparena.corpus.views import SELECTIONS, is_selected
 from shoparena.pipeline import PipelineConfig, run_pipeline
+from shoparena.pipeline.outputs import EvalOutput
 from shoparena.pipeline.stages import base_model_path, evaluate_policy, pipeline_stages, train_policy
 from shoparena.pipeline.synthetic import corpus_train_suite, synthetic_corpus
 
@@ -325,10 +326,10 @@ def run_arm(spec: dict[str, Any]) -> dict[str, Any]:
             max_rows=t["max_rows"],
             sample_seed=spec["sample_seed"] if t["max_rows"] else None,
         )
-        model = trained["final"]
-        arm["train"] = {k: trained[k] for k in ("final", "train_loss", "global_step", "rows")}
+        model = trained.final
+        arm["train"] = trained.model_dump(mode="json", include={"final", "train_loss", "global_step", "rows"})
 
-    def evaluate(run: str, section: Any, suite: str, leak: bool) -> dict[str, Any]:
+    def evaluate(run: str, section: Any, suite: str, leak: bool) -> EvalOutput:
         return evaluate_policy(
             section,
             model=model,
@@ -341,13 +342,13 @@ def run_arm(spec: dict[str, Any]) -> dict[str, Any]:
         )
 
     greedy = evaluate(name.replace("@", "-"), cfg.eval, spec["suite"], spec["leak"])
-    arm.update(path=greedy["path"], label=greedy["label"], strict_overall=greedy["strict_overall"])
-    floor = compare_to_shortcut(greedy["path"]).model_dump(mode="json")["profiles"]["strict"]
+    arm.update(path=greedy.path, label=greedy.label, strict_overall=greedy.strict_overall)
+    floor = compare_to_shortcut(greedy.path).model_dump(mode="json")["profiles"]["strict"]
     arm["vs_shortcut"] = floor
     if spec["sampled"]:
         section = cfg.eval.model_copy(update={k: v for k, v in spec["passk"].items() if k != "arms"})
         sampled = evaluate(f"{name}@pass{section.samples}", section, spec["heldout"], False)
-        arm.update(sampled=sampled["strict_overall"], sampled_path=sampled["path"])
+        arm.update(sampled=sampled.strict_overall, sampled_path=sampled.path)
     arm["seconds"] = round(time.time() - since, 1)
     return arm
 

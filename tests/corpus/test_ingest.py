@@ -30,8 +30,8 @@ def test_every_input_shape_becomes_a_record_or_a_named_quarantine(tmp_path: Path
     source.write_text("\n".join(lines) + "\n")
     out = tmp_path / "c"
     report = build_corpus(CorpusConfig(files=[source], out=out))
-    funnel = report["funnel"]
-    assert funnel["input"] == 6 and funnel["quarantined"] == 2 and funnel["adds_up"]
+    funnel = report.funnel
+    assert funnel.input == 6 and funnel.quarantined == 2 and funnel.adds_up
     records = [json.loads(x) for x in (out / "records.jsonl").read_text().splitlines()]
     formats = sorted(r["provenance"]["source_format"] for r in records)
     assert formats == ["chat", "oro_bare", "oro_envelope", "sb_rollout"]
@@ -54,13 +54,13 @@ def test_damaged_run_directory_is_reported_not_raised(tmp_path: Path):
         json.dumps(ENVELOPE) + "\n{torn\n" + json.dumps({"x": 1})
     )
     report = build_corpus(CorpusConfig(run_dirs=[run], out=tmp_path / "c"))
-    funnel = report["funnel"]
-    assert funnel["input"] == 3 and funnel["quarantined"] == 2 and funnel["adds_up"]
-    assert any("config.yaml: missing" in note for note in report["notes"])
+    funnel = report.funnel
+    assert funnel.input == 3 and funnel.quarantined == 2 and funnel.adds_up
+    assert any("config.yaml: missing" in note for note in report.notes)
     record = json.loads((tmp_path / "c" / "records.jsonl").read_text().splitlines()[0])
     # The trusted log is missing: lost evidence, its own reason (an honest trajectory is not called forged).
     assert record["outcome"] == "proxy_log_missing" and record["labels"]["success"] is None
-    assert funnel["rejected"]["proxy_log_missing"] == 1 and funnel["rejected"]["forged_log"] == 0
+    assert funnel.rejected["proxy_log_missing"] == 1 and funnel.rejected["forged_log"] == 0
 
 
 def test_a_torn_run_config_is_an_error_naming_it(tmp_path: Path):

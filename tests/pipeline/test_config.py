@@ -91,3 +91,38 @@ def test_firehose_never_races_the_held_out_or_hidden_pools() -> None:
     for closed in ("heldout", "hidden"):
         with pytest.raises(ValueError, match="never feed the corpus"):
             PipelineConfig.model_validate({"firehose": {"extra_pools": ["train", closed]}})
+
+
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        ("eval:\n  options:\n    max_steps: 10\n", "field eval.options"),  # once silently overridden by 6
+        ("eval:\n  options:\n    policy: planner\n", "set these themselves"),
+        ("eval:\n  max_steps: 0\n", "field eval.max_steps"),  # EvalConfig's own constraint
+        ("judge:\n  judge: human\n", "field judge.judge"),
+        ("judge:\n  judge: llm\n", "needs a backend"),
+        ("reference:\n  agent: oracle\n", "unknown agent 'oracle'"),
+        ("reference:\n  similarity: fuzzy\n", "field reference.similarity"),
+    ],
+)
+def test_sections_are_checked_by_their_models(tmp_path, text, needle):
+    path = tmp_path / "pipeline.yaml"
+    path.write_text(text)
+    with pytest.raises(PipelineConfigError, match=r"pipeline\.yaml") as err:
+        load_pipeline_config(path)
+    assert needle in str(err.value)
+
+
+def test_the_eval_section_builds_the_eval_config_with_its_stated_defaults(tmp_path):
+    from shoparena.eval.config import EvalConfig
+    from shoparena.pipeline.config import EvalSection
+
+    section = EvalSection.model_validate({"samples": 2, "options": {"concurrency": 3, "executor": "ray"}})
+    paths = {"suite": tmp_path / "s.json", "index": tmp_path / "i", "out": tmp_path / "o"}
+    config = section.eval_config(executor="process", ray_address=None, policy="planner", **paths)
+    assert isinstance(config, EvalConfig)
+    assert (config.samples, config.concurrency, config.executor) == (2, 3, "ray")  # options over defaults
+    assert (config.max_steps, config.max_tokens) == (6, 200)  # the pipeline's documented defaults
+    assert EvalConfig.model_fields["max_steps"].default == 30
+    described = EvalConfig.model_fields["max_steps"].description
+    assert EvalSection.model_fields["max_steps"].description == described

@@ -210,3 +210,40 @@ def test_restart_reruns_every_stage_and_keeps_what_is_not_the_runs(tmp_path):
     )
     assert calls == ALL
     assert (out / "my-notes.txt").read_text() == "mine" and not (out / "corpus" / "stale.txt").exists()
+
+
+def test_a_stage_reads_its_inputs_as_records_and_an_unreadable_record_runs_again(tmp_path):
+    from shoparena.pipeline.outputs import CatalogOutput, ModelOutput
+
+    seen: list[str] = []
+
+    def catalog(ctx):
+        return CatalogOutput(path=str(ctx.dir), summary={"products": 3})
+
+    def model(ctx):
+        seen.append(ctx.input(CatalogOutput).path)
+        return ModelOutput(path=ctx.input(CatalogOutput).path)
+
+    stages = [
+        Stage("catalog", (), lambda c: c.catalog, catalog, output=CatalogOutput),
+        Stage("model", ("catalog",), lambda c: c.model, model, output=ModelOutput),
+    ]
+    config = PipelineConfig()
+
+    def once(edit=None):
+        run = RunDir(tmp_path / "run", kind="pipeline", config=config)
+        try:
+            if edit is not None:
+                edit(run)
+            return run_dag(stages, config, run, console=_quiet())
+        finally:
+            run.close()
+
+    def unreadable(run):
+        run.manifest.stages["catalog"].outputs.pop("summary")  # a record its class cannot read
+
+    first = once()
+    assert isinstance(first[0].outputs, CatalogOutput) and seen == [str(tmp_path / "run" / "catalog")]
+    again = once()
+    assert [r.status for r in again] == ["resumed", "resumed"] and again[1].outputs == first[1].outputs
+    assert [r.status for r in once(unreadable)] == ["ran", "ran"]

@@ -9,6 +9,7 @@ import pytest
 from rich.console import Console
 
 from shoparena.pipeline import PipelineConfig, PipelineIncompleteError, Stage, StageUnavailable, run_pipeline
+from shoparena.pipeline.outputs import PartitionsOutput, ReferenceOutput
 from shoparena.pipeline.stages import pipeline_stages
 from shoparena.runs import RunManifest as Manifest
 
@@ -91,3 +92,16 @@ def test_missing_stage_is_reported_in_summary_and_report_and_strict_fails(tmp_pa
     assert "reference planner" in html and "issue 11" in html
     with pytest.raises(PipelineIncompleteError, match="corpus: unavailable"):
         run_pipeline(PipelineConfig.model_validate(TINY), out, stages=stages, console=_console(), strict=True)
+
+
+def test_stage_outputs_read_back_as_their_records(tiny_run):
+    out, _ = tiny_run
+    manifest = Manifest.model_validate_json((out / "manifest.json").read_text())
+    recorded = manifest.stages["partitions"].outputs
+    partitions = PartitionsOutput.model_validate(recorded)
+    assert partitions.record() == recorded  # what a resume reads is what was written, key for key
+    assert partitions.heldout_path == "./partitions/heldout.full.json"
+    assert "./partitions/heldout.full.json" not in partitions.training_side_paths()
+    reference = ReferenceOutput.model_validate(manifest.stages["reference"].outputs)
+    assert reference.scores["strict"].n == partitions.pools["heldout"].problems
+    assert isinstance(reference.scores["shoppingbench"].per_category, dict)

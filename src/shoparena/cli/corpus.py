@@ -116,7 +116,7 @@ def report(
         raise typer.BadParameter("give both --suite and --index (or neither)")
     data = corpus.report()
     console.print(report_table(data))
-    quality = data.get("filter_quality")
+    quality = data.filter_quality
     if quality:
         console.print(
             f"filter quality vs harness truth: precision {quality['precision']}, "

@@ -10,6 +10,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from shoparena.cli._options import field_default, field_option
 from shoparena.eval.config import EvalConfig
 
 eval_app = typer.Typer(
@@ -19,80 +20,45 @@ eval_app = typer.Typer(
 console = Console(stderr=True, width=160)
 
 
-def _default(name: str) -> Any:
-    """The EvalConfig default of a field (the CLI never keeps a second copy of defaults)."""
-    return EvalConfig.model_fields[name].default
-
-
 @eval_app.command("run")
 def run(
     policy: str = typer.Option(..., "--policy", help="planner | hf:DIR | openai:URL#model | miner:FILE"),
     suite: Path = typer.Option(..., "--suite", exists=True, dir_okay=False, help="Suite file."),
     index: Path = typer.Option(..., "--index", exists=True, file_okay=False, help="Search index directory."),
     out: Path = typer.Option(..., "--out", file_okay=False, help="Run directory (re-run resumes)."),
-    samples: int = typer.Option(_default("samples"), "--samples", min=1, help="Episodes per problem (n)."),
-    temperature: float = typer.Option(_default("temperature"), "--temperature", min=0.0, help="0 = greedy."),
-    top_p: float = typer.Option(_default("top_p"), "--top-p", help="Nucleus sampling mass."),
-    max_tokens: int = typer.Option(_default("max_tokens"), "--max-tokens", min=1, help="Tokens per turn."),
-    max_steps: int = typer.Option(_default("max_steps"), "--max-steps", min=1, help="Steps per episode."),
-    seed: int = typer.Option(_default("seed"), "--seed", help="Base seed."),
-    fmt: str = typer.Option(_default("format"), "--format", help="native or tagged."),
-    thinking: bool = typer.Option(
-        _default("thinking"), "--thinking/--no-thinking", help="Template thinking."
-    ),
-    concurrency: int = typer.Option(
-        _default("concurrency"), "--concurrency", min=1, help="Episodes at once."
-    ),
-    limit: int | None = typer.Option(_default("limit"), "--limit", min=1, help="First N problems only."),
+    samples: int = field_option(EvalConfig, "samples", "--samples", min=1),
+    temperature: float = field_option(EvalConfig, "temperature", "--temperature", min=0.0),
+    top_p: float = field_option(EvalConfig, "top_p", "--top-p"),
+    max_tokens: int = field_option(EvalConfig, "max_tokens", "--max-tokens", min=1),
+    max_steps: int = field_option(EvalConfig, "max_steps", "--max-steps", min=1),
+    seed: int = field_option(EvalConfig, "seed", "--seed"),
+    fmt: str = field_option(EvalConfig, "format", "--format"),
+    thinking: bool = field_option(EvalConfig, "thinking", "--thinking/--no-thinking"),
+    concurrency: int = field_option(EvalConfig, "concurrency", "--concurrency", min=1),
+    limit: int | None = field_option(EvalConfig, "limit", "--limit", min=1),
     kb: list[Path] = typer.Option(
         [], "--kb", exists=True, dir_okay=False, help="Extra web_search pages, JSONL (repeatable)."
     ),
-    train_corpus: Path | None = typer.Option(
-        _default("train_corpus"),
-        "--train-corpus",
-        exists=True,
-        file_okay=False,
-        help="Corpus dir (leak guard).",
+    train_corpus: Path | None = field_option(
+        EvalConfig, "train_corpus", "--train-corpus", exists=True, file_okay=False
     ),
-    allow_leak: bool = typer.Option(_default("allow_leak"), "--allow-leak", help="Report a leaking suite."),
-    similarity: str = typer.Option(_default("similarity"), "--similarity", help="Title similarity backend."),
-    miner_backend: str | None = typer.Option(
-        _default("miner_backend"), "--miner-backend", help="LLM behind the proxy for miner: policies."
+    allow_leak: bool = field_option(EvalConfig, "allow_leak", "--allow-leak"),
+    similarity: str = field_option(EvalConfig, "similarity", "--similarity"),
+    miner_backend: str | None = field_option(EvalConfig, "miner_backend", "--miner-backend"),
+    episode_timeout: float = field_option(EvalConfig, "episode_timeout_s", "--episode-timeout"),
+    request_timeout: float = field_option(EvalConfig, "request_timeout_s", "--request-timeout"),
+    request_retries: int = field_option(EvalConfig, "request_retries", "--request-retries", min=0),
+    retry_backoff: float = field_option(EvalConfig, "retry_backoff_s", "--retry-backoff", min=0.0),
+    max_batch: int = field_option(EvalConfig, "max_batch", "--max-batch", min=1),
+    threads: int | None = field_option(EvalConfig, "threads", "--threads", min=1),
+    engine: str = field_option(EvalConfig, "engine", "--engine"),
+    progress: bool = field_option(EvalConfig, "progress", "--progress/--no-progress"),
+    render_profile: str | None = field_option(EvalConfig, "render_profile", "--render-profile"),
+    allow_profile_mismatch: bool = field_option(
+        EvalConfig, "allow_profile_mismatch", "--allow-profile-mismatch"
     ),
-    episode_timeout: float = typer.Option(
-        _default("episode_timeout_s"), "--episode-timeout", help="Seconds."
-    ),
-    request_timeout: float = typer.Option(
-        _default("request_timeout_s"), "--request-timeout", help="Seconds."
-    ),
-    request_retries: int = typer.Option(
-        _default("request_retries"), "--request-retries", min=0, help="openai: retries of a failed call."
-    ),
-    retry_backoff: float = typer.Option(
-        _default("retry_backoff_s"), "--retry-backoff", min=0.0, help="openai: first retry delay, seconds."
-    ),
-    max_batch: int = typer.Option(_default("max_batch"), "--max-batch", min=1, help="hf: batch size."),
-    threads: int | None = typer.Option(_default("threads"), "--threads", min=1, help="hf: torch threads."),
-    engine: str = typer.Option(
-        _default("engine"), "--engine", help="hf: transformers | ctranslate2 | ctranslate2-int8."
-    ),
-    progress: bool = typer.Option(_default("progress"), "--progress/--no-progress", help="Progress bar."),
-    render_profile: str | None = typer.Option(
-        _default("render_profile"),
-        "--render-profile",
-        help="upstream | compact (default: the one the hf: policy was trained under, else upstream).",
-    ),
-    allow_profile_mismatch: bool = typer.Option(
-        _default("allow_profile_mismatch"),
-        "--allow-profile-mismatch",
-        help="Evaluate under --render-profile although the policy was trained under another.",
-    ),
-    executor: str = typer.Option(
-        _default("executor"), "--executor", help="process (episodes here) | ray (one Ray task per problem)."
-    ),
-    ray_address: str | None = typer.Option(
-        _default("ray_address"), "--ray-address", help="Running Ray cluster (default: RAY_ADDRESS or local)."
-    ),
+    executor: str = field_option(EvalConfig, "executor", "--executor"),
+    ray_address: str | None = field_option(EvalConfig, "ray_address", "--ray-address"),
     as_json: bool = typer.Option(False, "--json", help="Print summary.json to stdout."),
     restart: bool = typer.Option(
         False, "--restart", help="Start --out over (clears its episodes) instead of resuming it."
@@ -255,11 +221,17 @@ def serve(
     spec: str = typer.Argument(..., help="hf:DIR (batched transformers) or planner."),
     port: int = typer.Option(8000, "--port", help="Port on 127.0.0.1."),
     host: str = typer.Option("127.0.0.1", "--host", help="Bind address."),
-    max_batch: int = typer.Option(_default("max_batch"), "--max-batch", min=1, help="Sequences per batch."),
+    max_batch: int = typer.Option(
+        field_default(EvalConfig, "max_batch"), "--max-batch", min=1, help="Sequences per batch."
+    ),
     name: str | None = typer.Option(None, "--name", help="Model name the server reports."),
-    threads: int | None = typer.Option(_default("threads"), "--threads", min=1, help="Engine CPU threads."),
+    threads: int | None = typer.Option(
+        field_default(EvalConfig, "threads"), "--threads", min=1, help="Engine CPU threads."
+    ),
     engine: str = typer.Option(
-        _default("engine"), "--engine", help="hf: transformers | ctranslate2 | ctranslate2-int8."
+        field_default(EvalConfig, "engine"),
+        "--engine",
+        help="hf: transformers | ctranslate2 | ctranslate2-int8.",
     ),
 ) -> None:
     """Serve a model over an OpenAI-compatible API that batches concurrent requests (the CPU engine).

@@ -48,7 +48,7 @@ from shoparena.corpus.split import ProblemIndex, assign_split
 from shoparena.corpus.views import SPLITS, VIEWS
 from shoparena.formats.profiles import profile_hash
 from shoparena.jsonl import LineWriter, iter_raw_lines
-from shoparena.records.corpus import CorpusRecord, Quarantined
+from shoparena.records.corpus import CorpusRecord, CorpusReport, Quarantined
 from shoparena.runs import RunDir
 from shoparena.runs.identity import Restart, RunIdentity, RunKind
 from shoparena.runs.machine import MIB, default_workers
@@ -285,8 +285,8 @@ def _fewer_gc_passes() -> Iterator[None]:
 
 def build_corpus(
     config: CorpusConfig, *, progress: Progress | None = None, restart: Restart = False
-) -> dict[str, Any]:
-    """Build (or resume) the corpus in ``config.out``; returns the report.
+) -> CorpusReport:
+    """Build (or resume) the corpus in ``config.out``; returns its ``report.json``.
 
     Raises:
         RunDirError: ``out`` holds another kind of run, a build of other settings or inputs (unless
@@ -312,11 +312,11 @@ def build_corpus(
         rundir.close()
 
 
-def _build(config: CorpusConfig, rundir: RunDir, identity: RunIdentity, say: Progress) -> dict[str, Any]:
+def _build(config: CorpusConfig, rundir: RunDir, identity: RunIdentity, say: Progress) -> CorpusReport:
     out = rundir.path
     layout = CorpusRun.at(out)
     if rundir.done("build", config.model_dump(mode="json")) and _outputs_present(out):
-        return json.loads(layout.report_path.read_text(encoding="utf-8"))  # finished: nothing to redo
+        return layout.report()  # finished: nothing to redo
     cache = BenchCache()
     started = time.time()
     work = layout.work_dir
@@ -360,11 +360,13 @@ def _build(config: CorpusConfig, rundir: RunDir, identity: RunIdentity, say: Pro
     doc["diversity"] = diversity.build()
     if view_counts.get("sft_kept") and any(view_counts["sft_kept"].values()):
         doc["sft_lengths"] = sft_row_lengths(layout.views_dir, _tokenizer(config))
-    _atomic_write(layout.report_path, json.dumps(doc, indent=2, sort_keys=True).encode())
-    write_card(layout.card_path, doc)
-    rundir.complete("build", config.model_dump(mode="json"), started, {"records": doc["funnel"]["records"]})
-    rundir.write_summary({"report": layout.report_path.name, "funnel": doc["funnel"], "views": view_counts})
-    return doc
+    built = CorpusReport.model_validate(doc)
+    _atomic_write(layout.report_path, json.dumps(built.document(), indent=2, sort_keys=True).encode())
+    write_card(layout.card_path, built)
+    rundir.complete("build", config.model_dump(mode="json"), started, {"records": built.funnel.records})
+    funnel = built.funnel.model_dump(mode="json")
+    rundir.write_summary({"report": layout.report_path.name, "funnel": funnel, "views": view_counts})
+    return built
 
 
 __all__ = ["OWN_OUTPUTS", "build_corpus", "classify_all", "corpus_identity", "ingest_all"]

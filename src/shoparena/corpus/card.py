@@ -18,6 +18,7 @@ import yaml
 
 from shoparena.corpus.layout import CorpusRun
 from shoparena.corpus.views import SPLITS, VIEWS
+from shoparena.records.corpus import CorpusReport
 from shoparena.runs.identity import IDENTITY_NAME, LOCK_NAME
 
 LICENSE = "apache-2.0"
@@ -58,7 +59,6 @@ def _split_size(path: Path) -> dict[str, int]:
 CONFIGS = (("sft", "sft_kept"), ("sft_all", "sft"), ("steps", "steps"), ("kto", "kto"))
 
 
-
 def sft_row_lengths(views_dir: Path, tokenizer: Any) -> dict[str, Any] | None:
     """Token lengths of the published ``sft`` rows (``sft_kept`` view, both splits): the whole conversation
     with its tools through ``tokenizer``'s chat template. ``max_length`` is the smallest power of two that
@@ -97,7 +97,7 @@ def sft_row_lengths(views_dir: Path, tokenizer: Any) -> dict[str, Any] | None:
     }
 
 
-def card_metadata(corpus_dir: str | Path, report: dict[str, Any]) -> dict[str, Any]:
+def card_metadata(corpus_dir: str | Path, report: CorpusReport) -> dict[str, Any]:
     """The Hub's YAML header for the corpus card: license, configs per view and split, features, sizes."""
     corpus = CorpusRun.at(corpus_dir)
     configs, infos = [], []
@@ -135,7 +135,7 @@ def card_metadata(corpus_dir: str | Path, report: dict[str, Any]) -> dict[str, A
     }
 
 
-def card_header(corpus_dir: str | Path, report: dict[str, Any]) -> str:
+def card_header(corpus_dir: str | Path, report: CorpusReport) -> str:
     """The card's front matter block (``---`` YAML ``---``)."""
     body = yaml.safe_dump(card_metadata(corpus_dir, report), sort_keys=False, allow_unicode=True)
     return f"---\n{body}---\n"

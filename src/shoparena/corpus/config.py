@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from shoparena.formats.profiles import ProfileName
+from shoparena.formats.profiles import DEFAULT_PROFILE, ProfileName
 from shoparena.suites.clusters import NEAR_DUP_THRESHOLD
 
 
@@ -95,7 +95,7 @@ class CorpusConfig(BaseModel):
         default=None, description="Tokenizer folder for the token gate; None = the tiny Qwen3 tokenizer."
     )
     render_profile: ProfileName = Field(
-        default="upstream",
+        default=DEFAULT_PROFILE,
         description="Render profile of the views (upstream | compact; shoparena.formats.profiles).",
     )
     # Excluded from dumps: it changes no output byte, so it is neither in the build's identity nor in

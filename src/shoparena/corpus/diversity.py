@@ -29,10 +29,13 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 from datasketch import MinHash, MinHashLSH
+
+if TYPE_CHECKING:
+    from shoparena.search import SearchEngine
 
 #: Price band edges (PHP): [0, 100), [100, 300), ... [10000, inf).
 PRICE_BANDS: tuple[float, ...] = (100, 300, 1000, 3000, 10000)
@@ -344,7 +347,7 @@ class DiversityBuilder:
 def teacher_features(
     records: Sequence[dict[str, Any]],
     problems: dict[str, Any],
-    engine: Any,
+    engine: SearchEngine,
     *,
     agent: Any = None,
     max_steps: int = 30,

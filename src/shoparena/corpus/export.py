@@ -20,7 +20,7 @@ import orjson
 
 from shoparena.corpus.layout import DATASET_DICT_NAME, view_file
 from shoparena.corpus.views import SPLITS, VIEWS, features, view_spec
-from shoparena.formats.profiles import check_profile, render_chat
+from shoparena.formats.profiles import DEFAULT_PROFILE, RenderProfile, check_profile, render_chat
 from shoparena.jsonl import LineWriter
 
 BATCH_ROWS = 256
@@ -173,7 +173,7 @@ class ViewWriter:
     Parquet/JSONL files and writes each view's ``DatasetDict`` folder. Rows never wait in memory beyond
     one batch per (view, split)."""
 
-    def __init__(self, views_dir: Path, render_profile: str = "upstream") -> None:
+    def __init__(self, views_dir: Path, render_profile: str = DEFAULT_PROFILE) -> None:
         from datasets.utils.logging import disable_progress_bar
 
         disable_progress_bar()
@@ -189,7 +189,7 @@ class ViewWriter:
     def add(self, record: dict[str, Any]) -> None:
         if record["split"] not in SPLITS or not any(m["role"] == "assistant" for m in record["messages"]):
             return
-        if self.render_profile != "upstream":
+        if self.render_profile != RenderProfile.UPSTREAM:
             record = rendered_record(record, self.render_profile)
         for view in VIEWS:
             sink = self.sinks[(view, record["split"])]
@@ -236,7 +236,7 @@ def rendered_record(record: dict[str, Any], render_profile: str) -> dict[str, An
 
 
 def export_views(
-    records: Callable[[], Iterable[dict[str, Any]]], views_dir: Path, render_profile: str = "upstream"
+    records: Callable[[], Iterable[dict[str, Any]]], views_dir: Path, render_profile: str = DEFAULT_PROFILE
 ) -> dict[str, dict[str, int]]:
     """Write every view in one pass over the record dicts; returns view → split → rows."""
     writer = ViewWriter(views_dir, render_profile)

@@ -7,6 +7,7 @@ run afterwards in :mod:`shoparena.corpus.gates` on the records still ``kept``.
 from __future__ import annotations
 
 from shoparena.corpus.config import FilterConfig, GateConfig
+from shoparena.corpus.gates import gate_outcome
 from shoparena.records.corpus import CorpusRecord, Outcome, StructuralLabel
 
 
@@ -84,20 +85,7 @@ def _gates(record: CorpusRecord, fcfg: FilterConfig, gcfg: GateConfig) -> str | 
     ev = record.evidence
     if fcfg.require_format and ev.format_ok is False:
         return "format_invalid"
-    if gcfg.judge_bar is not None:
-        if record.labels.judge_q is None:
-            return "judge_missing"
-        if record.labels.judge_q < gcfg.judge_bar:
-            return "judge_below_bar"
-    if gcfg.success_profile != "off":
-        success = (
-            record.labels.success if gcfg.success_profile == "strict" else record.labels.success_shoppingbench
-        )
-        if success is None:
-            return "success_unscored"
-        if not success:
-            return "not_successful"
-    return None
+    return gate_outcome(record, gcfg)
 
 
 def classify(record: CorpusRecord, fcfg: FilterConfig, gcfg: GateConfig) -> CorpusRecord:

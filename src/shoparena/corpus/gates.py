@@ -28,6 +28,28 @@ NUM_PERM = 64
 CHARS_PER_TOKEN_BOUND = 16
 
 
+def gate_outcome(record: CorpusRecord, gates: GateConfig) -> Outcome | None:
+    """The judge and success gates on one record: their first failing reason, or None (both pass). The
+    filter runs them after its structural reasons (:func:`shoparena.corpus.filter.first_failure`); a
+    recovered copy runs only them (:func:`shoparena.corpus.recover.recover_record`)."""
+    if gates.judge_bar is not None:
+        if record.labels.judge_q is None:
+            return Outcome.JUDGE_MISSING
+        if record.labels.judge_q < gates.judge_bar:
+            return Outcome.JUDGE_BELOW_BAR
+    if gates.success_profile != "off":
+        success = (
+            record.labels.success
+            if gates.success_profile == "strict"
+            else record.labels.success_shoppingbench
+        )
+        if success is None:
+            return Outcome.SUCCESS_UNSCORED
+        if not success:
+            return Outcome.NOT_SUCCESSFUL
+    return None
+
+
 def assistant_text(messages: Sequence[CorpusMessage]) -> str:
     """The assistant side of a conversation as one normalised string (content + calls)."""
     parts: list[str] = []

@@ -20,14 +20,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import orjson
 from pydantic import ValidationError
 
 from shoparena.jsonl import iter_raw_lines
-from shoparena.records.corpus import CorpusRecord
-from shoparena.runs.files import RunFileError, load_json, validation_detail
+from shoparena.records.corpus import CorpusRecord, CorpusReport
+from shoparena.runs.files import RunFileError, read_json_record, validation_detail
 from shoparena.runs.layout import RunHandle, register_run_kind
 
 RECORDS_NAME = "records.jsonl"
@@ -137,27 +136,18 @@ class CorpusRun(RunHandle):
     def has_report(self) -> bool:
         return self.report_path.is_file()
 
-    def report(self) -> dict[str, Any]:
-        """``report.json`` (funnel, richness, diversity, render profile) as its JSON object.
+    def report(self) -> CorpusReport:
+        """``report.json`` (funnel, richness, diversity, render profile) as its record.
 
         Raises:
-            RunFileError: missing, torn, or without a ``funnel`` object.
+            RunFileError: missing, torn, or not a :class:`CorpusReport` (names the field).
         """
-        data = load_json(self.report_path, what="corpus report")
-        if not isinstance(data, dict) or not isinstance(data.get("funnel"), dict):
-            raise RunFileError(f"{self.report_path}: not a corpus report: funnel: missing or not an object")
-        return data
+        return read_json_record(self.report_path, CorpusReport)
 
     def render_profile(self, default: str) -> str:
         """The render profile the views were built with (``default`` for a corpus from before it was
         recorded, or without a report)."""
-        if not self.has_report():
-            return default
-        data = load_json(self.report_path, what="corpus report")
-        render = data.get("render") if isinstance(data, dict) else None
-        if not isinstance(data, dict) or not isinstance(render or {}, dict):
-            raise RunFileError(f"{self.report_path}: not a corpus report: render: not an object")
-        return (render or {}).get("profile", default)
+        return self.report().render_profile(default) if self.has_report() else default
 
 
 def view_file(views_dir: str | Path, view: str, split: str, ext: str) -> Path:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 
 from shoparena.corpus.config import GateConfig
+from shoparena.corpus.gates import gate_outcome
 from shoparena.records.corpus import CorpusRecord, Outcome
 
 #: Outcomes a sub-task trajectory may have for recovery: it failed only because code made the calls
@@ -45,27 +46,8 @@ def recover_record(record: CorpusRecord, gates: GateConfig) -> CorpusRecord:
             "trainable_tokens": None,
         },
     )
-    copy.outcome = Outcome(_gate_outcome(copy, gates) or Outcome.KEPT)
+    copy.outcome = gate_outcome(copy, gates) or Outcome.KEPT
     return copy
-
-
-def _gate_outcome(record: CorpusRecord, gates: GateConfig) -> str | None:
-    if gates.judge_bar is not None:
-        if record.labels.judge_q is None:
-            return "judge_missing"
-        if record.labels.judge_q < gates.judge_bar:
-            return "judge_below_bar"
-    if gates.success_profile != "off":
-        success = (
-            record.labels.success
-            if gates.success_profile == "strict"
-            else record.labels.success_shoppingbench
-        )
-        if success is None:
-            return "success_unscored"
-        if not success:
-            return "not_successful"
-    return None
 
 
 def recover(records: Iterable[CorpusRecord], gates: GateConfig) -> Iterator[CorpusRecord]:

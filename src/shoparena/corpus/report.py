@@ -12,7 +12,8 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
-from shoparena.records.corpus import OUTCOME_ORDER
+from shoparena.formats.profiles import DEFAULT_PROFILE
+from shoparena.records.corpus import OUTCOME_ORDER, CorpusRender, CorpusReport
 
 #: Harness miner kinds whose trajectories are agentic by construction (the filter never sees this).
 AGENTIC_KINDS = ("agentic",)
@@ -99,6 +100,8 @@ class ReportBuilder:
         config: Any,
         notes: list[str],
     ) -> dict[str, Any]:
+        """The report's counts as the JSON object :class:`CorpusReport` validates (the build adds the render
+        profile, diversity and row lengths before it does)."""
         reasons = {reason.value: self.outcomes.get(reason, 0) for reason in OUTCOME_ORDER}
         records = sum(self.outcomes.values())
         funnel = {
@@ -130,13 +133,13 @@ class ReportBuilder:
         }
 
 
-def recommended_max_length(report: dict[str, Any]) -> int:
-    """The window that holds every published ``sft`` row (``report["sft_lengths"]``; 8192 without one)."""
-    return int((report.get("sft_lengths") or {}).get("max_length") or 8192)
+def recommended_max_length(report: CorpusReport) -> int:
+    """The window that holds every published ``sft`` row (``report.sft_lengths``; 8192 without one)."""
+    return int((report.sft_lengths or {}).get("max_length") or 8192)
 
 
-def length_note(report: dict[str, Any]) -> list[str]:
-    lengths = report.get("sft_lengths")
+def length_note(report: CorpusReport) -> list[str]:
+    lengths = report.sft_lengths
     if not lengths:
         return []
     return [
@@ -148,17 +151,16 @@ def length_note(report: dict[str, Any]) -> list[str]:
     ]
 
 
-def render_note(report: dict[str, Any]) -> str:
-    profile = (report.get("render") or {}).get("profile", "upstream")
-    return f"render profile {profile}"
+def render_note(report: CorpusReport) -> str:
+    return f"render profile {report.render_profile(DEFAULT_PROFILE)}"
 
 
-def write_card(path: Path, report: dict[str, Any]) -> None:
+def write_card(path: Path, report: CorpusReport) -> None:
     """The dataset card (README.md): the Hub's YAML metadata (:mod:`shoparena.corpus.card`), the funnel,
     the thresholds and the diversity table."""
     from shoparena.corpus.card import card_header
 
-    f = report["funnel"]
+    f = report.funnel
     lines = [
         card_header(path.parent, report),
         "# shoparena trajectory corpus",
@@ -192,34 +194,34 @@ def write_card(path: Path, report: dict[str, Any]) -> None:
         "",
         "| stage | count |",
         "|---|---|",
-        f"| input records | {f['input']} |",
-        f"| quarantined | {f['quarantined']} |",
+        f"| input records | {f.input} |",
+        f"| quarantined | {f.quarantined} |",
     ]
-    lines += [f"| rejected: `{reason}` | {n} |" for reason, n in f["rejected"].items() if n]
+    lines += [f"| rejected: `{reason}` | {n} |" for reason, n in f.rejected.items() if n]
     lines += [
-        f"| kept | {f['kept']} |",
-        f"| recovered (sub-task → agentic) | {f['recovered']} |",
-        f"| recovered and kept | {f['recovered_kept']} |",
+        f"| kept | {f.kept} |",
+        f"| recovered (sub-task → agentic) | {f.recovered} |",
+        f"| recovered and kept | {f.recovered_kept} |",
     ]
-    for view, splits in f["views"].items():
+    for view, splits in f.views.items():
         lines.append(f"| view `{view}` rows | train {splits.get('train', 0)}, eval {splits.get('eval', 0)} |")
-    render = report.get("render") or {"profile": "upstream"}
+    render = report.render or CorpusRender(profile=DEFAULT_PROFILE)
     lines += [
         "",
-        f"Counts add up: **{f['adds_up']}**.",
+        f"Counts add up: **{f.adds_up}**.",
         "",
-        f"Render profile of the views: `{render['profile']}` (hash `{render.get('profile_hash', '')}`); "
+        f"Render profile of the views: `{render.profile}` (hash `{render.profile_hash}`); "
         "a student trained on them is evaluated under the same profile.",
         "",
         "## Thresholds",
         "",
         "```json",
     ]
-    lines += [json.dumps(report["thresholds"], indent=2), "```", ""]
-    if report.get("filter_quality"):
+    lines += [json.dumps(report.thresholds, indent=2), "```", ""]
+    if report.filter_quality:
         lines += ["## Filter quality against the harness truth", "", "```json"]
-        lines += [json.dumps(report["filter_quality"], indent=2), "```", ""]
-    if report.get("diversity"):
+        lines += [json.dumps(report.filter_quality, indent=2), "```", ""]
+    if report.diversity:
         from shoparena.corpus.diversity import diversity_markdown
 
         lines += [
@@ -231,30 +233,30 @@ def write_card(path: Path, report: dict[str, Any]) -> None:
             "of the viewed ones, near-duplicate rate. Ratios depend on group size: compare groups of equal",
             "size (`corpus report CORPUS --suite BANK --index INDEX` adds one teacher of equal size).",
             "",
-            *diversity_markdown(report["diversity"]),
+            *diversity_markdown(report.diversity),
             "",
         ]
     path.write_text("\n".join(lines), encoding="utf-8")
 
 
-def report_table(report: dict[str, Any]) -> Any:
+def report_table(report: CorpusReport) -> Any:
     """A Rich table of the funnel."""
     from rich.table import Table
 
-    f = report["funnel"]
+    f = report.funnel
     table = Table(title="corpus funnel")
     table.add_column("stage")
     table.add_column("count", justify="right")
-    table.add_row("input", str(f["input"]))
-    table.add_row("quarantined", str(f["quarantined"]))
-    for reason, n in f["rejected"].items():
+    table.add_row("input", str(f.input))
+    table.add_row("quarantined", str(f.quarantined))
+    for reason, n in f.rejected.items():
         if n:
             table.add_row(f"  {reason}", str(n))
-    table.add_row("kept", str(f["kept"]))
-    table.add_row("recovered (kept)", f"{f['recovered']} ({f['recovered_kept']})")
-    for view, splits in f["views"].items():
+    table.add_row("kept", str(f.kept))
+    table.add_row("recovered (kept)", f"{f.recovered} ({f.recovered_kept})")
+    for view, splits in f.views.items():
         table.add_row(f"view {view}", f"train {splits.get('train', 0)} / eval {splits.get('eval', 0)}")
-    table.add_row("adds up", str(f["adds_up"]))
+    table.add_row("adds up", str(f.adds_up))
     return table
 
 

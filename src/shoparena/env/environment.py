@@ -21,7 +21,13 @@ from shoparena.env.session import ShopSession
 from shoparena.env.shop_tools import OroHelperTools, ShopTools
 from shoparena.env.toolkit import BoundTool, ToolKit
 from shoparena.formats.native import native_tool_call, trajectory_to_chat
-from shoparena.formats.profiles import check_profile, handle_table, resolve_arguments
+from shoparena.formats.profiles import (
+    DEFAULT_PROFILE,
+    RenderProfile,
+    check_profile,
+    handle_table,
+    resolve_arguments,
+)
 from shoparena.formats.tagged import (
     ParsedStep,
     build_prompt_messages,
@@ -179,7 +185,7 @@ class ShopEnv:
         max_steps: int = DEFAULT_MAX_STEPS,
         agent_id: str = "",
         run_id: str = "",
-        render_profile: str = "upstream",
+        render_profile: str = DEFAULT_PROFILE,
         max_calls_per_step: int | None = None,
     ) -> None:
         self.render_profile = check_profile(render_profile)
@@ -290,7 +296,7 @@ class ShopEnv:
         if not step.content and step.content_format == "tagged":
             step.content = render_model_output(step)
         info: dict[str, Any] = {}
-        if self.render_profile == "compact":
+        if self.render_profile == RenderProfile.COMPACT:
             self._resolve_handles(step.tool_calls, session)
         for call in step.tool_calls:
             self._run_call(call, session)

@@ -18,7 +18,7 @@ from typing import Any, Literal
 from shoparena.agent_sdk.prompt import SYSTEM_PROMPT as AGENTIC_SYSTEM_PROMPT
 from shoparena.env.environment import Observation
 from shoparena.formats.native import trajectory_to_chat
-from shoparena.formats.profiles import check_profile, render_chat, template_kwargs
+from shoparena.formats.profiles import DEFAULT_PROFILE, check_profile, render_chat, template_kwargs
 from shoparena.llm.transformers_backend import parse_generated_text
 from shoparena.llm.types import (
     AuthError,
@@ -118,7 +118,7 @@ class ChatAgent:
         deadline: float | None = None,
         request_timeout_s: float | None = None,
         name: str = "chat",
-        render_profile: str = "upstream",
+        render_profile: str = DEFAULT_PROFILE,
     ) -> None:
         self.render_profile = check_profile(render_profile)
         if fmt not in ("native", "tagged"):

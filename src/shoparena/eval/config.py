@@ -8,6 +8,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from shoparena.formats.profiles import DEFAULT_PROFILE
 from shoparena.records.problem import Problem
 
 logger = logging.getLogger(__name__)
@@ -41,7 +42,7 @@ class EvalConfig(BaseModel):
     out: Path = Field(description="Run directory (re-running the same command resumes it).")
     samples: int = Field(default=1, ge=1, description="Episodes per problem (n of pass@k).")
     temperature: float = Field(default=0.0, ge=0.0, description="0 = greedy decoding.")
-    top_p: float = Field(default=1.0, gt=0.0, le=1.0)
+    top_p: float = Field(default=1.0, gt=0.0, le=1.0, description="Nucleus sampling mass.")
     max_tokens: int = Field(default=512, ge=1, description="New-token cap per model turn.")
     max_steps: int = Field(default=30, ge=1, description="Step cap per episode (upstream 30).")
     seed: int = Field(default=0, description="Base seed (per episode: seed + sample index).")
@@ -124,7 +125,7 @@ class EvalConfig(BaseModel):
             "greedy_episode": self.temperature > 0 and self.greedy_episode,
             "format": self.format,
             "max_steps": self.max_steps,
-            "render_profile": self.render_profile or "upstream",
+            "render_profile": self.render_profile or DEFAULT_PROFILE,
         }
 
 

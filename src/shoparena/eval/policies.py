@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from shoparena.env.environment import ShopEnv
 from shoparena.env.episodes import run_episode
@@ -27,6 +27,7 @@ from shoparena.env.knowledge import KnowledgeBase
 from shoparena.eval.chat_agent import ChatAgent, Decoding, EpisodeTimeout, EpisodeUsage
 from shoparena.eval.config import EvalConfig
 from shoparena.formats.profiles import (
+    DEFAULT_PROFILE,
     RenderProfileError,
     check_profile,
     profile_hash,
@@ -36,6 +37,9 @@ from shoparena.formats.profiles import (
 from shoparena.records.infra import InfraFailure, InfraReason
 from shoparena.records.problem import Problem
 from shoparena.records.trajectory import EpisodeStatus, Trajectory, TrajectoryError
+
+if TYPE_CHECKING:
+    from shoparena.search import SearchEngine
 
 logger = logging.getLogger(__name__)
 
@@ -105,7 +109,7 @@ class InProcessPolicy:
         kind: str,
         make_agent: Callable[[EpisodeSpec, float], Any],
         config: EvalConfig,
-        engine: Any,
+        engine: SearchEngine,
         knowledge: KnowledgeBase | None,
         info: dict[str, Any] | None = None,
         closer: Callable[[], None] | None = None,
@@ -126,7 +130,7 @@ class InProcessPolicy:
                 max_steps=self.config.max_steps,
                 agent_id=self.name,
                 run_id=run_id,
-                render_profile=self.config.render_profile or "upstream",
+                render_profile=self.config.render_profile or DEFAULT_PROFILE,
             )
             self._local.env = env
         return env
@@ -203,7 +207,7 @@ def _decoding(config: EvalConfig, spec: EpisodeSpec) -> Decoding:
 def chat_policy(
     backend: Any,
     config: EvalConfig,
-    engine: Any,
+    engine: SearchEngine,
     knowledge: KnowledgeBase | None,
     *,
     kind: str,
@@ -223,7 +227,7 @@ def chat_policy(
             deadline=deadline,
             request_timeout_s=config.request_timeout_s,
             name=name,
-            render_profile=config.render_profile or "upstream",
+            render_profile=config.render_profile or DEFAULT_PROFILE,
         )
 
     return InProcessPolicy(name, kind, make, config, engine, knowledge, info, closer)
@@ -280,7 +284,9 @@ class MinerPolicy:
 
     kind = "miner"
 
-    def __init__(self, agent_file: Path, config: EvalConfig, engine: Any, backend: Any = None) -> None:
+    def __init__(
+        self, agent_file: Path, config: EvalConfig, engine: SearchEngine, backend: Any = None
+    ) -> None:
         from shoparena.arena.layout import UNATTRIBUTED_NAME
         from shoparena.arena.proxy import ProxyConfig, ProxyServer, ProxyState, create_proxy_app
         from shoparena.arena.sandbox import Sandbox, SandboxConfig
@@ -363,7 +369,7 @@ class MinerPolicy:
         self.sandbox.close()
 
 
-def _planner(spec: str, config: EvalConfig, engine: Any, knowledge: Any, backend: Any) -> Policy:
+def _planner(spec: str, config: EvalConfig, engine: SearchEngine, knowledge: Any, backend: Any) -> Policy:
     from shoparena.agents.planner import PlannerAgent
 
     agent = PlannerAgent()
@@ -378,7 +384,7 @@ def _planner(spec: str, config: EvalConfig, engine: Any, knowledge: Any, backend
     )
 
 
-def _miner(spec: str, config: EvalConfig, engine: Any, knowledge: Any, backend: Any) -> Policy:
+def _miner(spec: str, config: EvalConfig, engine: SearchEngine, knowledge: Any, backend: Any) -> Policy:
     from shoparena.arena.miners import resolve_agent
 
     path = resolve_agent(spec.removeprefix("miner:"))
@@ -434,7 +440,7 @@ def hf_backend(
     )
 
 
-def _hf(spec: str, config: EvalConfig, engine: Any, knowledge: Any, backend: Any) -> Policy:
+def _hf(spec: str, config: EvalConfig, engine: SearchEngine, knowledge: Any, backend: Any) -> Policy:
     folder = policy_folder(spec)
     if backend is None:
         backend = hf_backend(
@@ -463,7 +469,7 @@ def _hf(spec: str, config: EvalConfig, engine: Any, knowledge: Any, backend: Any
     )
 
 
-def _openai(spec: str, config: EvalConfig, engine: Any, knowledge: Any, backend: Any) -> Policy:
+def _openai(spec: str, config: EvalConfig, engine: SearchEngine, knowledge: Any, backend: Any) -> Policy:
     from shoparena.llm.factory import parse_backend_spec
     from shoparena.llm.openai_compat import BackoffPolicy, OpenAICompatibleBackend
 
@@ -530,7 +536,7 @@ def policy_kind(spec: str) -> PolicyKind | None:
 
 
 def build_policy(
-    config: EvalConfig, engine: Any, knowledge: KnowledgeBase | None, *, backend: Any = None
+    config: EvalConfig, engine: SearchEngine, knowledge: KnowledgeBase | None, *, backend: Any = None
 ) -> Policy:
     """The policy named by ``config.policy`` (its kind in :data:`POLICY_KINDS`).
 

@@ -24,7 +24,7 @@ import threading
 import time
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
@@ -57,6 +57,9 @@ from shoparena.runs.infra import (
 )
 from shoparena.runs.manifest import FileRef, load_or_new, write_manifest
 from shoparena.scoring.bench import ScoringBench
+
+if TYPE_CHECKING:
+    from shoparena.search import SearchEngine
 
 logger = logging.getLogger(__name__)
 
@@ -241,7 +244,7 @@ def problem_outcomes(
     return out
 
 
-def shortcut_wins(problems: list[Problem], engine: Any, similarity: str) -> dict[str, list[bool]]:
+def shortcut_wins(problems: list[Problem], engine: SearchEngine, similarity: str) -> dict[str, list[bool]]:
     """Per scoring profile, whether the no-LLM ``shortcut`` miner (the full query's top hit) solves each."""
     from shoparena.suites.checks import shortcut_trajectory
 
@@ -256,7 +259,9 @@ def shortcut_wins(problems: list[Problem], engine: Any, similarity: str) -> dict
     }
 
 
-def shortcut_floor(problems: list[Problem], engine: Any, similarity: str) -> dict[str, dict[str, Estimate]]:
+def shortcut_floor(
+    problems: list[Problem], engine: SearchEngine, similarity: str
+) -> dict[str, dict[str, Estimate]]:
     """ASR of the no-LLM ``shortcut`` miner (first hit of the full query), per profile and category."""
     out: dict[str, dict[str, Estimate]] = {}
     for scoring_profile, wins in shortcut_wins(problems, engine, similarity).items():
@@ -267,7 +272,7 @@ def shortcut_floor(problems: list[Problem], engine: Any, similarity: str) -> dic
     return out
 
 
-def _policy(config: EvalConfig, engine: Any, knowledge: Any, backend: Any) -> Any:
+def _policy(config: EvalConfig, engine: SearchEngine, knowledge: Any, backend: Any) -> Any:
     """The in-process policy, or its Ray counterpart (one task per problem; eval.distributed)."""
     if config.executor != "ray":
         try:
@@ -291,7 +296,7 @@ def run_eval(
     *,
     restart: Restart = False,
     backend: Any = None,
-    engine: Any = None,
+    engine: SearchEngine | None = None,
     on_episode: Any = None,
 ) -> EvalSummary:
     """Run (or resume) an evaluation and write its run directory.
@@ -327,7 +332,7 @@ def run_eval(
         claim.release()
 
 
-def _run_eval(config: EvalConfig, backend: Any, engine: Any, on_episode: Any) -> EvalSummary:
+def _run_eval(config: EvalConfig, backend: Any, engine: SearchEngine, on_episode: Any) -> EvalSummary:
     root = config.out
     problems = load_problems(config)
     sha = sha256_file(config.suite)

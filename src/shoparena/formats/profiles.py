@@ -32,6 +32,7 @@ import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -40,8 +41,19 @@ from pydantic import AfterValidator
 from shoparena.formats.native import text_to_result
 from shoparena.records.render import RENDER_STAMP_NAME, RenderStamp
 
-PROFILES = ("upstream", "compact")
-DEFAULT_PROFILE = "upstream"
+
+class RenderProfile(StrEnum):
+    """What a chat policy sees: ``upstream`` (ShoppingBench's tools and full JSON results) or ``compact``
+    (request-line, product and shop handles). A ``str``: configs, stamps and reports store the plain value."""
+
+    UPSTREAM = "upstream"
+    COMPACT = "compact"
+
+
+PROFILES = tuple(profile.value for profile in RenderProfile)
+#: The profile of a corpus, checkpoint or config that names none (upstream's text). A plain ``str`` value,
+#: so every file that records it stays as it was.
+DEFAULT_PROFILE: str = RenderProfile.UPSTREAM.value
 #: Search results a compact render shows per page (the decisive teacher weighs the same number).
 COMPACT_TOP = 5
 _COMPACT_ATTRS = 10
@@ -103,7 +115,7 @@ def profile_hash(name: str) -> str:
             _COMPACT_WEB_PAGES,
             LINE_CHARS,
         ]
-        if name == "compact"
+        if name == RenderProfile.COMPACT
         else [name],
         sort_keys=True,
     )
@@ -381,7 +393,7 @@ def template_kwargs(render_profile: str, thinking: bool) -> dict[str, Any]:
     with text it never saw).
     """
     check_profile(render_profile)
-    return {"enable_thinking": thinking} if render_profile == "upstream" else {}
+    return {"enable_thinking": thinking} if render_profile == RenderProfile.UPSTREAM else {}
 
 
 def compact_system(tool_names: Iterable[str]) -> str:
@@ -407,7 +419,7 @@ def render_chat(
     Extra keys of a message (``trainable``) are kept, so corpus rows keep their loss flags.
     """
     check_profile(render_profile)
-    if render_profile == "upstream":
+    if render_profile == RenderProfile.UPSTREAM:
         return [dict(m) for m in messages], list(tools) if tools is not None else None
     table = HandleTable()
     out: list[dict[str, Any]] = [{"role": "system", "content": compact_system(_tool_names(tools))}]
@@ -488,6 +500,7 @@ __all__ = [
     "PROFILES",
     "HandleTable",
     "ProfileName",
+    "RenderProfile",
     "RenderProfileError",
     "check_profile",
     "compact_arguments",

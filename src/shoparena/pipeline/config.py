@@ -9,10 +9,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic.fields import FieldInfo
 
 from shoparena.corpus.views import normalize_selection
-from shoparena.formats.profiles import ProfileName
+from shoparena.eval.config import EvalConfig
+from shoparena.formats.profiles import ProfileName, RenderProfile
 from shoparena.pipeline.checks import PipelineConfigError, check_pipeline_config
 from shoparena.runs.config import deep_merge
 from shoparena.runs.files import RunFileError, load_yaml
@@ -56,7 +58,18 @@ class ReferenceSection(_Section):
     """The rule-based planner on the held-out partition: the teacher's ceiling beside base and student."""
 
     agent: str = "planner"
-    similarity: str = Field(default="lexical", description="Title backend for scoring (exact | lexical).")
+    similarity: Literal["exact", "lexical", "embedding"] = Field(
+        default="lexical", description="Title backend for scoring (exact | lexical | embedding)."
+    )
+
+    @field_validator("agent")
+    @classmethod
+    def _known_agent(cls, value: str) -> str:
+        from shoparena.agents import AGENTS
+
+        if value not in AGENTS:
+            raise ValueError(f"unknown agent {value!r}; known: {sorted(AGENTS)}")
+        return value
 
 
 #: The embedded default's miners (a lean day that fits the laptop budget): a regular agentic teacher the
@@ -100,16 +113,31 @@ class FirehoseSection(_Section):
 class JudgeSection(_Section):
     """The firehose judges every race with the offline rubric; an LLM judge re-judges the race directories."""
 
-    judge: str = Field(default="rubric", description="rubric | llm.")
+    judge: Literal["rubric", "llm"] = Field(default="rubric", description="rubric | llm.")
     backend: str | None = Field(
         default=None, description="LLM judge backend spec (transformers:DIR, openai:URL)."
     )
+
+    @field_validator("backend")
+    @classmethod
+    def _backend_spec(cls, value: str | None) -> str | None:
+        from shoparena.llm.factory import parse_backend_spec
+
+        if value:
+            parse_backend_spec(value)  # a ValueError naming what is wrong with the spec
+        return value
+
+    @model_validator(mode="after")
+    def _llm_needs_a_backend(self) -> JudgeSection:
+        if self.judge == "llm" and not self.backend:
+            raise ValueError("the llm judge needs a backend spec (judge.backend)")
+        return self
 
 
 class CorpusSection(_Section):
     recover: bool = Field(default=True, description="Rewrite sub-task trajectories as agentic ones.")
     render_profile: ProfileName = Field(
-        default="compact",
+        default=RenderProfile.COMPACT.value,
         description="Render profile of the views, and of base and student evaluation (upstream | compact).",
     )
 
@@ -150,24 +178,41 @@ class SFTSection(_Section):
     trainer: dict[str, Any] = Field(default_factory=dict, description="TRL SFTConfig fields over the preset.")
     threads: int | None = Field(default=None, ge=1, description=TORCH_THREADS_HELP)
 
-
     @field_validator("select", mode="before")
     @classmethod
     def _current_selection(cls, value: object) -> object:
         return normalize_selection(value)
 
 
+#: EvalConfig fields the evaluation stages fill in themselves (the policy, the held-out suite, the index,
+#: the run directory, the leak audit, the render profile): a pipeline.yaml sets none of them.
+EVAL_STAGE_FIELDS = frozenset(
+    {"policy", "suite", "index", "out", "train_corpus", "allow_leak", "render_profile"}
+)
+
+
+def eval_field(name: str, **overrides: Any) -> Any:
+    """``EvalConfig``'s field ``name`` (type constraints and description) with the pipeline's ``overrides``:
+    the section declares no field of its own, only a default that differs."""
+    return FieldInfo.merge_field_infos(EvalConfig.model_fields[name], **overrides)
+
+
 class EvalSection(_Section):
-    samples: int = Field(default=1, ge=1, description="Sampled episodes per problem (n of pass@k).")
-    temperature: float = Field(
-        default=0.0, ge=0, description="Sampling temperature (0: greedy only; >0 adds a greedy episode)."
-    )
-    max_tokens: int = Field(default=200, ge=1, description="New-token cap per model turn.")
-    max_steps: int = Field(default=6, ge=1, description="Step cap per episode.")
-    limit: int | None = Field(
-        default=None, ge=1, description="Only the first N held-out problems (None: all)."
-    )
-    seed: int = 0
+    """The base and student evaluations: ``EvalConfig``'s fields (:meth:`eval_config` builds it).
+
+    Named here are the fields the pipeline sets often, with ``eval run``'s constraints and descriptions;
+    the defaults that differ from ``eval run``'s, for a CPU day of small students, are ``max_tokens`` 200
+    (512), ``max_steps`` 6 (30) and, in ``options``, ``threads`` 2, ``concurrency`` 16 and ``max_batch`` 16
+    (None, 4, 8). Every other EvalConfig field goes in ``options``; a key there that is a field of this
+    section or one the stages fill in is refused (it used to be overridden silently).
+    """
+
+    samples: int = eval_field("samples", default=1)
+    temperature: float = eval_field("temperature", default=0.0)
+    max_tokens: int = eval_field("max_tokens", default=200)
+    max_steps: int = eval_field("max_steps", default=6)
+    limit: int | None = eval_field("limit", default=None)
+    seed: int = eval_field("seed", default=0)
     server: str | None = Field(
         default=None,
         description="OpenAI-compatible server (vLLM) of the policy: openai:URL#<model> instead of hf:DIR.",
@@ -176,8 +221,27 @@ class EvalSection(_Section):
     # host should pass threads 1: docs/fidelity.md measured 5.8 s vs 60 s for 6 unbatched episodes).
     options: dict[str, Any] = Field(
         default_factory=lambda: {"threads": 2, "concurrency": 16, "max_batch": 16},
-        description="Further EvalConfig fields as is.",
+        description="Further EvalConfig fields as is (not this section's own nor the stage-filled ones).",
     )
+
+    @field_validator("options")
+    @classmethod
+    def _no_shadowed_keys(cls, value: dict[str, Any]) -> dict[str, Any]:
+        own = sorted(set(value) & (set(cls.model_fields) - {"options"}))
+        if own:
+            raise ValueError(f"{own}: set them on the eval section itself, not in options")
+        filled = sorted(set(value) & EVAL_STAGE_FIELDS)
+        if filled:
+            raise ValueError(f"{filled}: the evaluation stages set these themselves")
+        return value
+
+    def eval_config(self, **stage: Any) -> EvalConfig:
+        """The ``EvalConfig`` of one evaluation: ``options``, this section's fields, then the ``stage``'s own
+        fields (policy, suite, index, out, ...; ``executor``/``ray_address`` are defaults ``options`` may
+        override)."""
+        defaults = {key: stage.pop(key) for key in ("executor", "ray_address") if key in stage}
+        named = self.model_dump(exclude={"server", "options"})
+        return EvalConfig.model_validate({**defaults, **self.options, **named, **stage})
 
 
 class ReportSection(_Section):
@@ -228,7 +292,7 @@ PAPER_PRESET: dict[str, Any] = {
     # 67 races x 30 problems x the 9-miner default population = 18,090 trajectories (the paper: 18,043).
     "firehose": {"races": 67, "problems_per_race": 30, "timeout_s": 300.0, "options": {}},
     # The paper's corpus and Qwen3-4B see upstream's text (ShoppingBench tools, full JSON results).
-    "corpus": {"render_profile": "upstream"},
+    "corpus": {"render_profile": RenderProfile.UPSTREAM.value},
     "judge": {"judge": "llm", "backend": "openai:http://localhost:8000/v1#Qwen/Qwen3-4B"},
     "model": {"base": "Qwen/Qwen3-4B"},
     "sft": {"preset": "qwen3-4b", "trainer": {"num_train_epochs": 2, "learning_rate": 1e-5}},

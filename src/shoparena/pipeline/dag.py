@@ -17,8 +17,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
 from rich.console import Console
 
+from shoparena.pipeline.outputs import OutputT, StageOutput
 from shoparena.runs import RunDir, RunManifest
 from shoparena.runs.rundir import config_hash, from_run_relative
 
@@ -37,14 +39,19 @@ class StageUnavailable(RuntimeError):
 
 @dataclass(frozen=True)
 class StageContext:
-    """What a stage function gets: its directory, the config, and its inputs' outputs."""
+    """What a stage function gets: its directory, the config, and its inputs' outputs (records)."""
 
     run: RunDir
     name: str
     config: Any
-    inputs: Mapping[str, dict[str, Any]]
+    inputs: Mapping[str, StageOutput]
     console: Console
     stage_hash: str
+
+    def input(self, model: type[OutputT]) -> OutputT:
+        """The output of the stage that writes ``model`` (one of this stage's dependencies), as ``model``."""
+        value = self.inputs[model.stage]
+        return value if isinstance(value, model) else model.model_validate(value.record())
 
     @property
     def dir(self) -> Path:
@@ -53,12 +60,14 @@ class StageContext:
         return path
 
 
-StageFn = Callable[[StageContext], dict[str, Any]]
+#: A stage returns its record (a test's stand-in may return a plain mapping: it is recorded as is).
+StageFn = Callable[[StageContext], StageOutput | dict[str, Any]]
 
 
 @dataclass(frozen=True)
 class Stage:
-    """A node: ``sections`` picks the config it depends on, ``deps`` the stages whose outputs it reads."""
+    """A node: ``sections`` picks the config it depends on, ``deps`` the stages whose outputs it reads,
+    ``output`` the record its outputs are (read back from the manifest on resume)."""
 
     name: str
     deps: tuple[str, ...]
@@ -66,6 +75,7 @@ class Stage:
     fn: StageFn
     title: str = ""
     optional: bool = field(default=False)
+    output: type[StageOutput] = StageOutput
 
 
 @dataclass
@@ -74,7 +84,7 @@ class StageResult:
     status: str  # ran | resumed | unavailable | blocked | failed
     stage_hash: str | None = None
     seconds: float = 0.0
-    outputs: dict[str, Any] = field(default_factory=dict)
+    outputs: StageOutput = field(default_factory=StageOutput)
     reason: str = ""
 
 
@@ -190,8 +200,9 @@ def run_dag(
             record = None
         elif record is not None and any(results[d].status == "ran" for d in stage.deps):
             record = None  # an input was just remade under the same hash: remake what was built on it
-        if record is not None:
-            results[stage.name] = StageResult(stage.name, "resumed", h, record.seconds, dict(record.outputs))
+        recorded = _recorded_output(stage, record.outputs, console) if record is not None else None
+        if record is not None and recorded is not None:
+            results[stage.name] = StageResult(stage.name, "resumed", h, record.seconds, recorded)
             console.print(f"[dim]{number:>2}. {stage.name}: resumed ({h})")
             continue
         if only is not None and stage.name not in only:
@@ -208,14 +219,28 @@ def run_dag(
         )
         started = time.time()
         try:
-            outputs = stage.fn(ctx)
+            returned = stage.fn(ctx)
+            outputs = returned if isinstance(returned, StageOutput) else stage.output.model_validate(returned)
         except StageUnavailable as exc:
             results[stage.name] = StageResult(stage.name, "unavailable", h, reason=str(exc))
             console.print(f"[yellow]{stage.name}: not available: {exc}")
             continue
         except Exception as exc:
             raise StageFailedError(stage.name, exc) from exc
-        record = run.complete(stage.name, payload, started, outputs, invalidate_later=False)
+        record = run.complete(stage.name, payload, started, outputs.record(), invalidate_later=False)
         results[stage.name] = StageResult(stage.name, "ran", h, record.seconds, outputs)
         console.print(f"[green]{stage.name}: done in {record.seconds:.1f}s")
     return [results[s.name] for s in topological(stages)]
+
+
+def _recorded_output(stage: Stage, outputs: Mapping[str, Any], console: Console) -> StageOutput | None:
+    """A completed stage's recorded outputs as its record; None (run it again) when they are not one."""
+    try:
+        return stage.output.model_validate(dict(outputs))
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"])
+        console.print(
+            f"[yellow]{stage.name}: recorded outputs unreadable ({where}: {first['msg']}), running it again"
+        )
+        return None

@@ -142,7 +142,7 @@ def _result_dict(result: StageResult) -> dict[str, Any]:
         "hash": result.stage_hash,
         "seconds": result.seconds,
         "reason": result.reason,
-        "outputs": result.outputs,
+        "outputs": result.outputs.record(),
     }
 
 

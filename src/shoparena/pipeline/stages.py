@@ -2,13 +2,13 @@
 evaluation of base and student → report. Each function takes a :class:`StageContext` and returns the outputs
 recorded in the manifest (paths relative to the run directory where possible, plus small summaries).
 
-Stages owned by other packages (corpus, train, eval) are called through their library entry points, looked up
-when the stage runs; a missing one raises :class:`StageUnavailable` naming the module and its issue.
+Stages owned by other packages (firehose, corpus, train, eval) import their library entry points when they
+run; a third-party module of an optional extra that is not installed raises :class:`StageUnavailable`
+naming the extra (:func:`extra_needed`).
 """
 
 from __future__ import annotations
 
-import importlib
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -19,7 +19,28 @@ from typing import Any
 from pydantic import BaseModel
 
 from shoparena.formats.profiles import profile_hash
+from shoparena.pipeline.config import EvalSection
 from shoparena.pipeline.dag import Stage, StageContext, StageUnavailable
+from shoparena.pipeline.outputs import (
+    BankOutput,
+    CatalogOutput,
+    CorpusOutput,
+    EvalOutput,
+    FirehoseOutput,
+    IndexOutput,
+    JudgedAgent,
+    JudgeOutput,
+    ModelOutput,
+    PairedVerdicts,
+    PartitionsOutput,
+    PoolOutput,
+    RaceSummary,
+    ReferenceOutput,
+    ReferenceScore,
+    ScoreBlock,
+    StudentEvalOutput,
+    TrainOutput,
+)
 from shoparena.runs.files import RunFileError
 
 
@@ -31,57 +52,59 @@ def as_jsonable(value: Any) -> Any:
     return value
 
 
-def entry_point(module: str, attr: str, issue: int) -> Any:
-    """``module.attr`` or StageUnavailable saying what is missing."""
+@contextmanager
+def extra_needed(extra: str) -> Iterator[None]:
+    """A stage's imports that the optional ``extra`` provides: a third-party module missing from this
+    environment makes the stage unavailable, naming the extra to install (a missing shoparena module is a
+    broken checkout: raised as is)."""
     try:
-        mod = importlib.import_module(module)
-    except ImportError as exc:
-        raise StageUnavailable(f"{module} is not on this checkout (issue {issue}): {exc}") from None
-    fn = getattr(mod, attr, None)
-    if fn is None:
-        raise StageUnavailable(f"{module}.{attr} is not on this checkout (issue {issue})")
-    return fn
+        yield
+    except ModuleNotFoundError as exc:
+        if (exc.name or "").split(".")[0] == "shoparena":
+            raise
+        raise StageUnavailable(
+            f"needs the {extra!r} extra ({exc.name} is not installed): pip install 'shoparena[{extra}]'"
+        ) from None
 
 
-def catalog_stage(ctx: StageContext) -> dict[str, Any]:
+def catalog_stage(ctx: StageContext) -> CatalogOutput:
     from shoparena.catalog.synth import SynthConfig, synthesize_catalog
 
     section = ctx.config.catalog
     path = ctx.dir / "documents.jsonl.gz"
     cfg = SynthConfig(products=section.products, seed=section.seed, workers=section.workers)
     summary = synthesize_catalog(cfg, path, progress=True)
-    return {"path": str(path), "summary": as_jsonable(summary)}
+    return CatalogOutput(path=str(path), summary=as_jsonable(summary))
 
 
-def index_stage(ctx: StageContext) -> dict[str, Any]:
+def index_stage(ctx: StageContext) -> IndexOutput:
     from shoparena.search import build_index
 
-    stats = build_index(
-        ctx.inputs["catalog"]["path"], ctx.dir, k1=ctx.config.index.k1, b=ctx.config.index.b, progress=True
-    )
-    return {"path": str(ctx.dir), "stats": as_jsonable(stats)}
+    catalog = ctx.input(CatalogOutput).path
+    stats = build_index(catalog, ctx.dir, k1=ctx.config.index.k1, b=ctx.config.index.b, progress=True)
+    return IndexOutput(path=str(ctx.dir), stats=as_jsonable(stats))
 
 
-def bank_stage(ctx: StageContext) -> dict[str, Any]:
+def bank_stage(ctx: StageContext) -> BankOutput:
     from shoparena.suites.options import SynthOptions
     from shoparena.suites.synth import synthesize_bank
 
     options = SynthOptions(n=ctx.config.bank.problems, seed=ctx.config.bank.seed)
     path = ctx.dir / "bank.json"
-    report = synthesize_bank(ctx.inputs["index"]["path"], path, options)
+    report = synthesize_bank(ctx.input(IndexOutput).path, path, options)
     ctx.console.print(
         f"kept {report.kept} of {report.generated} generated; by intent {report.kept_by_intent}"
     )
-    return {"path": str(path), "report": as_jsonable(report)}
+    return BankOutput(path=str(path), report=as_jsonable(report))
 
 
-def partitions_stage(ctx: StageContext) -> dict[str, Any]:
+def partitions_stage(ctx: StageContext) -> PartitionsOutput:
     from shoparena.suites.clusters import load_problem_files, shop_lookup_for
     from shoparena.suites.partition import PartitionParams, partition_bank, summary_rows
 
     section = ctx.config.bank
-    problems, inputs = load_problem_files([Path(ctx.inputs["bank"]["path"])])
-    shop_of, links = shop_lookup_for(problems, index_dir=ctx.inputs["index"]["path"])
+    problems, inputs = load_problem_files([Path(ctx.input(BankOutput).path)])
+    shop_of, links = shop_lookup_for(problems, index_dir=ctx.input(IndexOutput).path)
     params = PartitionParams(
         seed=section.seed,
         public_size=section.public_size,
@@ -103,17 +126,13 @@ def partitions_stage(ctx: StageContext) -> dict[str, Any]:
             "raise bank.problems or lower the other pool sizes"
         )
     pools = {
-        name: {"path": str(ctx.dir / pool.files["full"].path), "problems": pool.problems, "kind": pool.kind}
+        name: PoolOutput(path=str(ctx.dir / pool.files["full"].path), problems=pool.problems, kind=pool.kind)
         for name, pool in manifest.pools.items()
     }
-    return {"path": str(ctx.dir), "pools": pools, "public": manifest.public_versions}
+    return PartitionsOutput(path=str(ctx.dir), pools=pools, public=manifest.public_versions)
 
 
-def _heldout(ctx: StageContext) -> str:
-    return ctx.inputs["partitions"]["pools"]["heldout"]["path"]
-
-
-def reference_stage(ctx: StageContext) -> dict[str, Any]:
+def reference_stage(ctx: StageContext) -> ReferenceOutput:
     """The rule-based planner (the teacher) on the held-out partition, through the chosen executor, scored."""
     from rich.progress import Progress
 
@@ -124,15 +143,15 @@ def reference_stage(ctx: StageContext) -> dict[str, Any]:
     from shoparena.search import SearchIndex
     from shoparena.suites.loaders import load_suite
 
-    problems, _ = load_suite(_heldout(ctx))
-    index_dir = ctx.inputs["index"]["path"]
+    problems, _ = load_suite(ctx.input(PartitionsOutput).heldout_path)
+    index_dir = ctx.input(IndexOutput).path
     tasks = [
         EpisodeTask(
             problem_json=p.model_dump_json(),
             index_dir=index_dir,
             agent=ctx.config.reference.agent,
             run_id=f"{ctx.run.path.name}-reference",
-            suite_path=ctx.inputs["bank"]["path"],
+            suite_path=ctx.input(BankOutput).path,
         )
         for p in problems
     ]
@@ -144,36 +163,36 @@ def reference_stage(ctx: StageContext) -> dict[str, Any]:
         counts = run_episode_tasks(executor, tasks, out_path, on_result=lambda _: bar.advance(task))
     bench = ScoringBench(problems, SearchIndex.open(index_dir), ctx.config.reference.similarity)
     trajectories = list(read_trajectories(out_path))
-    scores: dict[str, Any] = {}
+    scores: dict[str, ReferenceScore] = {}
     for scoring_profile in BOTH_PROFILES:
         agg = bench.score_run(trajectories, scoring_profile, problems).aggregate
-        scores[scoring_profile] = {
-            "asr": agg.success_rate,
-            "n": agg.denominator,
-            "successes": agg.successful_problems,
-            "per_category": {
-                name: {"asr": rep.success_rate, "n": rep.denominator, "successes": rep.successful_problems}
+        scores[scoring_profile] = ReferenceScore(
+            asr=agg.success_rate,
+            n=agg.denominator,
+            successes=agg.successful_problems,
+            per_category={
+                name: ScoreBlock(asr=rep.success_rate, n=rep.denominator, successes=rep.successful_problems)
                 for name, rep in agg.per_category.items()
             },
-        }
-    ctx.console.print(f"reference {ctx.config.reference.agent}: strict ASR {scores['strict']['asr']:.3f}")
-    return {"path": str(out_path), "executor": executor.name, "counts": counts, "scores": scores}
+        )
+    ctx.console.print(f"reference {ctx.config.reference.agent}: strict ASR {scores['strict'].asr:.3f}")
+    return ReferenceOutput(path=str(out_path), executor=executor.name, counts=counts, scores=scores)
 
 
-def firehose_stage(ctx: StageContext) -> dict[str, Any]:
+def firehose_stage(ctx: StageContext) -> FirehoseOutput:
     """Races over the public suites with the miner population; each race judged, ranked and weighted."""
-    entry_point("shoparena.arena.firehose", "run_firehose", 11)
-    from shoparena.arena.firehose import FirehoseConfig, run_firehose
+    with extra_needed("serve"):  # the trusted proxy is a FastAPI app under uvicorn
+        from shoparena.arena.firehose import FirehoseConfig, run_firehose
 
     section = ctx.config.firehose
-    pools = ctx.inputs["partitions"]["pools"]
+    pools = ctx.input(PartitionsOutput).pools
     raced = firehose_pools(ctx)
-    suites = [Path(pools[name]["path"]) for name in raced]
+    suites = [Path(pools[name].path) for name in raced]
     config = FirehoseConfig.model_validate(
         {
             **section.options,
             "suites": suites,
-            "index": Path(ctx.inputs["index"]["path"]),
+            "index": Path(ctx.input(IndexOutput).path),
             "out": ctx.dir / ctx.stage_hash,
             "races": section.races,
             "problems_per_race": section.problems_per_race,
@@ -189,29 +208,32 @@ def firehose_stage(ctx: StageContext) -> dict[str, Any]:
     )
     race_dirs = run_firehose(config, progress=lambda text: ctx.console.print(text), restart="changed")
     # The firehose rotates its suites: race r draws from suite r mod P.
-    races = [{**race_summary(d), "suite": raced[i % len(raced)]} for i, d in enumerate(race_dirs)]
-    trajectories = sum(r["trajectories"] for r in races)
+    races = [
+        race_summary(d).model_copy(update={"suite": raced[i % len(raced)]}) for i, d in enumerate(race_dirs)
+    ]
+    trajectories = sum(r.trajectories for r in races)
     ctx.console.print(f"{len(races)} races, {trajectories} trajectories")
-    return {
-        "path": str(config.out),
-        "race_dirs": [str(d) for d in race_dirs],
-        "races": races,
-        "trajectories": trajectories,
-    }
+    return FirehoseOutput(
+        path=str(config.out),
+        race_dirs=[str(d) for d in race_dirs],
+        races=races,
+        trajectories=trajectories,
+    )
 
 
 def firehose_pools(ctx: StageContext) -> list[str]:
     """The partition pools the firehose races: the public suites, then ``firehose.extra_pools``."""
     extra = ctx.config.firehose.extra_pools
     closed = sorted(set(extra) & {"heldout", "hidden"})
-    missing = sorted(set(extra) - set(ctx.inputs["partitions"]["pools"]))
+    partitions = ctx.input(PartitionsOutput)
+    missing = sorted(set(extra) - set(partitions.pools))
     if closed or missing:
         bad = closed or missing
         raise ValueError(f"firehose.extra_pools: {bad} cannot be raced (held-out, hidden or unknown pools)")
-    return [*ctx.inputs["partitions"]["public"], *extra]
+    return [*partitions.public, *extra]
 
 
-def race_summary(race_dir: Path) -> dict[str, Any]:
+def race_summary(race_dir: Path) -> RaceSummary:
     """Race id, suite, winner, trajectories and the weight per miner of one firehose race directory."""
     from shoparena.arena.layout import ArenaRun
     from shoparena.runs.layout import open_run
@@ -228,50 +250,50 @@ def race_summary(race_dir: Path) -> dict[str, Any]:
     per_miner = {uid_to_hotkey.get(uid, f"uid {uid}"): w for uid, w in pairs if w}
     total = sum(per_miner.values()) or 1
     trajectories = sum(len(run.envelopes(agent)) for agent in run.agent_folders())
-    return {
-        "race_id": race.race_id,
-        "status": race.status.value,
-        "suite": run.race_suite_path.name,
-        "winner": weights.top_hotkey or "",
-        "trajectories": trajectories,
-        "weights": {k: round(v / total, 4) for k, v in sorted(per_miner.items())},
-    }
+    return RaceSummary(
+        race_id=race.race_id,
+        status=race.status.value,
+        suite=run.race_suite_path.name,
+        winner=weights.top_hotkey or "",
+        trajectories=trajectories,
+        weights={k: round(v / total, 4) for k, v in sorted(per_miner.items())},
+    )
 
 
-def judge_stage(ctx: StageContext) -> dict[str, Any]:
+def judge_stage(ctx: StageContext) -> JudgeOutput:
     """Per race and miner: judged trajectories and reasoning quality. ``llm`` re-judges with the backend."""
     from shoparena.arena.run_judging import judge_run, load_incentives
 
     section = ctx.config.judge
-    agents = []
-    for race_dir in ctx.inputs["firehose"]["race_dirs"]:
+    agents: list[JudgedAgent] = []
+    for race_dir in ctx.input(FirehoseOutput).race_dirs:
         if section.judge == "rubric":
             report = load_incentives(race_dir) or judge_run(race_dir)
         else:
             report = judge_run(race_dir, section.judge, section.backend)
         agents += [
-            {
-                "race": Path(race_dir).name,
-                "agent": a.agent,
-                "judged": a.judged,
-                "reasoning_quality": a.reasoning_quality,
-                "final_judge": a.final("judge"),
-            }
+            JudgedAgent(
+                race=Path(race_dir).name,
+                agent=a.agent,
+                judged=a.judged,
+                reasoning_quality=a.reasoning_quality,
+                final_judge=a.final("judge"),
+            )
             for a in report.agents
         ]
-    return {"judge": section.judge, "agents": agents}
+    return JudgeOutput(judge=section.judge, agents=agents)
 
 
-def corpus_stage(ctx: StageContext) -> dict[str, Any]:
+def corpus_stage(ctx: StageContext) -> CorpusOutput:
     """The firehose's race directories through ingest, filter, gates, recovery, split and the three views."""
-    entry_point("shoparena.corpus", "build_corpus", 11)
-    from shoparena.corpus import CorpusConfig, build_corpus
+    with extra_needed("corpus"):
+        from shoparena.corpus import CorpusConfig, build_corpus
 
     section = ctx.config.corpus
     config = CorpusConfig.model_validate(
         {
             **section.options,
-            "run_dirs": [Path(d) for d in ctx.inputs["firehose"]["race_dirs"]],
+            "run_dirs": [Path(d) for d in ctx.input(FirehoseOutput).race_dirs],
             "out": ctx.dir / ctx.stage_hash,
             "recover": section.recover,
         }
@@ -281,11 +303,9 @@ def corpus_stage(ctx: StageContext) -> dict[str, Any]:
     report = build_corpus(
         config, progress=lambda message: ctx.console.print(f"corpus: {message}"), restart="changed"
     )
-    funnel = report.get("funnel", {})
-    ctx.console.print(
-        f"corpus: {funnel.get('input')} in, {funnel.get('kept')} kept, views {funnel.get('views')}"
-    )
-    return {"path": str(config.out), "funnel": funnel}
+    funnel = report.funnel
+    ctx.console.print(f"corpus: {funnel.input} in, {funnel.kept} kept, views {funnel.views}")
+    return CorpusOutput(path=str(config.out), funnel=funnel)
 
 
 @contextmanager
@@ -316,14 +336,14 @@ def train_policy(
     max_rows: int | None = None,
     sample_seed: int | None = None,
     threads: int | None = None,
-) -> dict[str, Any]:
+) -> TrainOutput:
     """Train ``model`` on a corpus view with ``shoparena.train`` (SFT, GRPO or KTO); resumable in ``out``.
     ``max_rows`` keeps N selected rows: the first N, or a seeded uniform sample with ``sample_seed``;
     ``threads``: torch intra-op threads while it trains (None: torch's default)."""
-    entry_point("shoparena.train.runner", "train", 12)
-    from shoparena.train import load_config
-    from shoparena.train.layout import TrainRun
-    from shoparena.train.runner import train
+    with extra_needed("train"):
+        from shoparena.train import load_config
+        from shoparena.train.layout import TrainRun
+        from shoparena.train.runner import train
 
     overrides = [f"model={model}", f"data.corpus={corpus}", f"data.select={select}"]
     if max_rows is not None:
@@ -333,33 +353,31 @@ def train_policy(
     overrides += [f"trainer.{key}={json.dumps(value)}" for key, value in trainer.items()]  # JSON is YAML
     with torch_threads(threads):
         summary = train(load_config(preset, method, overrides), out, progress=True, restart="changed")
-    return {
-        "path": str(out),
-        "final": str(TrainRun.at(out).final_dir),
-        "train_loss": summary.get("train_loss"),
-        "global_step": summary.get("global_step"),
-        "rows": summary.get("data", {}),
-    }
+    return TrainOutput(
+        path=str(out),
+        final=str(TrainRun.at(out).final_dir),
+        train_loss=summary.get("train_loss"),
+        global_step=summary.get("global_step"),
+        rows=summary.get("data", {}),
+    )
 
 
-def model_stage(ctx: StageContext) -> dict[str, Any]:
+def model_stage(ctx: StageContext) -> ModelOutput:
     """The student's starting point as a local folder: ``student-word`` is built over this run's catalogue
     and training-side suites (never the held-out or hidden pools); other names resolve as
     :func:`base_model_path` does."""
     section = ctx.config.model
     served = bool(ctx.config.eval.server)
     if section.base != "student-word" or served:
-        return {"path": base_model_path(section.base, served=served)}
-    entry_point("shoparena.train.models", "build_pipeline_student", 24)
-    from shoparena.train.models import build_pipeline_student
+        return ModelOutput(path=base_model_path(section.base, served=served))
+    with extra_needed("train"):
+        from shoparena.train.models import build_pipeline_student
 
-    pools = ctx.inputs["partitions"]["pools"]
-    suites = [pool["path"] for name, pool in pools.items() if name not in ("heldout", "hidden")]
-    bank = Path(ctx.inputs["bank"]["path"])
+    bank = Path(ctx.input(BankOutput).path)
     path = build_pipeline_student(
         ctx.dir / ctx.stage_hash,
-        catalog=ctx.inputs["catalog"]["path"],
-        suites=sorted(suites),
+        catalog=ctx.input(CatalogOutput).path,
+        suites=ctx.input(PartitionsOutput).training_side_paths(),
         knowledge=[bank.with_name(bank.name + ".knowledge.jsonl")],
         seed=section.seed,
         layers=section.layers,
@@ -370,17 +388,17 @@ def model_stage(ctx: StageContext) -> dict[str, Any]:
         progress=lambda line: ctx.console.print(f"model: {line}"),
     )
     ctx.console.print(f"student-word: {path}")
-    return {"path": str(path)}
+    return ModelOutput(path=str(path))
 
 
-def sft_stage(ctx: StageContext) -> dict[str, Any]:
+def sft_stage(ctx: StageContext) -> TrainOutput:
     """SFT of the student on the corpus's ``sft`` view with TRL (``shoparena.train``)."""
     section = ctx.config.sft
     return train_policy(
         method="sft",
         preset=section.preset,
-        model=ctx.inputs["model"]["path"],
-        corpus=ctx.inputs["corpus"]["path"],
+        model=ctx.input(ModelOutput).path,
+        corpus=ctx.input(CorpusOutput).path,
         select=section.select,
         trainer=section.trainer,
         out=ctx.dir / ctx.stage_hash,
@@ -389,7 +407,7 @@ def sft_stage(ctx: StageContext) -> dict[str, Any]:
 
 
 def evaluate_policy(
-    section: Any,
+    section: EvalSection,
     *,
     model: str,
     suite: str | Path,
@@ -401,37 +419,27 @@ def evaluate_policy(
     executor: str = "process",
     ray_address: str | None = None,
     render_profile: str | None = None,
-) -> dict[str, Any]:
+) -> EvalOutput:
     """Evaluate ``model`` (a folder, or a name the ``eval.server`` serves) on ``suite`` with the
     :class:`EvalSection` settings (greedy + ``samples`` sampled episodes); resumable in ``out``.
 
     ``executor`` applies to a served model only (Ray workers as clients of one vLLM server): a local folder
     is evaluated in this process, where concurrent episodes share one batched generate instead of each Ray
     worker loading its own copy of the model."""
-    entry_point("shoparena.eval.run", "run_eval", 13)
-    from shoparena.eval.config import EvalConfig
-    from shoparena.eval.run import run_eval
+    with extra_needed("train"):  # hf: policies run under transformers and torch
+        from shoparena.eval.run import run_eval
 
     policy = f"openai:{section.server}#{model}" if section.server else f"hf:{model}"
-    config = EvalConfig.model_validate(
-        {
-            "executor": executor if section.server else "process",
-            "ray_address": ray_address,
-            **section.options,
-            "policy": policy,
-            "suite": Path(suite),
-            "index": Path(index),
-            "out": Path(out),
-            "samples": section.samples,
-            "temperature": section.temperature,
-            "max_tokens": section.max_tokens,
-            "max_steps": section.max_steps,
-            "limit": section.limit,
-            "seed": section.seed,
-            "train_corpus": Path(train_corpus) if train_corpus else None,
-            "allow_leak": allow_leak,
-            "render_profile": render_profile,
-        }
+    config = section.eval_config(
+        executor=executor if section.server else "process",
+        ray_address=ray_address,
+        policy=policy,
+        suite=Path(suite),
+        index=Path(index),
+        out=Path(out),
+        train_corpus=Path(train_corpus) if train_corpus else None,
+        allow_leak=allow_leak,
+        render_profile=render_profile,
     )
     summary = run_eval(config, restart="changed").dump()
     overall = summary["profiles"]["strict"]["overall"]
@@ -441,27 +449,27 @@ def evaluate_policy(
             f"{policy}: strict greedy ASR {greedy['value']:.3f} "
             f"[{greedy['ci_low']:.3f}, {greedy['ci_high']:.3f}] ({summary['label']})"
         )
-    return {"path": str(config.out), "policy": policy, "label": summary["label"], "strict_overall": overall}
+    return EvalOutput(path=str(config.out), policy=policy, label=summary["label"], strict_overall=overall)
 
 
 def base_model_path(name: str, served: bool) -> str:
     """The base model as eval loads it: a built local folder for tiny/student-cpu/smollm2 unless served."""
     if served:
         return name
-    entry_point("shoparena.train.models", "resolve_model", 12)
-    from shoparena.train.models import resolve_model
+    with extra_needed("train"):
+        from shoparena.train.models import resolve_model
 
     return resolve_model(name)
 
 
-def eval_base_stage(ctx: StageContext) -> dict[str, Any]:
+def eval_base_stage(ctx: StageContext) -> EvalOutput:
     """The untrained student on the held-out partition (greedy + k samples)."""
     section = ctx.config.eval
     return evaluate_policy(
         section,
-        model=ctx.inputs["model"]["path"],
-        suite=_heldout(ctx),
-        index=ctx.inputs["index"]["path"],
+        model=ctx.input(ModelOutput).path,
+        suite=ctx.input(PartitionsOutput).heldout_path,
+        index=ctx.input(IndexOutput).path,
         out=ctx.dir / ctx.stage_hash,
         console=ctx.console,
         executor=ctx.config.executor,
@@ -470,26 +478,29 @@ def eval_base_stage(ctx: StageContext) -> dict[str, Any]:
     )
 
 
-def eval_student_stage(ctx: StageContext) -> dict[str, Any]:
+def eval_student_stage(ctx: StageContext) -> StudentEvalOutput:
     """The SFT student on the held-out partition, leak-audited against the corpus it was trained on, then
     compared with the base problem by problem (paired difference and McNemar's exact test, greedy)."""
-    outputs = evaluate_policy(
+    evaluated = evaluate_policy(
         ctx.config.eval,
-        model=ctx.inputs["sft"]["final"],
-        suite=_heldout(ctx),
-        index=ctx.inputs["index"]["path"],
+        model=ctx.input(TrainOutput).final,
+        suite=ctx.input(PartitionsOutput).heldout_path,
+        index=ctx.input(IndexOutput).path,
         out=ctx.dir / ctx.stage_hash,
-        train_corpus=ctx.inputs["corpus"]["path"],
+        train_corpus=ctx.input(CorpusOutput).path,
         console=ctx.console,
         executor=ctx.config.executor,
         ray_address=ctx.config.ray_address,
-        render_profile=ctx.config.corpus.render_profile,
+        # After training, the model's render stamp is the one source of its render profile (eval run reads
+        # it); a served model has no folder to stamp, so it is evaluated under the corpus's profile.
+        render_profile=ctx.config.corpus.render_profile if ctx.config.eval.server else None,
     )
     from shoparena.eval.compare import compare_runs, compare_to_shortcut
 
+    outputs = StudentEvalOutput(**evaluated.model_dump())
     against = {
-        "base": compare_runs(ctx.inputs["eval_base"]["path"], outputs["path"]),
-        "shortcut": compare_to_shortcut(outputs["path"]),
+        "base": compare_runs(ctx.input(EvalOutput).path, outputs.path),
+        "shortcut": compare_to_shortcut(outputs.path),
     }
     for name, comparison in against.items():
         block = comparison.profiles["strict"]
@@ -500,7 +511,7 @@ def eval_student_stage(ctx: StageContext) -> dict[str, Any]:
                 f"{g.b_only + g.both} vs {g.a_only + g.both}, difference {d.diff:+.3f} "
                 f"[{d.ci_low:+.3f}, {d.ci_high:+.3f}], McNemar exact p = {g.p_value:.2g}"
             )
-            outputs[f"vs_{name}"] = {"greedy": g.model_dump(), "greedy_asr": d.model_dump()}
+            setattr(outputs, f"vs_{name}", PairedVerdicts(greedy=g, greedy_asr=d))
     return outputs
 
 
@@ -528,11 +539,23 @@ def _profile(config: Any) -> dict[str, str]:
 def pipeline_stages() -> list[Stage]:
     """The DAG of ``shoparena pipeline run``."""
     return [
-        Stage("catalog", (), lambda c: c.catalog, catalog_stage, "synthetic catalog"),
-        Stage("index", ("catalog",), lambda c: c.index, index_stage, "BM25 index"),
-        Stage("bank", ("index",), lambda c: c.bank, bank_stage, "problem bank (four intents, checked)"),
+        Stage("catalog", (), lambda c: c.catalog, catalog_stage, "synthetic catalog", output=CatalogOutput),
+        Stage("index", ("catalog",), lambda c: c.index, index_stage, "BM25 index", output=IndexOutput),
         Stage(
-            "partitions", ("bank", "index"), lambda c: c.bank, partitions_stage, "public / held-out / hidden"
+            "bank",
+            ("index",),
+            lambda c: c.bank,
+            bank_stage,
+            "problem bank (four intents, checked)",
+            output=BankOutput,
+        ),
+        Stage(
+            "partitions",
+            ("bank", "index"),
+            lambda c: c.bank,
+            partitions_stage,
+            "public / held-out / hidden",
+            output=PartitionsOutput,
         ),
         Stage(
             "reference",
@@ -540,15 +563,24 @@ def pipeline_stages() -> list[Stage]:
             lambda c: c.reference,
             reference_stage,
             "reference planner on the held-out partition",
+            output=ReferenceOutput,
         ),
-        Stage("firehose", ("partitions", "index"), lambda c: c.firehose, firehose_stage, "arena firehose"),
-        Stage("judge", ("firehose",), lambda c: c.judge, judge_stage, "judge"),
+        Stage(
+            "firehose",
+            ("partitions", "index"),
+            lambda c: c.firehose,
+            firehose_stage,
+            "arena firehose",
+            output=FirehoseOutput,
+        ),
+        Stage("judge", ("firehose",), lambda c: c.judge, judge_stage, "judge", output=JudgeOutput),
         Stage(
             "corpus",
             ("firehose", "judge", "partitions"),
             lambda c: {"corpus": c.corpus, "profile": _profile(c)},
             corpus_stage,
             "corpus",
+            output=CorpusOutput,
         ),
         Stage(
             "model",
@@ -557,14 +589,16 @@ def pipeline_stages() -> list[Stage]:
             lambda c: {"model": c.model, "served": bool(c.eval.server), "profile": _profile(c)},
             model_stage,
             "the student's base model",
+            output=ModelOutput,
         ),
-        Stage("sft", ("corpus", "model"), _sft_section, sft_stage, "SFT of the student"),
+        Stage("sft", ("corpus", "model"), _sft_section, sft_stage, "SFT of the student", output=TrainOutput),
         Stage(
             "eval_base",
             ("partitions", "index", "model"),
             lambda c: {"eval": c.eval, "profile": _profile(c)},
             eval_base_stage,
             "evaluation: base model, held-out",
+            output=EvalOutput,
         ),
         Stage(
             "eval_student",
@@ -572,5 +606,6 @@ def pipeline_stages() -> list[Stage]:
             lambda c: {"eval": c.eval, "profile": _profile(c)},
             eval_student_stage,
             "evaluation: student, held-out",
+            output=StudentEvalOutput,
         ),
     ]

@@ -180,12 +180,75 @@ class Quarantined(BaseModel):
     reason: str
 
 
+class CorpusFunnel(BaseModel):
+    """``report.json``'s funnel: input = kept + quarantined + every rejection reason (``adds_up``)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    input: int
+    quarantined: int
+    records: int
+    rejected: dict[str, int] = Field(description="Records per first failing reason (every reason listed).")
+    kept: int
+    recovered: int = 0
+    recovered_kept: int = 0
+    views: dict[str, dict[str, int]] = Field(default_factory=dict, description="Rows per view and split.")
+    adds_up: bool
+
+
+class CorpusRender(BaseModel):
+    """The render profile the views were built with (``report.json``'s ``render``)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    profile: str
+    profile_hash: str = ""
+
+
+class CorpusReport(BaseModel):
+    """A corpus run's ``report.json``: the funnel and its breakdowns, written by ``corpus build`` and read by
+    training (the render profile), the HTML report, the card and ``corpus report``.
+
+    Sections a corpus of an older build lacks (``render``, ``diversity``, ``sft_lengths``) are None, and keys
+    this model does not name are kept as they are (``extra="allow"``), so :meth:`document` writes back what
+    was read. Numbers keep the type they were written with (no int to float coercion): the file a build
+    writes through this model is byte-identical to the dict it was built from.
+    """
+
+    model_config = ConfigDict(extra="allow")
+
+    funnel: CorpusFunnel
+    recovered_outcomes: dict[str, int] = Field(default_factory=dict)
+    richness_histogram: dict[str, dict[str, int]] = Field(default_factory=dict)
+    judge_bins: dict[str, int] = Field(default_factory=dict)
+    breakdown: dict[str, dict[str, dict[str, int]]] = Field(default_factory=dict)
+    splits: dict[str, int] = Field(default_factory=dict)
+    quarantine_fields: dict[str, int] = Field(default_factory=dict)
+    filter_quality: dict[str, Any] | None = None
+    thresholds: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    notes: list[str] = Field(default_factory=list)
+    render: CorpusRender | None = None
+    diversity: dict[str, Any] | None = None
+    sft_lengths: dict[str, Any] | None = None
+
+    def document(self) -> dict[str, Any]:
+        """The JSON object of ``report.json``: the fields that were set, extra keys included."""
+        return self.model_dump(mode="json", exclude_unset=True)
+
+    def render_profile(self, default: str) -> str:
+        """The views' render profile (``default`` for a corpus from before it was recorded)."""
+        return self.render.profile if self.render is not None else default
+
+
 __all__ = [
     "OUTCOME_ORDER",
+    "CorpusFunnel",
     "CorpusLabels",
     "CorpusMessage",
     "CorpusProvenance",
     "CorpusRecord",
+    "CorpusRender",
+    "CorpusReport",
     "Outcome",
     "Quarantined",
     "StructuralEvidence",

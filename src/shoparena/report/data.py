@@ -17,6 +17,7 @@ from shoparena.corpus.layout import CorpusRun
 from shoparena.eval.layout import EvalRun
 from shoparena.jsonl import iter_jsonl
 from shoparena.pipeline.layout import PipelineRun
+from shoparena.records.corpus import CorpusReport
 from shoparena.runs.files import RunFileError, load_json, load_yaml
 from shoparena.runs.layout import open_run
 from shoparena.runs.rundir import from_run_relative
@@ -28,7 +29,7 @@ class ReportData:
     manifest: dict[str, Any] = field(default_factory=dict)
     config: dict[str, Any] = field(default_factory=dict)
     stages: dict[str, dict[str, Any]] = field(default_factory=dict)
-    corpus_report: dict[str, Any] | None = None
+    corpus_report: CorpusReport | None = None
     races: list[dict[str, Any]] | None = None
     evals: dict[str, dict[str, Any]] = field(default_factory=dict)
     examples: list[tuple[str, list[dict[str, Any]]]] = field(default_factory=list)
@@ -109,7 +110,8 @@ def load_report_data(run_dir: str | Path, examples: int = 3) -> ReportData:
 
     corpus_dir = _dir_of(run, data.outputs("corpus"))
     if corpus_dir is not None:
-        data.corpus_report = _read_json(CorpusRun.at(corpus_dir).report_path)
+        corpus = CorpusRun.at(corpus_dir)
+        data.corpus_report = corpus.report() if corpus.has_report() else None
     if data.outputs("corpus") is not None and data.corpus_report is None:
         name = CorpusRun.at(run).report_path.name
         data.missing["corpus"] = f"stage corpus ran, but its {name} is not in {run} (moved or deleted)"

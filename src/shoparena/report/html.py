@@ -127,7 +127,8 @@ def _funnel_apart(funnel: Any) -> list[tuple[str, int]]:
 
 def section_funnel(data: ReportData, notes: Mapping[str, str]) -> str:
     _need(data, "corpus", notes)
-    funnel = (data.corpus_report or {}).get("funnel")
+    report = data.corpus_report
+    funnel = report.funnel.model_dump(mode="json", exclude_unset=True) if report is not None else None
     pairs = _funnel_pairs(funnel)
     if not pairs:
         raise SectionNotRun("the corpus report.json has no funnel")
@@ -144,8 +145,11 @@ def section_funnel(data: ReportData, notes: Mapping[str, str]) -> str:
 
 def section_richness(data: ReportData, notes: Mapping[str, str]) -> str:
     _need(data, "corpus", notes)
-    report = data.corpus_report or {}
-    hist = report.get("richness_histogram") or report.get("richness_by_miner_kind")
+    report = data.corpus_report
+    # richness_by_miner_kind: the name of a corpus built before the histogram was renamed.
+    hist = None
+    if report is not None:
+        hist = report.richness_histogram or (report.model_extra or {}).get("richness_by_miner_kind")
     if not isinstance(hist, dict) or not hist:
         raise SectionNotRun("the corpus report.json has no richness histogram by miner kind")
     bins = sorted({str(b) for counts in hist.values() if isinstance(counts, dict) for b in counts})
@@ -161,7 +165,7 @@ def section_diversity(data: ReportData, notes: Mapping[str, str]) -> str:
     from shoparena.corpus.diversity import COLUMNS
 
     _need(data, "corpus", notes)
-    rows = (data.corpus_report or {}).get("diversity")
+    rows = data.corpus_report.diversity if data.corpus_report else None
     if not isinstance(rows, dict) or not rows:
         raise SectionNotRun("the corpus report.json has no diversity (built before it was measured)")
     merged: dict[tuple, list[str]] = {}  # identical rows (e.g. "all" = "kept" when nothing was rejected)
@@ -182,7 +186,7 @@ def section_diversity(data: ReportData, notes: Mapping[str, str]) -> str:
 
 def section_judge(data: ReportData, notes: Mapping[str, str]) -> str:
     _need(data, "corpus", notes)
-    bins = (data.corpus_report or {}).get("judge_bins")
+    bins = data.corpus_report.judge_bins if data.corpus_report else None
     if not isinstance(bins, dict) or not bins:
         raise SectionNotRun("the corpus report.json has no judge bins")
     labels = [str(k) for k in bins]
@@ -246,9 +250,11 @@ def headline(data: ReportData) -> str:
     """Student vs base on the same held-out problems: greedy strict ASR of each, the paired difference with
     its bootstrap interval, and McNemar's exact p on the discordant problems."""
     if data.comparison is None:
-        return f'<p class="notrun">no paired comparison: {_esc(data.comparison_error)}</p>' if (
-            data.comparison_error
-        ) else ""
+        return (
+            f'<p class="notrun">no paired comparison: {_esc(data.comparison_error)}</p>'
+            if (data.comparison_error)
+            else ""
+        )
     block = (data.comparison.get("profiles") or {}).get("strict") or {}
     greedy, diff = block.get("greedy"), block.get("greedy_asr")
     if not greedy or not diff:

@@ -3,11 +3,21 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Literal
 
 #: The roles a well-formed step may contain (SB ``OUTPUT_ROLES``).
 OUTPUT_ROLES: tuple[str, ...] = ("think", "tool_call", "response")
 NO_THINK_ROLES: tuple[str, ...] = ("tool_call",)
+
+
+class ScoringProfileName(StrEnum):
+    """The scoring profiles by name (a ``str``: verdicts and reports store the plain value). Not a render
+    profile (:class:`shoparena.formats.profiles.RenderProfile`): parameters say which they mean,
+    ``scoring_profile`` or ``render_profile``."""
+
+    SHOPPINGBENCH = "shoppingbench"
+    STRICT = "strict"
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,8 +50,8 @@ class ScoringProfile:
 
 
 SHOPPINGBENCH = ScoringProfile(
-    name="shoppingbench",
-    threshold_key="shoppingbench",
+    name=ScoringProfileName.SHOPPINGBENCH.value,
+    threshold_key=ScoringProfileName.SHOPPINGBENCH.value,
     gt_short_circuit=True,
     absent_field_score=1.0,
     zero_units_rule=0.0,
@@ -53,8 +63,8 @@ SHOPPINGBENCH = ScoringProfile(
 )
 
 STRICT = ScoringProfile(
-    name="strict",
-    threshold_key="strict",
+    name=ScoringProfileName.STRICT.value,
+    threshold_key=ScoringProfileName.STRICT.value,
     gt_short_circuit=False,
     absent_field_score=0.0,
     zero_units_rule=0.0,
@@ -66,8 +76,8 @@ STRICT = ScoringProfile(
 )
 
 PROFILES: dict[str, ScoringProfile] = {
-    "shoppingbench": SHOPPINGBENCH,
-    "strict": STRICT,
+    SHOPPINGBENCH.name: SHOPPINGBENCH,
+    STRICT.name: STRICT,
     "production-strict": STRICT,
 }
 

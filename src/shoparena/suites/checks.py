@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from shoparena.records.catalog import Product
 from shoparena.records.problem import Intent, Problem, RewardItem
@@ -35,6 +35,9 @@ from shoparena.scoring.rules import score_slot
 from shoparena.scoring.similarity import ExactSimilarity, TitleSimilarity
 from shoparena.suites.clusters import normalize_query
 from shoparena.suites.queries import title_words, voucher_appendix
+
+if TYPE_CHECKING:
+    from shoparena.search import SearchEngine
 
 _STRICT = get_profile("strict")
 
@@ -50,7 +53,7 @@ def recommend_trajectory(problem: Problem, product_ids: Sequence[str]) -> Trajec
     )
 
 
-def shortcut_trajectory(problem: Problem, engine: Any) -> Trajectory:
+def shortcut_trajectory(problem: Problem, engine: SearchEngine) -> Trajectory:
     """What the built-in ``shortcut`` miner does, in process: search the whole query (page 1), recommend the
     first hit and terminate (``failure`` when there is no hit)."""
     hits = list(engine.find_product(q=problem.query, page=1) or [])
@@ -75,7 +78,7 @@ def shortcut_trajectory(problem: Problem, engine: Any) -> Trajectory:
 
 
 def shortcut_reasons(
-    problem: Problem, engine: Any, lookup: ProductLookup, similarity: TitleSimilarity | None = None
+    problem: Problem, engine: SearchEngine, lookup: ProductLookup, similarity: TitleSimilarity | None = None
 ) -> list[str]:
     """[] unless the shortcut miner's answer solves the problem under ``strict`` (then the problem is easy).
 
@@ -150,7 +153,7 @@ def violated_units(product: Product, item: RewardItem) -> int:
 
 
 def _slot_discriminative(
-    item: RewardItem, name: str, engine: Any, lookup: ProductLookup, answer: str | None
+    item: RewardItem, name: str, engine: SearchEngine, lookup: ProductLookup, answer: str | None
 ) -> bool:
     first = engine.find_product(q=name, page=1) if name else []
     if not first or first[0].product_id != item.product_id:
@@ -172,7 +175,7 @@ def _slot_discriminative(
 
 
 def discriminative_reasons(
-    problem: Problem, engine: Any, lookup: ProductLookup, names: Sequence[str] | None = None
+    problem: Problem, engine: SearchEngine, lookup: ProductLookup, names: Sequence[str] | None = None
 ) -> list[str]:
     """[] when a search over the query's name words is not enough for at least one slot.
 
@@ -247,7 +250,7 @@ class ProblemChecker:
 
     def __init__(
         self,
-        engine: Any | None,
+        engine: SearchEngine | None,
         lookup: ProductLookup | None = None,
         *,
         discriminative: bool = True,
@@ -283,7 +286,7 @@ class ProblemChecker:
 
 def check_problems(
     problems: Iterable[Problem],
-    engine: Any | None,
+    engine: SearchEngine | None,
     *,
     lookup: ProductLookup | None = None,
     names: Mapping[str, Sequence[str]] | None = None,
@@ -300,7 +303,7 @@ def check_problems(
 
 def run_planner(
     problems: Sequence[Problem],
-    engine: Any,
+    engine: SearchEngine,
     *,
     knowledge: Any | None = None,
     similarity: TitleSimilarity | None = None,

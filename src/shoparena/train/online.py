@@ -13,23 +13,30 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from shoparena.env.environment import ShopEnv
 from shoparena.env.shop_tools import ShopTools
 from shoparena.formats.native import result_to_text, trajectory_to_chat
-from shoparena.formats.profiles import compact_result, handle_table
+from shoparena.formats.profiles import DEFAULT_PROFILE, RenderProfile, compact_result, handle_table
 from shoparena.records.problem import Problem
 from shoparena.records.trajectory import Trajectory
 from shoparena.scoring.bench import ScoringBench
 from shoparena.train.reward import correctness, normalise_call
+
+if TYPE_CHECKING:
+    from shoparena.search import SearchEngine
 
 
 class ShopRolloutEnv:
     """One rollout's shop. ``reset(**row)`` starts the row's problem; the four core tools act on it."""
 
     def __init__(
-        self, engine: Any, problems: dict[str, Problem], max_steps: int, render_profile: str = "upstream"
+        self,
+        engine: SearchEngine,
+        problems: dict[str, Problem],
+        max_steps: int,
+        render_profile: str = DEFAULT_PROFILE,
     ) -> None:
         self._env = ShopEnv(engine, max_steps=max_steps, render_profile=render_profile)
         self.render_profile = render_profile
@@ -51,7 +58,7 @@ class ShopRolloutEnv:
         result = self._env.step([{"name": name, "parameters": params}])  # the env maps compact handles
         calls = result.step.tool_calls
         payload = calls[0].result if calls else None
-        if self.render_profile != "upstream":
+        if self.render_profile != RenderProfile.UPSTREAM:
             # The tool message as the profile shows it, numbered with the same handles the env resolved.
             history = Trajectory(query=self._env.session.query, steps=list(self._env.session.steps[:-1]))
             table = handle_table(trajectory_to_chat(history))
@@ -90,7 +97,7 @@ for _name in ("find_product", "view_product_information", "recommend_product", "
 
 
 def environment_factory(
-    engine: Any, problems: Sequence[Problem], max_steps: int, render_profile: str = "upstream"
+    engine: SearchEngine, problems: Sequence[Problem], max_steps: int, render_profile: str = DEFAULT_PROFILE
 ) -> Callable[[], ShopRolloutEnv]:
     by_id = {p.problem_id: p for p in problems}
     return lambda: ShopRolloutEnv(engine, by_id, max_steps, render_profile)
