@@ -84,9 +84,9 @@ def main() -> None:
         entry = {
             "beta": beta,
             "learning_rate": lr,
-            "train_loss": trained["train_loss"],
+            "train_loss": trained.train_loss,
             "weights": summary["data"]["derived"].get("kto"),
-            **score(trained["final"], args.corpus, args.rows),
+            **score(trained.final, args.corpus, args.rows),
         }
         result["grid"].append(entry)
         print(json.dumps(entry), flush=True)
