@@ -52,7 +52,9 @@ def test_rows_pass_the_corpus_render_profile_and_drift_guard(synthetic, tiny_pat
     from shoparena.train.data import DataReport, corpus_render_profile, prepare_sft, select_rows
 
     corpus = CorpusRun.at(synthetic["path"])
-    assert corpus.report()["render"] == {"profile": "compact", "profile_hash": profile_hash("compact")}
+    render = corpus.report().render
+    assert render is not None
+    assert render.model_dump(mode="json") == {"profile": "compact", "profile_hash": profile_hash("compact")}
     sets = [f"data.corpus={synthetic['path']}", "data.render_profile=compact"]
     cfg = load_config("tiny", "sft", sets)
     assert corpus_render_profile(cfg) == "compact"  # what training checks against the student's profile

@@ -98,12 +98,11 @@ def synthetic_corpus(
         }
     )
     report = build_corpus(corpus, restart="changed")
-    funnel = report.get("funnel", {})
     return {
         "path": str(corpus.out),
         "episodes": str(episodes),
-        "funnel": funnel,
-        "kept": funnel.get("kept"),
+        "funnel": report.funnel.model_dump(mode="json"),
+        "kept": report.funnel.kept,
     }
 
 
