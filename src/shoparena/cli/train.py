@@ -43,6 +43,9 @@ def _run(method: str, config: str, sets: list[str], out: Path, quiet: bool, rest
         )
     except (ConfigError, RunDirError) as exc:
         raise fail(exc) from None
+    from shoparena.train.distributed import leave_process_group
+
+    leave_process_group()
     if main:
         typer.echo(
             f"{method}: {summary['global_step']} steps on {summary.get('processes', 1)} process(es), "

@@ -192,6 +192,16 @@ def wait_for_all(procs: Processes) -> None:
         PartialState().wait_for_everyone()
 
 
+def leave_process_group() -> None:
+    """Wait for every process, then leave the process group. A gloo group left to interpreter exit can abort
+    a process whose work is done ("terminate called without an active exception", seen once in CI)."""
+    import torch.distributed as dist
+
+    if dist.is_available() and dist.is_initialized():
+        dist.barrier()
+        dist.destroy_process_group()
+
+
 __all__ = [
     "MainProcessError",
     "Processes",
@@ -200,6 +210,7 @@ __all__ = [
     "global_batch",
     "launched_rank",
     "launcher_name",
+    "leave_process_group",
     "processes_of",
     "wait_for_all",
 ]
