@@ -307,8 +307,9 @@ class PlannerAgent:
         if self.one_search_per_step:
             for call, (i, page) in zip(calls, owners, strict=True):
                 step_calls = [call]
-                basket = self._basket_so_far(states, call["parameters"].get("shop_id"))
-                if self.running_basket and basket:
+                shop = call["parameters"].get("shop_id")
+                basket = self._basket_so_far(states, shop) if self.running_basket else ""
+                if basket:
                     # The search first: the turn's first word still decides "search on or recommend".
                     step_calls.append({"name": "recommend_product", "parameters": {"product_ids": basket}})
                 result = (yield from self._run(think, step_calls))[0]
@@ -323,8 +324,6 @@ class PlannerAgent:
         """The best pick (by search evidence) of each item found so far, in request order and contiguous from
         the first item (inside ``shop`` where it holds a candidate), as ``recommend_product`` ids."""
         picks: list[str] = []
-        if not self.running_basket:
-            return ""
         for st in states:
             ranked = [c for c in self._ranked(st, {}) if c.product_id not in picks]
             inside = [c for c in ranked if shop and c.shop_id == shop]

@@ -55,58 +55,39 @@ class Teacher(BaseModel):
     planner_options: dict[str, Any] = Field(default_factory=dict)
 
 
+#: One search per item with the item's own words, weighing only the top five results, no inspection round:
+#: short trajectories a small student can imitate (docs/training.md, "decisive teachers").
+DECISIVE_OPTIONS: dict[str, Any] = {
+    "view_per_item": 0,
+    "max_shops": 1,
+    "extra_rounds": 0,
+    "search_forms": 1,
+    "top_k": 5,
+    "verbatim": True,
+}
+#: The decisive teacher with baskets built item by item (``teacher/regular``, below).
+REGULAR_OPTIONS: dict[str, Any] = {
+    **DECISIVE_OPTIONS,
+    "max_shops": 2,
+    "shop_anchor": True,
+    "one_search_per_step": True,
+}
+
 DEFAULT_TEACHERS: dict[str, Teacher] = {
     "careful": Teacher(error_rate=0.0),
     "quick": Teacher(error_rate=0.1, planner_options={"view_per_item": 3, "max_shops": 2}),
     "sloppy": Teacher(
         error_rate=0.35, planner_options={"view_per_item": 2, "max_shops": 1, "extra_rounds": 0}
     ),
-    # One search per item with the item's own words, weighing only the top five results, no inspection
-    # round: short trajectories a small student can imitate (docs/training.md, "decisive teachers").
-    "decisive": Teacher(
-        error_rate=0.0,
-        planner_options={
-            "view_per_item": 0,
-            "max_shops": 1,
-            "extra_rounds": 0,
-            "search_forms": 1,
-            "top_k": 5,
-            "verbatim": True,
-        },
-    ),
+    "decisive": Teacher(error_rate=0.0, planner_options=DECISIVE_OPTIONS),
     # The decisive teacher with baskets built item by item: one search per step, and a same-shop basket
     # searches its first item, then the others inside the shop of that item's pick (the shop handle stands
     # on the pick's result line), so every action is read off the page; fewer baskets succeed (0.76 vs 0.93
     # strict on the quickstart training pool) but a 2-layer student can imitate each step (docs/fidelity.md).
-    "regular": Teacher(
-        error_rate=0.0,
-        planner_options={
-            "view_per_item": 0,
-            "max_shops": 2,
-            "extra_rounds": 0,
-            "search_forms": 1,
-            "top_k": 5,
-            "verbatim": True,
-            "shop_anchor": True,
-            "one_search_per_step": True,
-        },
-    ),
+    "regular": Teacher(error_rate=0.0, planner_options=REGULAR_OPTIONS),
     # The regular teacher restating its basket at every further search (``recommend_product`` with the
-    # picks so far, beside the next search): the final basket is the previous one plus one id.
-    "running": Teacher(
-        error_rate=0.0,
-        planner_options={
-            "view_per_item": 0,
-            "max_shops": 2,
-            "extra_rounds": 0,
-            "search_forms": 1,
-            "top_k": 5,
-            "verbatim": True,
-            "shop_anchor": True,
-            "one_search_per_step": True,
-            "running_basket": True,
-        },
-    ),
+    # picks so far, after the next search): the final basket is the previous one plus one id.
+    "running": Teacher(error_rate=0.0, planner_options={**REGULAR_OPTIONS, "running_basket": True}),
 }
 
 #: (miner name, kind, teacher) per version in a race; kind is the harness truth.
