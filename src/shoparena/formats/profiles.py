@@ -30,7 +30,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -146,38 +146,32 @@ def _enumeration(line: str) -> list[tuple[str, str]] | None:
     return None
 
 
-def request_items(request: str) -> list[tuple[str, str]]:
-    """The request as the compact profile lists it, one ``(shown text, value)`` per handle ``U1``, ``U2``...:
-    each non-empty line, with an inline list split one item per line. The value (what the handle stands for)
-    is the text without its list marker (``- ``, ``(2) ``, ``Second, ``; an inline item also without its
-    closing ``;``/``.``), cut at :data:`LINE_CHARS`."""
-    out: list[tuple[str, str]] = []
-    for raw in request.splitlines():
-        line = raw.strip()
-        if line:
-            out += _enumeration(line) or [(line, _BULLET_RE.sub("", line))]
-    return [(shown, value[:LINE_CHARS]) for shown, value in out]
-
-
-def listed_lines(request: str) -> list[str]:
-    """The handles of the request's listed items (the lines :func:`request_items` took a list marker from),
-    or ``["U1"]`` for a request that lists nothing: what a regular teacher searches, one line per item."""
-    out: list[str] = []
-    n = 0
+def _request_lines(request: str) -> Iterator[tuple[str, str, bool]]:
+    """Each handle's line as (shown text, value, whether a list marker was taken from it)."""
     for raw in request.splitlines():
         line = raw.strip()
         if not line:
             continue
         enumerated = _enumeration(line)
         if enumerated:
-            marked = [shown != value for shown, value in enumerated]
+            yield from ((shown, value, shown != value) for shown, value in enumerated)
         else:
-            marked = [bool(_BULLET_RE.match(line))]
-        for listed in marked:
-            n += 1
-            if listed:
-                out.append(f"U{n}")
-    return out or ["U1"]
+            yield line, _BULLET_RE.sub("", line), bool(_BULLET_RE.match(line))
+
+
+def request_items(request: str) -> list[tuple[str, str]]:
+    """The request as the compact profile lists it, one ``(shown text, value)`` per handle ``U1``, ``U2``...:
+    each non-empty line, with an inline list split one item per line. The value (what the handle stands for)
+    is the text without its list marker (``- ``, ``(2) ``, ``Second, ``; an inline item also without its
+    closing ``;``/``.``), cut at :data:`LINE_CHARS`."""
+    return [(shown, value[:LINE_CHARS]) for shown, value, _ in _request_lines(request)]
+
+
+def listed_lines(request: str) -> list[str]:
+    """The handles of the request's listed items (the lines :func:`request_items` took a list marker from),
+    or ``["U1"]`` for a request that lists nothing: what a regular teacher searches, one line per item."""
+    listed = [f"U{n}" for n, (_, _, marked) in enumerate(_request_lines(request), start=1) if marked]
+    return listed or ["U1"]
 
 
 def compact_request(request: str) -> str:
