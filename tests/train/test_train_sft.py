@@ -111,6 +111,30 @@ def test_selection_counts(corpus, select, expected) -> None:
         assert report.not_selected == {"kept/recovered": 2} and set(rows["origin"]) == {"agentic"}
 
 
+def test_selected_rows_do_not_depend_on_the_views_order(corpus, tmp_path) -> None:
+    """The firehose lists rows in the order its sandboxes finished; training must not see that order."""
+    import shutil
+
+    import datasets
+
+    from shoparena.train.data import select_rows
+
+    shuffled = tmp_path / "shuffled"
+    shutil.copytree(corpus, shuffled)
+    views = datasets.load_from_disk(str(corpus / "views" / "sft"))
+    train = views["train"]
+    reordered = train.select(list(reversed(range(len(train)))))
+    assert reordered["record_id"] != train["record_id"]
+    shutil.rmtree(shuffled / "views" / "sft")
+    reordered_views = datasets.DatasetDict({"train": reordered, "eval": views["eval"]})
+    reordered_views.save_to_disk(str(shuffled / "views" / "sft"))
+    for select in ("kept", "kept+failed"):
+        first, _ = select_rows(_cfg(corpus, "sft", f"data.select={select}"))
+        second, _ = select_rows(_cfg(shuffled, "sft", f"data.select={select}"))
+        assert first["record_id"] == second["record_id"] == sorted(first["record_id"])
+        assert first["messages"] == second["messages"]
+
+
 def _untrainable_row(corpus):
     """The fixture's judged-low agentic row with every assistant turn flagged untrainable (what the corpus
     writes for a sub-task loop or a shortcut answer the proxy log cannot prove model-authored)."""

@@ -89,8 +89,8 @@ def load_view(data: DataSection, view: str) -> Any:
 
 
 def select_rows(cfg: TrainConfig) -> tuple[Any, DataReport]:
-    """Load the configured view and keep the selected rows (``data.max_rows`` applied last: the first N, or
-    a seeded uniform sample of N with ``data.sample_seed``)."""
+    """Load the configured view and keep the selected rows in record-id order (``data.max_rows`` applied
+    last: the first N, or a seeded uniform sample of N with ``data.sample_seed``)."""
     dataset = load_view(cfg.data, cfg.view)
     report = DataReport(view=cfg.view, split=cfg.data.split, select=cfg.data.select, rows=len(dataset))
     if len(dataset) == 0:  # nothing to train on: say so here, not as an IndexError inside the trainer
@@ -105,7 +105,11 @@ def select_rows(cfg: TrainConfig) -> tuple[Any, DataReport]:
         f"{o}/{g}" for o, g, k in zip(dataset["outcome"], dataset["origin"], keep, strict=True) if not k
     )
     report.not_selected = dict(reasons)
-    selected = dataset.select([i for i, k in enumerate(keep) if k])
+    # Rows in record-id order, whatever order the view lists them in: a view follows the firehose's finishing
+    # order (sandboxes finish in a load-dependent order), and SFT's seeded shuffle of another order is another
+    # run (docs/fidelity.md: two clean-clone `make run`s, same rows, 16 vs 14/48).
+    ids = dataset["record_id"]
+    selected = dataset.select(sorted((i for i, k in enumerate(keep) if k), key=lambda i: ids[i]))
     if len(selected) == 0:
         raise ConfigError(
             f"{cfg.data.corpus}: data.select {cfg.data.select!r} keeps 0 of the {len(dataset)} rows of view "
