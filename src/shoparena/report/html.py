@@ -17,6 +17,7 @@ from typing import Any
 from shoparena.eval.metrics import wilson_interval
 from shoparena.report import charts
 from shoparena.report.data import ReportData, load_report_data, metric
+from shoparena.scoring.profiles import ScoringProfileName
 
 CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;max-width:1000px;margin:2em auto;padding:0 1em;
@@ -222,7 +223,7 @@ def section_races(data: ReportData, notes: Mapping[str, str]) -> str:
 
 
 def _asr_rows(
-    data: ReportData, scoring_profile: str
+    data: ReportData, scoring_profile: ScoringProfileName
 ) -> tuple[list[str], dict[str, list[tuple[float, float, float]]]]:
     """Categories and, per model, (asr, low, high) in category order; reference uses Wilson intervals."""
     per_model: dict[str, dict[str, tuple[float, float, float]]] = {}
@@ -255,7 +256,7 @@ def headline(data: ReportData) -> str:
             if (data.comparison_error)
             else ""
         )
-    block = (data.comparison.get("profiles") or {}).get("strict") or {}
+    block = (data.comparison.get("profiles") or {}).get(ScoringProfileName.STRICT) or {}
     greedy, diff = block.get("greedy"), block.get("greedy_asr")
     if not greedy or not diff:
         return ""
@@ -285,7 +286,7 @@ def _versus_shortcut(data: ReportData) -> str:
 
 
 def _solved(summary: dict[str, Any], category: str) -> str:
-    block = summary.get("profiles", summary).get("strict", {}).get(category, {})
+    block = summary.get("profiles", summary).get(ScoringProfileName.STRICT, {}).get(category, {})
     est = block.get("greedy_asr") if isinstance(block, dict) else None
     if not isinstance(est, dict) or not est.get("n"):
         return "-"
@@ -293,7 +294,7 @@ def _solved(summary: dict[str, Any], category: str) -> str:
 
 
 def _shortcut_solved(summary: dict[str, Any], category: str) -> str:
-    est = (summary.get("shortcut_floor") or {}).get("strict", {}).get(category)
+    est = (summary.get("shortcut_floor") or {}).get(ScoringProfileName.STRICT, {}).get(category)
     if not isinstance(est, dict) or not est.get("n"):
         return "-"
     return f"{round(est['value'] * est['n'])}/{est['n']}"
@@ -305,7 +306,7 @@ def per_intent_line(data: ReportData) -> str:
     if not {"base", "student"} <= set(data.evals):
         return ""
     student = data.evals["student"]
-    block = student.get("profiles", student).get("strict", {})
+    block = student.get("profiles", student).get(ScoringProfileName.STRICT, {})
     intents = sorted(c for c in block if c != "overall" and isinstance(block[c], dict))
     base = data.evals["base"]
     parts = [
@@ -324,8 +325,10 @@ def section_result(data: ReportData, notes: Mapping[str, str]) -> str:
     return "".join(parts)
 
 
-def _asr_block(data: ReportData, profile: str) -> tuple[str, dict[str, list[tuple[float, float, float]]]]:
-    categories, models = _asr_rows(data, profile)
+def _asr_block(
+    data: ReportData, scoring_profile: ScoringProfileName
+) -> tuple[str, dict[str, list[tuple[float, float, float]]]]:
+    categories, models = _asr_rows(data, scoring_profile)
     if not models:
         return "", {}
     series = {m: [v[0] for v in vals] for m, vals in models.items()}
@@ -336,7 +339,7 @@ def _asr_block(data: ReportData, profile: str) -> tuple[str, dict[str, list[tupl
         for c, v in zip(categories, vals, strict=True)
     ]
     html_ = (
-        f"<h3>profile {profile} (held-out partition, greedy, 95 % CI)</h3>"
+        f"<h3>profile {scoring_profile.value} (held-out partition, greedy, 95 % CI)</h3>"
         + charts.grouped_bars(categories, series, ylabel="ASR", errors=errors, ylim=(0, 1))
         + _table(["model", "category", "ASR", "95 % CI"], rows)
     )
@@ -344,8 +347,8 @@ def _asr_block(data: ReportData, profile: str) -> tuple[str, dict[str, list[tupl
 
 
 def section_asr(data: ReportData, notes: Mapping[str, str]) -> str:
-    strict, strict_values = _asr_block(data, "strict")
-    lenient, lenient_values = _asr_block(data, "shoppingbench")
+    strict, strict_values = _asr_block(data, ScoringProfileName.STRICT)
+    lenient, lenient_values = _asr_block(data, ScoringProfileName.SHOPPINGBENCH)
     parts = [strict]
     if lenient and lenient_values == strict_values:
         parts.append(
@@ -392,7 +395,7 @@ def section_pass_at_k(data: ReportData, notes: Mapping[str, str]) -> str:
     series = {}
     rows = []
     for label, summary in data.evals.items():
-        overall = summary.get("profiles", summary).get("strict", {}).get("overall", {})
+        overall = summary.get("profiles", summary).get(ScoringProfileName.STRICT, {}).get("overall", {})
         points = _pass_at_k_points(overall)
         if points:
             series[label] = points
