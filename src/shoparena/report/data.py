@@ -8,16 +8,17 @@ run directories' ``summary.json`` (per category ASR with intervals, pass@k).
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from shoparena.corpus.layout import CorpusRun
 from shoparena.eval.layout import EvalRun
+from shoparena.formats.native import trajectory_to_chat
 from shoparena.jsonl import iter_jsonl
 from shoparena.pipeline.layout import PipelineRun
 from shoparena.records.corpus import CorpusReport
+from shoparena.records.trajectory import Trajectory
 from shoparena.runs.files import RunFileError, load_json, load_yaml
 from shoparena.runs.layout import open_run
 from shoparena.runs.rundir import from_run_relative
@@ -177,23 +178,34 @@ def _examples(
     return out
 
 
-def trajectory_messages(traj: Any) -> list[dict[str, Any]]:
-    """A trajectory as chat messages: the query, then per step the assistant's calls and the tool results."""
-    messages: list[dict[str, Any]] = [{"role": "user", "content": traj.query}]
-    for step in traj.steps:
-        calls = [
-            {"function": {"name": c.name, "arguments": json.dumps(c.parameters, ensure_ascii=False)}}
-            for c in step.tool_calls
-        ]
-        messages.append({"role": "assistant", "content": step.think or step.response, "tool_calls": calls})
-        for call in step.tool_calls:
-            if call.has_result:
-                result = (
-                    call.result
-                    if isinstance(call.result, str)
-                    else json.dumps(call.result, ensure_ascii=False)
-                )
-                messages.append({"role": "tool", "name": call.name, "content": result})
-        if step.response and step.think:
-            messages.append({"role": "assistant", "content": step.response})
-    return messages
+def trajectory_messages(traj: Trajectory) -> list[dict[str, Any]]:
+    """A trajectory as the report shows it: :func:`shoparena.formats.native.trajectory_to_chat`'s messages
+    (the one trajectory → chat), read for a person: no system turn, a step's reasoning as the assistant's text
+    with its answer as a second assistant turn after the step's tool results, each tool turn labelled with the
+    name of the call it answers."""
+    names: dict[Any, Any] = {}
+    out: list[dict[str, Any]] = []
+    answer = ""  # the current step's answer, shown after its tool results
+    for message in trajectory_to_chat(traj):
+        role = message.get("role")
+        if role == "assistant":
+            if answer:
+                out.append({"role": "assistant", "content": answer})
+            calls = message.get("tool_calls") or []
+            names.update((call["id"], call["function"]["name"]) for call in calls)
+            reasoning, content = message.get("reasoning_content") or "", message.get("content") or ""
+            out.append({"role": "assistant", "content": reasoning or content, "tool_calls": calls})
+            answer = content if reasoning else ""
+        elif role == "tool":
+            out.append(
+                {
+                    "role": "tool",
+                    "name": names.get(message.get("tool_call_id")),
+                    "content": message["content"],
+                }
+            )
+        elif role != "system":
+            out.append(message)
+    if answer:
+        out.append({"role": "assistant", "content": answer})
+    return out
