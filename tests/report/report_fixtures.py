@@ -7,6 +7,16 @@ import time
 from pathlib import Path
 
 from shoparena.pipeline import PipelineConfig
+from shoparena.pipeline.outputs import (
+    CorpusOutput,
+    EvalOutput,
+    FirehoseOutput,
+    PairedVerdicts,
+    RaceSummary,
+    StageOutput,
+    StudentEvalOutput,
+)
+from shoparena.records.corpus import CorpusFunnel
 from shoparena.runs import RunDir
 
 
@@ -68,33 +78,45 @@ def full_run_dir(root: Path, samples: int = 4) -> Path:
     }
     (corpus / "views" / "sft-train.jsonl").write_text(json.dumps(row) + "\n")
     started = time.time()
-    stage = lambda name, outputs: run.complete(name, {"n": name}, started, outputs, invalidate_later=False)  # noqa: E731
-    stage(
-        "firehose",
-        {
-            "races": [
-                {
-                    "race_id": "race-1",
-                    "suite": "public_v1",
-                    "winner": "miner-a",
-                    "trajectories": 600,
-                    "weights": {"miner-a": 0.7, "miner-b": 0.3},
-                },
-                {
-                    "race_id": "race-2",
-                    "suite": "public_v2",
-                    "winner": "miner-b",
-                    "trajectories": 634,
-                    "weights": {"miner-a": 0.4, "miner-b": 0.6},
-                },
-            ]
-        },
-    )
-    stage("corpus", {"path": str(corpus)})
+
+    def stage(output: StageOutput) -> None:  # what the stage function returns, recorded as the DAG does
+        run.complete(output.stage, {"n": output.stage}, started, output.record(), invalidate_later=False)
+
+    races = [
+        RaceSummary(
+            race_id="race-1",
+            status="RACE_COMPLETE",
+            suite="public_v1",
+            winner="miner-a",
+            trajectories=600,
+            weights={"miner-a": 0.7, "miner-b": 0.3},
+        ),
+        RaceSummary(
+            race_id="race-2",
+            status="RACE_COMPLETE",
+            suite="public_v2",
+            winner="miner-b",
+            trajectories=634,
+            weights={"miner-a": 0.4, "miner-b": 0.6},
+        ),
+    ]
+    firehose = root / "run" / "firehose"
+    stage(FirehoseOutput(path=str(firehose), race_dirs=[], races=races, trajectories=1234))
+    funnel = json.loads((corpus / "report.json").read_text())["funnel"]
+    stage(CorpusOutput(path=str(corpus), funnel=CorpusFunnel.model_validate(funnel)))
     suite = held_out_suite(root / "run" / "heldout.json")
-    for name, solved in (("eval_base", BASE_SOLVES), ("eval_student", STUDENT_SOLVES)):
-        d = eval_run_dir(root / "run" / name, suite, solved, samples=samples)
-        stage(name, {"path": str(d), **({"vs_shortcut": VS_SHORTCUT} if name == "eval_student" else {})})
+    for model, solved in ((EvalOutput, BASE_SOLVES), (StudentEvalOutput, STUDENT_SOLVES)):
+        d = eval_run_dir(root / "run" / model.stage, suite, solved, samples=samples)
+        summary = json.loads((d / "summary.json").read_text())
+        output = model(
+            path=str(d),
+            policy="planner",
+            label=summary["label"],
+            strict_overall=summary["profiles"]["strict"]["overall"],
+        )
+        if isinstance(output, StudentEvalOutput):
+            output.vs_shortcut = PairedVerdicts.model_validate(VS_SHORTCUT)
+        stage(output)
     add_shortcut_floor(root / "run" / "eval_student")
     return root / "run"
 

@@ -113,9 +113,7 @@ def _layout(path, viewport=(1280, 800)):
         page.wait_for_load_state("load")
         headline = page.locator(".headline").bounding_box()
         first_chart = page.locator("svg").first.bounding_box()
-        sections = [
-            (el.get_attribute("id"), el.bounding_box()["y"]) for el in page.locator("section").all()
-        ]
+        sections = [(el.get_attribute("id"), el.bounding_box()["y"]) for el in page.locator("section").all()]
         funnel_steps = page.locator("#funnel table").first.locator("td:first-child").all_inner_texts()
         browser.close()
     return headline, first_chart, sections, funnel_steps

@@ -21,6 +21,7 @@ from typer.testing import CliRunner, Result
 
 from shoparena.cli.main import app
 from shoparena.pipeline.config import PipelineConfig
+from shoparena.pipeline.outputs import CorpusOutput, EvalOutput, StageOutput, StudentEvalOutput
 from shoparena.records.judge import JudgeVerdict
 from shoparena.records.race import RaceDocument, WeightsDocument
 from shoparena.runs import RunDir, read_manifest
@@ -98,12 +99,23 @@ def _first_line_json(path: Path, **changes: object) -> None:
 def _pipeline_dir(root: Path, corpus: Path, eval_dir: Path) -> Path:
     run = RunDir(root / "pipe", kind="pipeline", config=PipelineConfig())
     started = 0.0
-    for name, path in (("corpus", corpus), ("eval_base", eval_dir), ("eval_student", eval_dir)):
+    for model, path in ((CorpusOutput, corpus), (EvalOutput, eval_dir), (StudentEvalOutput, eval_dir)):
+        name = model.stage
         target = root / "pipe" / name
         if not target.exists():
             shutil.copytree(path, target)
-        run.complete(name, {"stage": name}, started, {"path": str(target)}, invalidate_later=False)
+        run.complete(name, {"stage": name}, started, _stage_record(model, target), invalidate_later=False)
     return root / "pipe"
+
+
+def _stage_record(model: type[StageOutput], target: Path) -> dict[str, object]:
+    """The manifest record the corpus or an eval stage writes for the run directory ``target``."""
+    if model is CorpusOutput:
+        funnel = json.loads((target / "report.json").read_text())["funnel"]
+        return CorpusOutput(path=str(target), funnel=funnel).record()
+    summary = json.loads((target / "summary.json").read_text())
+    overall = summary["profiles"]["strict"]["overall"]
+    return model(path=str(target), policy="planner", label=summary["label"], strict_overall=overall).record()
 
 
 # --- race directories (corpus build) ------------------------------------------------------------------------

@@ -16,7 +16,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from shoparena.runs.files import load_json
+from pydantic import ValidationError
+
+from shoparena.pipeline.outputs import OutputT
+from shoparena.runs.files import RunFileError, load_json, validation_detail
 from shoparena.runs.layout import RunHandle, register_run_kind
 from shoparena.runs.rundir import from_run_relative
 
@@ -37,6 +40,24 @@ class PipelineRun(RunHandle):
         """What ``stage`` recorded in the manifest (``./`` paths as written; None: it has not run)."""
         record = self.manifest.stages.get(stage) if self.manifest is not None else None
         return record.outputs if record is not None else None
+
+    def stage_output(self, model: type[OutputT]) -> OutputT | None:
+        """What the stage that writes ``model`` recorded, as ``model`` (``./`` paths as written; None: it has
+        not run).
+
+        Raises:
+            RunFileError: the recorded outputs are not a ``model`` (names the manifest, stage and field).
+        """
+        outputs = self.stage_outputs(model.stage)
+        if outputs is None:
+            return None
+        try:
+            return model.model_validate(outputs)
+        except ValidationError as exc:
+            raise RunFileError(
+                f"{self.manifest_path}: stage {model.stage}'s outputs are not a {model.__name__} "
+                f"({validation_detail(exc)})"
+            ) from None
 
     def resolve(self, value: Any) -> Any:
         """A recorded output with its ``./`` paths made paths inside this run directory."""

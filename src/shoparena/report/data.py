@@ -17,11 +17,30 @@ from shoparena.eval.layout import EvalRun
 from shoparena.formats.native import trajectory_to_chat
 from shoparena.jsonl import iter_jsonl
 from shoparena.pipeline.layout import PipelineRun
+from shoparena.pipeline.outputs import (
+    CorpusOutput,
+    EvalOutput,
+    FirehoseOutput,
+    OutputT,
+    RaceSummary,
+    ReferenceOutput,
+    StageOutput,
+    StudentEvalOutput,
+)
 from shoparena.records.corpus import CorpusReport
 from shoparena.records.trajectory import Trajectory
 from shoparena.runs.files import RunFileError, load_json, load_yaml
 from shoparena.runs.layout import open_run
 from shoparena.runs.rundir import from_run_relative
+
+#: The stage outputs the report reads, one record class per stage (``pipeline.outputs``).
+REPORTED_OUTPUTS: tuple[type[StageOutput], ...] = (
+    ReferenceOutput,
+    FirehoseOutput,
+    CorpusOutput,
+    EvalOutput,
+    StudentEvalOutput,
+)
 
 
 @dataclass
@@ -30,8 +49,9 @@ class ReportData:
     manifest: dict[str, Any] = field(default_factory=dict)
     config: dict[str, Any] = field(default_factory=dict)
     stages: dict[str, dict[str, Any]] = field(default_factory=dict)
+    stage_outputs: dict[str, StageOutput] = field(default_factory=dict)  # stage -> its record, when readable
     corpus_report: CorpusReport | None = None
-    races: list[dict[str, Any]] | None = None
+    races: list[RaceSummary] | None = None
     evals: dict[str, dict[str, Any]] = field(default_factory=dict)
     examples: list[tuple[str, list[dict[str, Any]]]] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
@@ -39,9 +59,11 @@ class ReportData:
     comparison_error: str = ""
     missing: dict[str, str] = field(default_factory=dict)  # stage -> which output of a stage that ran is gone
 
-    def outputs(self, stage: str) -> dict[str, Any] | None:
-        record = self.stages.get(stage)
-        return record.get("outputs") if record else None
+    def output(self, model: type[OutputT]) -> OutputT | None:
+        """The record the stage that writes ``model`` recorded; None when it has not run (or its record is
+        unreadable: then :attr:`missing` says why)."""
+        record = self.stage_outputs.get(model.stage)
+        return record if isinstance(record, model) else None
 
 
 def metric(block: Any, name: str) -> tuple[float, float, float] | None:
@@ -65,10 +87,12 @@ def _read_json(path: Path) -> Any:
     return load_json(path) if path.is_file() else None
 
 
-def _dir_of(run: Path, outputs: dict[str, Any] | None, key: str = "path") -> Path | None:
-    if not outputs or not outputs.get(key):
+def _dir_of(run: Path, output: StageOutput | None) -> Path | None:
+    """The folder of a stage output's ``path`` (a file's parent), found inside ``run``; None if absent."""
+    value = getattr(output, "path", None)
+    if not value:
         return None
-    path = stage_path(run, outputs[key])
+    path = stage_path(run, value)
     if path is None:
         return None
     return path if path.is_dir() else path.parent
@@ -96,41 +120,53 @@ def stage_path(run: Path, value: str) -> Path | None:
     return None
 
 
+def _read_stage_outputs(data: ReportData, pipeline: PipelineRun | None) -> None:
+    """Each reported stage's record; one that is not its record is told in :attr:`ReportData.missing`."""
+    for model in REPORTED_OUTPUTS if pipeline is not None else ():
+        try:
+            record = pipeline.stage_output(model)  # type: ignore[union-attr]
+        except RunFileError as exc:
+            data.missing[model.stage] = str(exc)
+            continue
+        if record is not None:
+            data.stage_outputs[model.stage] = record
+
+
 def load_report_data(run_dir: str | Path, examples: int = 3) -> ReportData:
     run = Path(run_dir)
     layout = PipelineRun.at(run)
     if not layout.has_manifest():
         raise FileNotFoundError(f"{run}: no {layout.manifest_path.name} (not a run directory)")
-    open_run(run)  # a torn, foreign or list-shaped manifest: one line naming the file and field
+    handle = open_run(run)  # a torn, foreign or list-shaped manifest: one line naming the file and field
     data = ReportData(run_dir=run, manifest=_read_json(layout.manifest_path) or {})
     config_path = layout.config_path
     if config_path.exists():
         config = load_yaml(config_path, what="pipeline config")
         data.config = config if isinstance(config, dict) else {}
     data.stages = data.manifest.get("stages", {})
+    _read_stage_outputs(data, handle if isinstance(handle, PipelineRun) else None)
 
-    corpus_dir = _dir_of(run, data.outputs("corpus"))
+    corpus_dir = _dir_of(run, data.output(CorpusOutput))
     if corpus_dir is not None:
         corpus = CorpusRun.at(corpus_dir)
         data.corpus_report = corpus.report() if corpus.has_report() else None
-    if data.outputs("corpus") is not None and data.corpus_report is None:
+    if data.output(CorpusOutput) is not None and data.corpus_report is None:
         name = CorpusRun.at(run).report_path.name
         data.missing["corpus"] = f"stage corpus ran, but its {name} is not in {run} (moved or deleted)"
-    firehose = data.outputs("firehose") or {}
-    races = firehose.get("races")
-    if races is None and _dir_of(run, firehose) is not None:
-        races = _read_json(_dir_of(run, firehose) / "races.json")  # type: ignore[operator]
-    data.races = races if isinstance(races, list) else None
-    for stage, label in (("eval_base", "base"), ("eval_student", "student")):
-        eval_dir = _dir_of(run, data.outputs(stage))
+    firehose = data.output(FirehoseOutput)
+    data.races = firehose.races if firehose is not None else None
+    eval_dirs = {}
+    for model, label in ((EvalOutput, "base"), (StudentEvalOutput, "student")):
+        eval_dirs[label] = eval_dir = _dir_of(run, data.output(model))
         summary = _read_json(EvalRun.at(eval_dir).summary_path) if eval_dir is not None else None
         if summary:
             data.evals[label] = summary
-        elif data.outputs(stage) is not None:
+        elif data.output(model) is not None:
             name = EvalRun.at(run).summary_path.name
-            data.missing[stage] = f"stage {stage} ran, but its {name} is not in {run} (moved, deleted)"
-    base_dir = _dir_of(run, data.outputs("eval_base"))
-    student_dir = _dir_of(run, data.outputs("eval_student"))
+            data.missing[model.stage] = (
+                f"stage {model.stage} ran, but its {name} is not in {run} (moved, deleted)"
+            )
+    base_dir, student_dir = eval_dirs["base"], eval_dirs["student"]
     if "base" in data.evals and "student" in data.evals and base_dir and student_dir:
         from shoparena.eval.compare import CompareError, compare_runs
         from shoparena.eval.config import EvalConfigError
@@ -162,10 +198,8 @@ def _examples(
                     )
                 if len(out) >= limit:
                     return out
-    reference = data.outputs("reference")
-    reference_path = None
-    if reference and reference.get("path"):
-        reference_path = stage_path(data.run_dir, reference["path"])
+    reference = data.output(ReferenceOutput)
+    reference_path = stage_path(data.run_dir, reference.path) if reference is not None else None
     if reference_path is not None and reference_path.is_file():
         from shoparena.formats.io import read_trajectories
 

@@ -15,6 +15,14 @@ from pathlib import Path
 from typing import Any
 
 from shoparena.eval.metrics import wilson_interval
+from shoparena.pipeline.outputs import (
+    CorpusOutput,
+    FirehoseOutput,
+    OutputT,
+    ReferenceOutput,
+    ScoreBlock,
+    StudentEvalOutput,
+)
 from shoparena.report import charts
 from shoparena.report.data import ReportData, load_report_data, metric
 from shoparena.scoring.profiles import ScoringProfileName
@@ -70,13 +78,15 @@ def _fmt(value: float | int) -> str:
     return f"{value:.3f}"
 
 
-def _need(data: ReportData, stage: str, notes: Mapping[str, str]) -> dict[str, Any]:
-    outputs = data.outputs(stage)
+def _need(data: ReportData, model: type[OutputT], notes: Mapping[str, str]) -> OutputT:
+    """The record of the stage that writes ``model``, or the section's "output missing" / "not run"."""
+    stage = model.stage
     if stage in data.missing:
         raise SectionMissing(data.missing[stage])
-    if outputs is None:
+    output = data.output(model)
+    if output is None:
         raise SectionNotRun(f"stage {stage} has not run" + (f": {notes[stage]}" if stage in notes else ""))
-    return outputs
+    return output
 
 
 def _funnel_pairs(funnel: Any) -> list[tuple[str, int]]:
@@ -127,7 +137,7 @@ def _funnel_apart(funnel: Any) -> list[tuple[str, int]]:
 
 
 def section_funnel(data: ReportData, notes: Mapping[str, str]) -> str:
-    _need(data, "corpus", notes)
+    _need(data, CorpusOutput, notes)
     report = data.corpus_report
     funnel = report.funnel.model_dump(mode="json", exclude_unset=True) if report is not None else None
     pairs = _funnel_pairs(funnel)
@@ -145,7 +155,7 @@ def section_funnel(data: ReportData, notes: Mapping[str, str]) -> str:
 
 
 def section_richness(data: ReportData, notes: Mapping[str, str]) -> str:
-    _need(data, "corpus", notes)
+    _need(data, CorpusOutput, notes)
     report = data.corpus_report
     # richness_by_miner_kind: the name of a corpus built before the histogram was renamed.
     hist = None
@@ -165,7 +175,7 @@ def section_richness(data: ReportData, notes: Mapping[str, str]) -> str:
 def section_diversity(data: ReportData, notes: Mapping[str, str]) -> str:
     from shoparena.corpus.diversity import COLUMNS
 
-    _need(data, "corpus", notes)
+    _need(data, CorpusOutput, notes)
     rows = data.corpus_report.diversity if data.corpus_report else None
     if not isinstance(rows, dict) or not rows:
         raise SectionNotRun("the corpus report.json has no diversity (built before it was measured)")
@@ -186,7 +196,7 @@ def section_diversity(data: ReportData, notes: Mapping[str, str]) -> str:
 
 
 def section_judge(data: ReportData, notes: Mapping[str, str]) -> str:
-    _need(data, "corpus", notes)
+    _need(data, CorpusOutput, notes)
     bins = data.corpus_report.judge_bins if data.corpus_report else None
     if not isinstance(bins, dict) or not bins:
         raise SectionNotRun("the corpus report.json has no judge bins")
@@ -197,16 +207,14 @@ def section_judge(data: ReportData, notes: Mapping[str, str]) -> str:
 
 
 def section_races(data: ReportData, notes: Mapping[str, str]) -> str:
-    _need(data, "firehose", notes)
+    _need(data, FirehoseOutput, notes)
     if not data.races:
         raise SectionNotRun("the firehose recorded no races")
     rows, weights = [], {}
     for i, race in enumerate(data.races):
-        rid = str(race.get("race_id", race.get("name", f"race {i + 1}")))
-        winner = race.get("winner") or "none: no miner qualified, the whole weight burns"
-        status, suite = race.get("status", "-"), race.get("suite", "")
-        rows.append([rid, status, suite, winner, race.get("trajectories", "")])
-        for miner, w in (race.get("weights") or {}).items():
+        winner = race.winner or "none: no miner qualified, the whole weight burns"
+        rows.append([race.race_id, race.status, race.suite, winner, race.trajectories])
+        for miner, w in race.weights.items():
             weights.setdefault(miner, [0.0] * len(data.races))[i] = float(w)
     explain = (
         "<p>Each race ranks the qualified miners on hidden problems; ORO's weights (spec §7) pin 25 % to the"
@@ -227,11 +235,12 @@ def _asr_rows(
 ) -> tuple[list[str], dict[str, list[tuple[float, float, float]]]]:
     """Categories and, per model, (asr, low, high) in category order; reference uses Wilson intervals."""
     per_model: dict[str, dict[str, tuple[float, float, float]]] = {}
-    reference = (data.outputs("reference") or {}).get("scores", {}).get(scoring_profile)
-    if reference:
-        cats = {"overall": reference, **reference.get("per_category", {})}
+    reference = data.output(ReferenceOutput)
+    score = reference.scores.get(scoring_profile) if reference is not None else None
+    if score is not None:
+        cats: dict[str, ScoreBlock] = {"overall": score, **score.per_category}
         per_model["reference planner"] = {
-            c: (v["asr"], *wilson_interval(v["successes"], v["n"])) for c, v in cats.items() if v.get("n")
+            c: (v.asr, *wilson_interval(v.successes, v.n)) for c, v in cats.items() if v.n
         }
     for label, summary in data.evals.items():
         block = summary.get("profiles", summary).get(scoring_profile, {})
@@ -273,15 +282,16 @@ def headline(data: ReportData) -> str:
 def _versus_shortcut(data: ReportData) -> str:
     """The same student against the shortcut (search the request verbatim, recommend the top hit) on the same
     problems, as ``eval_student`` paired them (``vs_shortcut``); empty when the stage did not."""
-    paired = (data.outputs("eval_student") or {}).get("vs_shortcut") or {}
-    greedy, diff = paired.get("greedy"), paired.get("greedy_asr")
-    if not greedy or not diff:
+    student = data.output(StudentEvalOutput)
+    paired = student.vs_shortcut if student is not None else None
+    if paired is None:
         return ""
-    n = greedy["a_only"] + greedy["b_only"] + greedy["both"] + greedy["neither"]
+    greedy, diff = paired.greedy, paired.greedy_asr
+    n = greedy.a_only + greedy.b_only + greedy.both + greedy.neither
     return (
-        f"; <b>vs the shortcut {greedy['a_only'] + greedy['both']}/{n}</b> (search the request verbatim, "
-        f"recommend the top hit): difference {diff['diff']:+.3f} [{diff['ci_low']:+.3f}, "
-        f"{diff['ci_high']:+.3f}], McNemar exact p = {greedy['p_value']:.2g}"
+        f"; <b>vs the shortcut {greedy.a_only + greedy.both}/{n}</b> (search the request verbatim, "
+        f"recommend the top hit): difference {diff.diff:+.3f} [{diff.ci_low:+.3f}, "
+        f"{diff.ci_high:+.3f}], McNemar exact p = {greedy.p_value:.2g}"
     )
 
 
