@@ -122,9 +122,11 @@ def stage_path(run: Path, value: str) -> Path | None:
 
 def _read_stage_outputs(data: ReportData, pipeline: PipelineRun | None) -> None:
     """Each reported stage's record; one that is not its record is told in :attr:`ReportData.missing`."""
-    for model in REPORTED_OUTPUTS if pipeline is not None else ():
+    if pipeline is None:  # another kind of run: the report refuses it after loading
+        return
+    for model in REPORTED_OUTPUTS:
         try:
-            record = pipeline.stage_output(model)  # type: ignore[union-attr]
+            record = pipeline.stage_output(model)
         except RunFileError as exc:
             data.missing[model.stage] = str(exc)
             continue
