@@ -2,8 +2,8 @@
 
 The Wilson interval was (0, 0) at n = 0 in the report and (0, 1) in eval; the pipeline's deep merge shared
 nested sections with its presets while the training config's copied them; two parsers read different
-``<tool_call>`` block shapes from a logged reply. A second definition of any of them fails here (by name: a
-renamed copy is what ``duplicates`` is for).
+``<tool_call>`` block shapes from a logged reply; the report turned trajectories into chat messages its own
+way. A second definition of any of them fails here (by name: a renamed copy is what ``duplicates`` is for).
 """
 
 from __future__ import annotations
@@ -29,6 +29,11 @@ HOMES = {
     "proxy-log reply parser": (
         re.compile(r"^(parse_response_tool_calls|_block_names|requested_tools?|requested_tool_names)$"),
         {("arena/proxy_log.py", "parse_response_tool_calls"), ("arena/proxy_log.py", "requested_tool_names")},
+    ),
+    # the report's example conversations arrange its messages (report.data.trajectory_messages)
+    "trajectory -> chat": (
+        re.compile(r"^_?trajectory_to_(chat|messages|openai)$"),
+        {("formats/native.py", "trajectory_to_chat")},
     ),
 }
 
