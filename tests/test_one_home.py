@@ -3,7 +3,8 @@
 The Wilson interval was (0, 0) at n = 0 in the report and (0, 1) in eval; the pipeline's deep merge shared
 nested sections with its presets while the training config's copied them; two parsers read different
 ``<tool_call>`` block shapes from a logged reply; the report turned trajectories into chat messages its own
-way. A second definition of any of them fails here (by name: a renamed copy is what ``duplicates`` is for).
+way; the planner split a request into items by other patterns than the compact profile's handles. A second
+definition of any of them fails here (by name: a renamed copy is what ``duplicates`` is for).
 """
 
 from __future__ import annotations
@@ -34,6 +35,16 @@ HOMES = {
     "trajectory -> chat": (
         re.compile(r"^_?trajectory_to_(chat|messages|openai)$"),
         {("formats/native.py", "trajectory_to_chat")},
+    ),
+    # the planner's items are the request's listed items (agents.query_parser reads them)
+    "request-item splitting": (
+        re.compile(r"^_?(enumeration|request_lines|listed_items|numbered_items|split_items|split_request)$"),
+        {
+            ("formats/profiles.py", "_enumeration"),
+            ("formats/profiles.py", "_request_lines"),
+            ("formats/profiles.py", "_numbered_items"),
+            ("formats/profiles.py", "listed_items"),
+        },
     ),
 }
 

@@ -15,6 +15,7 @@ from shoparena.agents.query_parser import (
     parse_query,
     parse_voucher,
 )
+from shoparena.formats.profiles import listed_items, listed_lines, request_items
 from shoparena.records.problem import RewardItem, Voucher
 from shoparena.suites.options import SynthOptions
 from shoparena.suites.queries import (
@@ -254,6 +255,59 @@ def test_voucher_appendix_parses_exactly() -> None:
 def test_item_splitting(query, label, n) -> None:
     spec = parse_query(query, label)
     assert len(spec.items) == n, [i.text for i in spec.items]
+
+
+# (request, the items it lists): one of each list shape the shared line walk reads.
+LISTED_REQUESTS = [
+    (
+        "Find one shop that sells all of these:\n- running socks ankle\n- running shoes breathable",
+        ["running socks ankle", "running shoes breathable"],
+    ),
+    (
+        "I need these from one store:\n1. a steel water bottle\n2) a canvas tote bag\n3. a bamboo spoon",
+        ["a steel water bottle", "a canvas tote bag", "a bamboo spoon"],
+    ),
+    (
+        "Find one shop with these: (1) running socks ankle; (2) nike shoes. They must share a shop.",
+        ["running socks ankle", "nike shoes."],
+    ),
+    (
+        "I'm looking for a shop that sells several items. First, I want a pink spiral notebook. Second, I "
+        "need a padded delivery receipt. Lastly, a spiral notebook with LazMall. Please show me shops.",
+        [
+            "I want a pink spiral notebook",
+            "I need a padded delivery receipt",
+            "a spiral notebook with LazMall.",
+        ],
+    ),
+    (
+        "Find a sprayer with 1 piece and free delivery. Also, look for a men's watch in brown. Next, search "
+        "for a bike light in white. Lastly, get Miniso building blocks.",
+        [
+            "Find a sprayer with 1 piece and free delivery.",
+            "look for a men's watch in brown",
+            "search for a bike light in white",
+            "get Miniso building blocks",
+        ],
+    ),
+]
+
+
+@pytest.mark.parametrize(("request_text", "listed"), LISTED_REQUESTS)
+def test_planner_items_are_the_listed_items_of_the_compact_profile(request_text, listed) -> None:
+    """One home for request-item splitting: the planner's items are ``formats.profiles.listed_items``, the
+    values behind the compact profile's listed ``U`` handles, whatever the list shape."""
+    assert listed_items(request_text) == listed
+    items = [item.text for item in parse_query(request_text, "Shop").items]
+    assert items == listed
+    values = {f"U{n}": value for n, (_, value) in enumerate(request_items(request_text), start=1)}
+    assert [values[handle] for handle in listed_lines(request_text)] == items
+
+
+def test_numbered_lines_with_backticks_are_not_listed_items() -> None:
+    template = "Find a mug.\n1. The `color` is `red`.\n2. The `price` is less than `50`."
+    assert listed_items(template) == [] and listed_lines(template) == ["U1"]
+    assert listed_items("Two things:\n1. a mug\nand then\n2. a plate") == []  # not a run of two
 
 
 def test_split_items_keep_their_own_requirements() -> None:

@@ -10,6 +10,11 @@ Three styles are handled:
   and 505 pesos, with free shipping"), best effort: comma/"and" lists of items, "and also", "For the X, ..."
   follow-up sentences.
 
+Listed items (bullets, numbered lines, ``(1) ... (2) ...``, ``First, ... Also, ... Lastly, ...``) are read
+by :func:`shoparena.formats.profiles.listed_items`, the one home of request-item splitting, so the planner's
+items are the values of the compact render profile's listed ``U`` handles; the free-text heuristics above
+apply only to a request that lists fewer than two items.
+
 The exact voucher appendix of spec §6.3 is split off first. SKU/attribute values are *not* guessed from free
 text here: the planner matches the values it sees in ``view_product_information`` results against
 :attr:`ItemSpec.value_text` (see :func:`mentioned_values`).
@@ -22,6 +27,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Literal
+
+from shoparena.formats.profiles import listed_items
 
 # ----------------------------------------------------------------------------------------------- prices
 
@@ -115,13 +122,6 @@ _SAME_SHOP_RE = re.compile(
     r"same (?:shop|store|seller)|\bone (?:shop|store|seller)\b|single (?:shop|store|seller)|"
     r"\ba (?:shop|store|seller) (?:that|which|offering|selling|where)|shops? offering|"
     r"(?:shop|store|seller) that (?:sells|offers|has|carries)",
-    re.IGNORECASE,
-)
-_BULLET_RE = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+", re.MULTILINE)
-_ENUM_PAREN_RE = re.compile(r"\(\d\)\s*")
-_ORDINAL_RE = re.compile(
-    r"(?:^|(?<=[.!?;:])\s+|\n)\s*(?:First(?:ly)?|Second(?:ly)?|Third(?:ly)?|Fourth(?:ly)?|Fifth|Next|Then|"
-    r"Lastly|Finally|Also|Additionally|And finally)\b,?\s*",
     re.IGNORECASE,
 )
 _ALSO_RE = re.compile(r",?\s+and also\s+|\.\s+Also,?\s+|;\s+(?:and\s+)?", re.IGNORECASE)
@@ -295,51 +295,15 @@ def _depth0_split(text: str, pattern: re.Pattern[str]) -> list[str]:
     return parts
 
 
-def _strip_chatter(parts: list[str]) -> list[str]:
-    """Drop task sentences ("Everything should be from one store.") that name no item."""
-    out = []
-    for part in parts:
-        sentences = [x for x in re.split(r"(?<=[.!?])\s+|\n+", part.strip()) if x.strip()]
-        kept = [
-            x for j, x in enumerate(sentences) if j == 0 or not _CHATTER_RE.search(x) or re.search(r"\d", x)
-        ]
-        text = " ".join(kept).strip(" ;,")
-        if text:
-            out.append(text)
-    return out
-
-
-def _is_intro(text: str) -> bool:
-    """An enumeration's lead-in ("Find one shop that sells everything below:")."""
-    t = text.strip()
-    if not t or t.endswith((":", "?")) or len(t.split()) <= 6:
-        return True
-    return bool(
-        _SAME_SHOP_RE.search(t) or _CHATTER_RE.search(t) or re.search(r"following|below|these", t, re.I)
-    )
-
-
-def _split_items(body: str) -> list[str]:
-    """Item texts of a multi-item request (structured enumerations only)."""
+def _item_texts(body: str) -> list[str]:
+    """Item texts of a multi-item request: ``## Product i`` groups (template style), else the items the
+    request lists (:func:`shoparena.formats.profiles.listed_items`, the compact profile's ``U`` lines), else
+    the whole body."""
     if _SECTION_RE.search(body):
         parts = _SECTION_RE.split(body)
         return [p.strip() for p in parts[1:] if p.strip()]
-    bullets = list(_BULLET_RE.finditer(body))
-    if len(bullets) >= 2 and not any("`" in body[m.end() : m.end() + 80] for m in bullets):
-        parts = _BULLET_RE.split(body)
-        items = [p.strip() for p in parts[1:] if p.strip()]
-        return _strip_chatter(items)
-    if len(_ENUM_PAREN_RE.findall(body)) >= 2:
-        parts = _ENUM_PAREN_RE.split(body)
-        return _strip_chatter([p.strip(" ;,.") for p in parts[1:] if p.strip(" ;,.")])
-    if len(_ORDINAL_RE.findall(body)) >= 2:
-        parts = [p.strip(" ;,.") for p in _ORDINAL_RE.split(body)]
-        head, rest = parts[0], [p for p in parts[1:] if p]
-        if head and not _is_intro(head):
-            rest = [head, *rest]
-        if len(rest) >= 2:
-            return _strip_chatter(rest)
-    return [body.strip()]
+    listed = listed_items(body)
+    return listed if len(listed) >= 2 else [body.strip()]
 
 
 def _split_free_list(text: str) -> list[str]:
@@ -541,7 +505,7 @@ def parse_query(query: str, category: str | None = None) -> QuerySpec:
     body, voucher = parse_voucher(query)
     label = (category or "").lower()
     multi = label in ("shop", "voucher") or voucher is not None
-    texts = [body.strip()] if label in ("product", "web") else _split_items(body)
+    texts = [body.strip()] if label in ("product", "web") else _item_texts(body)
     if len(texts) == 1 and multi:
         parts = [p.strip(" ,.;") for p in _ALSO_RE.split(texts[0]) if p.strip(" ,.;")]
         if len(parts) >= 2:

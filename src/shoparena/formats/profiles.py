@@ -16,13 +16,18 @@ the rows it was trained on (same state, same text).
   has two handles, both valid), so the top hit of every search has the same shape whatever came before it;
   shops are ``S1``, ``S2`` by first appearance (the same shop keeps its handle across lists). The request's
   items are handles too (``U1``, ``U2``, shown in front of each line of the user turn, where an inline list
-  "(1) ... (2) ..." or "First, ... Second, ..." is laid out one item per line): a search whose ``q`` is such
-  an item as written (without its list marker, at most :data:`LINE_CHARS` characters) is rendered as its
-  handle and resolved back to its text, so a student names the item instead of copying twenty words (a 2-layer
-  student does not learn verbatim copying in minutes: docs/fidelity.md, pilot table). Any other ``q`` stays
-  free text. Default arguments (``page`` 1, ``max_results`` 10) are left out and filled back in.
+  "(1) ... (2) ..." or "First, ... Next, ... Lastly, ..." is laid out one item per line): a search whose ``q``
+  is such an item as written (without its list marker, at most :data:`LINE_CHARS` characters) is rendered as
+  its handle and resolved back to its text, so a student names the item instead of copying twenty words (a
+  2-layer student does not learn verbatim copying in minutes: docs/fidelity.md, pilot table). Any other ``q``
+  stays free text. Default arguments (``page`` 1, ``max_results`` 10) are left out and filled back in.
 
 Trajectories always store real ids and full results; a profile is a view of them, never a change.
+
+This module is also the one home of request-item splitting: :func:`listed_items` (the lines a list marker was
+taken from: ``- ``/``* `` bullets, a run of numbered lines without backticks, ``(n)``, ordinals, and a first
+sentence before ordinals that is not a lead-in) are the planner's items (``agents.query_parser``) as well as
+the handles :func:`listed_lines` names.
 """
 
 from __future__ import annotations
@@ -62,11 +67,20 @@ _COMPACT_WEB_CHARS = 240
 _HANDLE_RE = re.compile(r"^(?:P\d+\.\d+|S\d+)$")
 _LINE_HANDLE_RE = re.compile(r"^U(\d+)$")
 _BULLET_RE = re.compile(r"^(?:[-*\u2022])\s+")
+_NUMBER_MARK_RE = re.compile(r"^\d+[.)]\s+")
 _PAREN_MARK_RE = re.compile(r"\(\d\)\s*")
-_ORDINAL_MARK_RE = re.compile(r"(?:(?<=[.!?;:])\s+|^)(?:First|Second|Third|Fourth|Fifth|Finally|Lastly),\s*")
+_ORDINAL_MARK_RE = re.compile(
+    r"(?:(?<=[.!?;:])\s+|^)(?:First(?:ly)?|Second(?:ly)?|Third(?:ly)?|Fourth(?:ly)?|Fifth|Next|Then|Also|"
+    r"Additionally|Finally|Lastly|And finally),\s*"
+)
+# A list's lead-in ("I'm looking for a shop that offers these:") names no item; any other head is the first.
+_LEAD_IN_RE = re.compile(
+    r"\b(?:shops?|stores?|sellers?|recommend|suggestions?|help|thanks|thank you|following|below|these)\b",
+    re.IGNORECASE,
+)
 _SENTENCE_END_RE = re.compile(r"[.!?]\s+(?=[A-Z])")
 #: Bumped whenever the compact rendering changes in code (not only in its fixed text), so hashes change too.
-COMPACT_VERSION = 4
+COMPACT_VERSION = 5
 #: A line handle stands for at most this many characters of its line (a search query's length cap).
 LINE_CHARS = 300
 _TEXT_ARGS = {"find_product": "q", "web_search": "q"}
@@ -122,14 +136,24 @@ def profile_hash(name: str) -> str:
     return hashlib.sha256(fixed.encode()).hexdigest()[:16]
 
 
-def _enumeration(line: str) -> list[tuple[str, str]] | None:
-    """An inline list ("(1) X; (2) Y", "First, X. Second, Y.") split one item per line, or None."""
+def _is_lead_in(head: str) -> bool:
+    """Whether the text before an ordinal list's first marker introduces the list rather than being its
+    first item ("Find a shop that sells these:" vs "I need a steel mug. Also, a plate. Lastly, a bowl.")."""
+    return head.endswith((":", "?")) or len(head.split()) <= 6 or bool(_LEAD_IN_RE.search(head))
+
+
+def _enumeration(line: str) -> list[tuple[str, str, bool]] | None:
+    """An inline list ("(1) X; (2) Y", "First, X. Second, Y.", "I need X. Also, Y. Lastly, Z.") split one
+    item per line as (shown text, value, whether it is a listed item), or None."""
     for marker in (_PAREN_MARK_RE, _ORDINAL_MARK_RE):
         marks = list(marker.finditer(line))
         if len(marks) < 2:
             continue
         head = line[: marks[0].start()].strip()
-        out = [(head, head)] if head else []
+        # "I need X. Also, Y. Lastly, Z.": a sentence before an ordinal list is its first item, unless it
+        # introduces the list; a head before "(1)" is always a lead-in.
+        first = marker is _ORDINAL_MARK_RE and not _is_lead_in(head)
+        out = [(head, head, first)] if head else []
         for k, mark in enumerate(marks):
             end = marks[k + 1].start() if k + 1 < len(marks) else len(line)
             item = line[mark.end() : end]
@@ -138,23 +162,40 @@ def _enumeration(line: str) -> list[tuple[str, str]] | None:
                 split = _SENTENCE_END_RE.search(item.strip())
                 if split:
                     item, tail = item.strip()[: split.start() + 1], item.strip()[split.end() :]
-                    out.append((line[mark.start() : mark.end()] + item, item.strip(" ;,")))
-                    out.append((tail, tail))
+                    out.append((line[mark.start() : mark.end()] + item, item.strip(" ;,"), True))
+                    out.append((tail, tail, False))
                     continue
-            out.append((line[mark.start() : end].strip(), item.strip(" ;,.")))
+            out.append((line[mark.start() : end].strip(), item.strip(" ;,."), True))
         return out
     return None
 
 
+def _numbered_items(lines: Sequence[str]) -> set[int]:
+    """Indices of the numbered lines ("1. X", "2) Y") that list items: runs of two or more in a row with no
+    backtick. Template requirement lines and the voucher rules of spec 6.3 quote their values in backticks."""
+    items: set[int] = set()
+    run: list[int] = []
+    for k, line in enumerate([*lines, ""]):
+        if _NUMBER_MARK_RE.match(line) and "`" not in line:
+            run.append(k)
+            continue
+        if len(run) >= 2:
+            items.update(run)
+        run = []
+    return items
+
+
 def _request_lines(request: str) -> Iterator[tuple[str, str, bool]]:
     """Each handle's line as (shown text, value, whether a list marker was taken from it)."""
-    for raw in request.splitlines():
-        line = raw.strip()
-        if not line:
+    lines = [raw.strip() for raw in request.splitlines() if raw.strip()]
+    numbered = _numbered_items(lines)
+    for k, line in enumerate(lines):
+        if k in numbered:
+            yield line, _NUMBER_MARK_RE.sub("", line), True
             continue
         enumerated = _enumeration(line)
         if enumerated:
-            yield from ((shown, value, shown != value) for shown, value in enumerated)
+            yield from enumerated
         else:
             yield line, _BULLET_RE.sub("", line), bool(_BULLET_RE.match(line))
 
@@ -162,14 +203,21 @@ def _request_lines(request: str) -> Iterator[tuple[str, str, bool]]:
 def request_items(request: str) -> list[tuple[str, str]]:
     """The request as the compact profile lists it, one ``(shown text, value)`` per handle ``U1``, ``U2``...:
     each non-empty line, with an inline list split one item per line. The value (what the handle stands for)
-    is the text without its list marker (``- ``, ``(2) ``, ``Second, ``; an inline item also without its
-    closing ``;``/``.``), cut at :data:`LINE_CHARS`."""
+    is the text without its list marker (``- ``, ``2. ``, ``(2) ``, ``Second, ``; an inline item also without
+    its closing ``;``/``.``), cut at :data:`LINE_CHARS`."""
     return [(shown, value[:LINE_CHARS]) for shown, value, _ in _request_lines(request)]
 
 
+def listed_items(request: str) -> list[str]:
+    """The request's listed items, in order: the lines :func:`listed_lines` names, without list marker and not
+    cut (a handle stands for the first :data:`LINE_CHARS` characters). The one split of a request into
+    items: the compact profile's handles and the planner's items (``agents.query_parser``) both read it."""
+    return [value for _, value, marked in _request_lines(request) if marked]
+
+
 def listed_lines(request: str) -> list[str]:
-    """The handles of the request's listed items (the lines :func:`request_items` took a list marker from),
-    or ``["U1"]`` for a request that lists nothing: what a regular teacher searches, one line per item."""
+    """The handles of the request's listed items (:func:`listed_items`), or ``["U1"]`` for a request that
+    lists nothing: what a regular teacher searches, one line per item."""
     listed = [f"U{n}" for n, (_, _, marked) in enumerate(_request_lines(request), start=1) if marked]
     return listed or ["U1"]
 
