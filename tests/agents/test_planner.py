@@ -218,3 +218,35 @@ def test_running_basket_restates_the_picks_so_far_and_changes_no_outcome(synth) 
         if len(baskets) > 1 and baskets[-1][0][:-1] == baskets[-2][0]:
             extended += 1
     assert extended >= len(result.problems) // 2, extended
+
+
+def test_planned_teacher_keeps_a_to_do_list_and_changes_no_outcome(synth) -> None:
+    """The planned teacher: each search step's think lists the items still to search, the searched one
+    first (its first line is the step's query), so the list shrinks item by item and the compact profile
+    shows it as request-line handles; the calls and outcomes are the regular teacher's."""
+    from shoparena.arena.firehose import DEFAULT_TEACHERS
+    from shoparena.formats.native import trajectory_to_chat
+    from shoparena.formats.profiles import render_chat
+
+    products = list(synth.index.iter_products())
+    result = synthesize_problems(
+        products, SynthOptions(n=12, seed=21, intents=(Intent.SHOP, Intent.VOUCHER)), engine=synth.index
+    )
+    regular = PlannerAgent(**DEFAULT_TEACHERS["regular"].planner_options)
+    planned = PlannerAgent(**DEFAULT_TEACHERS["planned"].planner_options)
+    shrinking = 0
+    for problem in result.problems:
+        plain, traj = play(regular, synth.index, problem), play(planned, synth.index, problem)
+        calls = [[(c.name, c.parameters) for c in s.tool_calls] for s in traj.steps]
+        assert calls == [[(c.name, c.parameters) for c in s.tool_calls] for s in plain.steps]
+        searches = [s for s in traj.steps if s.tool_calls and s.tool_calls[0].name == "find_product"]
+        lists = [s.think.splitlines() for s in searches]
+        firsts = [s.tool_calls[0].parameters["q"] for s in searches]
+        assert all(t and t[0] == q for t, q in zip(lists, firsts, strict=True))
+        rendered = render_chat(trajectory_to_chat(traj), None, "compact")[0]
+        shown = [m["content"] for m in rendered if m["role"] == "assistant"]
+        assert all(text.startswith("items: U") for text in shown[: len(searches)]) and shown[-1] == ""
+        sizes = [len(todo) for todo in lists]
+        if len(sizes) > 1 and sizes == list(range(sizes[0], 0, -1)):
+            shrinking += 1
+    assert shrinking >= len(result.problems) // 2, shrinking

@@ -70,3 +70,17 @@ def test_a_torn_run_config_is_an_error_naming_it(tmp_path: Path):
     (run / "agents" / "a" / "output.jsonl").write_text(json.dumps(ENVELOPE) + "\n")
     with pytest.raises(RunFileError, match=r"run/config\.yaml:1: not valid YAML"):
         build_corpus(CorpusConfig(run_dirs=[run], out=tmp_path / "c"))
+
+
+def test_records_keep_the_assistants_reasoning_apart_from_its_content(tmp_path: Path):
+    """A tagged step's think reaches the record as ``reasoning_content`` (the judge and a planning student
+    read it); the content stays what the step said to the user."""
+    traj = from_oro_envelope(ENVELOPE)
+    thinks = [s.think for s in traj.steps]
+    source = tmp_path / "one.jsonl"
+    source.write_text(json.dumps(ENVELOPE) + "\n")
+    build_corpus(CorpusConfig(files=[source], out=tmp_path / "c"))
+    (record,) = [json.loads(x) for x in (tmp_path / "c" / "records.jsonl").read_text().splitlines()]
+    assistants = [m for m in record["messages"] if m["role"] == "assistant"]
+    assert thinks and [m["reasoning_content"] for m in assistants] == [t or None for t in thinks]
+    assert all(m["content"] in ("", None) for m in assistants)

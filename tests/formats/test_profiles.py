@@ -20,6 +20,7 @@ from shoparena.formats.profiles import (
     compact_arguments,
     compact_request,
     handle_table,
+    listed_handles,
     read_render_stamp,
     render_chat,
     resolve_arguments,
@@ -221,3 +222,28 @@ def test_listed_lines_are_the_handles_of_the_marked_items():
     inline = "Find one shop with these: (1) running socks ankle; (2) nike shoes. They must share a shop."
     assert listed_lines(inline) == ["U2", "U3"]  # the head is U1, the closing sentence U4
     assert listed_lines("I want running socks.\nBlue ones.") == ["U1"]  # nothing listed: one item
+
+
+def test_an_item_list_the_policy_wrote_shows_as_handles_and_nothing_else_does():
+    """A planning turn's words (the items still to search, as the request writes them, or as handles) show
+    as ``items: U3,U4``; free reasoning, or a list naming a line the request lacks, shows nothing."""
+    table = HandleTable()
+    table.set_request(SHOP_REQUEST)
+    socks, shoes = table.lines[1], table.lines[2]
+    assert listed_handles(f"{socks}\n{shoes}", table) == ["U2", "U3"]
+    assert listed_handles("items: U2,U3", table) == listed_handles("U2, U3", table) == ["U2", "U3"]
+    assert listed_handles("Searching 2 item(s) with their price and service filters.", table) == []
+    assert listed_handles(f"{socks}\nand then the shoes", table) == []  # all or nothing
+    assert listed_handles("items: U2,U9", table) == [] and listed_handles("items:", table) == []
+
+    call = {"id": "c1", "type": "function", "function": {"name": "find_product", "arguments": {"q": socks}}}
+    chat = [
+        {"role": "user", "content": SHOP_REQUEST},
+        {"role": "assistant", "content": "", "reasoning_content": f"{socks}\n{shoes}", "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "c1", "content": "[]"},
+        {"role": "assistant", "content": "I will look at shoes now.", "tool_calls": [{**call, "id": "c2"}]},
+        {"role": "tool", "tool_call_id": "c2", "content": "[]"},
+        {"role": "assistant", "content": "items: U3", "tool_calls": [{**call, "id": "c3"}]},
+    ]
+    shown = [m["content"] for m in render_chat(chat, None, "compact")[0] if m["role"] == "assistant"]
+    assert shown == ["items: U2,U3", "", "items: U3"]

@@ -200,6 +200,11 @@ class PlannerAgent:
             being searched when there is one). Only the last recommendation is scored, so this changes no
             outcome; it makes each pick a decision on the list just read and the final basket the previous
             one plus one id, instead of a count of every search made (docs/training.md, "running baskets").
+        plan_items: With ``one_search_per_step``, each search step's think lists the items still to search,
+            the one searched now first, one per line in the words it is searched with: a running to-do list
+            (the compact profile shows it as request-line handles, ``items: U3,U4``), so "which item next, or
+            recommend now" is read off the previous turn instead of counted (docs/training.md, "planned
+            teachers").
     """
 
     name = "planner"
@@ -219,6 +224,7 @@ class PlannerAgent:
         shop_anchor: bool = False,
         one_search_per_step: bool = False,
         running_basket: bool = False,
+        plan_items: bool = False,
     ) -> None:
         if search_forms < 1 or top_k < 1:
             raise ValueError(f"planner: search_forms and top_k must be >= 1, got {search_forms}, {top_k}")
@@ -227,6 +233,7 @@ class PlannerAgent:
         self.shop_anchor = shop_anchor
         self.one_search_per_step = one_search_per_step
         self.running_basket = running_basket
+        self.plan_items = plan_items
         self.top_k = top_k
         self.max_shops = max_shops
         self.view_per_item = view_per_item
@@ -288,7 +295,11 @@ class PlannerAgent:
         return {"name": "find_product", "parameters": params}
 
     def _searches(
-        self, states: list[ItemState], wanted: list[tuple[int, str, int, str | None, bool]], think: str
+        self,
+        states: list[ItemState],
+        wanted: list[tuple[int, str, int, str | None, bool]],
+        think: str,
+        todo: list[ItemState] | None = None,
     ) -> Generator[str, Step, int]:
         """Run the not-yet-made searches ``(item, q, page, shop, filters)`` in one step; returns how many."""
         calls, owners = [], []
@@ -312,13 +323,18 @@ class PlannerAgent:
                 if basket:
                     # The search first: the turn's first word still decides "search on or recommend".
                     step_calls.append({"name": "recommend_product", "parameters": {"product_ids": basket}})
-                result = (yield from self._run(think, step_calls))[0]
+                step_think = self._todo(todo or states, i) if self.plan_items else think
+                result = (yield from self._run(step_think, step_calls))[0]
                 states[i].add(result[: self.top_k] if isinstance(result, list) else result, (page - 1) * 10)
             return len(calls)
         results = yield from self._run(think, calls)
         for (i, page), result in zip(owners, results, strict=True):
             states[i].add(result[: self.top_k] if isinstance(result, list) else result, (page - 1) * 10)
         return len(calls)
+
+    def _todo(self, states: list[ItemState], first: int) -> str:
+        """The items from ``first`` to the last, one per line, each in the words it is searched with."""
+        return "\n".join(self._item_query(st.spec) for st in states[first:])
 
     def _basket_so_far(self, states: list[ItemState], shop: str | None) -> str:
         """The best pick (by search evidence) of each item found so far, in request order and contiguous from
@@ -432,7 +448,7 @@ class PlannerAgent:
         )
         shop_picks: dict[str, list[list[Candidate]]] = {}
         if use_shop and self.shop_anchor:
-            yield from self._search_items(states[:1], views)
+            yield from self._search_items(states[:1], views, todo=states)
             shop_picks = yield from self._anchor_shops(states, views)
         else:
             yield from self._search_items(states, views)
@@ -461,9 +477,13 @@ class PlannerAgent:
         )
 
     def _search_items(
-        self, states: list[ItemState], views: dict[str, dict[str, Any]]
+        self,
+        states: list[ItemState],
+        views: dict[str, dict[str, Any]],
+        todo: list[ItemState] | None = None,
     ) -> Generator[str, Step, None]:
-        """Search every item (full text and name, filtered), view the best, then refine weak items."""
+        """Search every item (full text and name, filtered), view the best, then refine weak items (``todo``:
+        every item of the request when ``states`` are its first ones, for ``plan_items``)."""
         wanted: list[tuple[int, str, int, str | None, bool]] = []
         for i, st in enumerate(states):
             spec = st.spec
@@ -473,7 +493,7 @@ class PlannerAgent:
             chosen = [text, *title, *name][: self.search_forms]  # the request text first when cut
             wanted += [f for f in [*title, text, *name] if f in chosen]
         yield from self._searches(
-            states, wanted, f"Searching {len(states)} item(s) with their price and service filters."
+            states, wanted, f"Searching {len(states)} item(s) with their price and service filters.", todo
         )
         yield from self._view(
             [p for st in states for p in self._to_view(st, views, self.view_per_item)], views

@@ -88,6 +88,9 @@ DEFAULT_TEACHERS: dict[str, Teacher] = {
     # The regular teacher restating its basket at every further search (``recommend_product`` with the
     # picks so far, after the next search): the final basket is the previous one plus one id.
     "running": Teacher(error_rate=0.0, planner_options={**REGULAR_OPTIONS, "running_basket": True}),
+    # The regular teacher keeping a to-do list: each search step's think lists the items still to search
+    # (the compact profile shows it as ``items: U3,U4``).
+    "planned": Teacher(error_rate=0.0, planner_options={**REGULAR_OPTIONS, "plan_items": True}),
 }
 
 #: (miner name, kind, teacher) per version in a race; kind is the harness truth.

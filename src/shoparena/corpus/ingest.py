@@ -126,6 +126,7 @@ def to_corpus_messages(raw: list[dict[str, Any]], step_trainable: list[bool]) ->
             CorpusMessage(
                 role=role,
                 content=_text(message.get("content")),
+                reasoning_content=_text(message.get("reasoning_content")) or None,
                 tool_calls=calls,
                 tool_call_id=_text(message.get("tool_call_id")),
                 name=_text(message.get("name")),

@@ -80,7 +80,7 @@ _LEAD_IN_RE = re.compile(
 )
 _SENTENCE_END_RE = re.compile(r"[.!?]\s+(?=[A-Z])")
 #: Bumped whenever the compact rendering changes in code (not only in its fixed text), so hashes change too.
-COMPACT_VERSION = 5
+COMPACT_VERSION = 6
 #: A line handle stands for at most this many characters of its line (a search query's length cap).
 LINE_CHARS = 300
 _TEXT_ARGS = {"find_product": "q", "web_search": "q"}
@@ -220,6 +220,41 @@ def listed_lines(request: str) -> list[str]:
     lists nothing: what a regular teacher searches, one line per item."""
     listed = [f"U{n}" for n, (_, _, marked) in enumerate(_request_lines(request), start=1) if marked]
     return listed or ["U1"]
+
+
+#: How a compact render shows the request lines an assistant turn's own words list (:func:`plan_text`).
+PLAN_PREFIX = "items: "
+
+
+def plan_text(handles: Sequence[str]) -> str:
+    """An item list as the compact profile shows it: ``items: U3,U4`` (the item-listing pretraining's reply
+    and the words of a planning turn: the student writes the same text that it is shown)."""
+    return PLAN_PREFIX + ",".join(handles)
+
+
+def listed_handles(text: str, table: HandleTable) -> list[str]:
+    """The request-line handles that an assistant's words consist of, or ``[]`` when they say anything else.
+
+    Each non-empty line is either a request line's value as written (a teacher lists the items still to
+    search, one per line) or a comma-separated list of handles, optionally after ``items:`` (what a compact
+    policy writes back). Anything else (free reasoning, a handle the request does not have) shows nothing:
+    the profile relabels a plan the policy wrote; it never writes one.
+    """
+    handles: list[str] = []
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line:
+            continue
+        named = table.line_handle(line)
+        if named:
+            handles.append(named)
+            continue
+        tokens = [t.strip() for t in line.removeprefix(PLAN_PREFIX.strip()).split(",")]
+        lines = len(table.lines)
+        if not all((m := _LINE_HANDLE_RE.match(t)) and 1 <= int(m.group(1)) <= lines for t in tokens):
+            return []
+        handles += tokens
+    return handles
 
 
 def compact_request(request: str) -> str:
@@ -477,7 +512,12 @@ def render_chat(
             m["content"] = compact_request(str(m.get("content") or ""))
         if role == "assistant":
             calls = m.get("tool_calls") or []
-            m["content"] = "" if calls else (m.get("content") or "")
+            if calls:  # of the turn's own words, only an item list it wrote (as handles)
+                words = f"{m.get('reasoning_content') or ''}\n{m.get('content') or ''}"
+                listed = listed_handles(words, table)
+                m["content"] = plan_text(listed) if listed else ""
+            else:
+                m["content"] = m.get("content") or ""
             m.pop("reasoning_content", None)
             m["tool_calls"] = [_compact_call(c, table) for c in calls]
             for c in calls:

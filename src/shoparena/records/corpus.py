@@ -51,6 +51,11 @@ class CorpusMessage(BaseModel):
 
     role: Literal["system", "user", "assistant", "tool"]
     content: str | None = None
+    reasoning_content: str | None = Field(
+        default=None,
+        description="The assistant's reasoning (a tagged step's think), kept apart from content; views show "
+        "it only as their render profile says (compact: an item list as handles).",
+    )
     tool_calls: list[dict[str, Any]] | None = Field(
         default=None, description="[{id, type: 'function', function: {name, arguments: JSON string}}]"
     )
