@@ -333,8 +333,9 @@ class PlannerAgent:
         return len(calls)
 
     def _todo(self, states: list[ItemState], first: int) -> str:
-        """The items from ``first`` to the last, one per line, each in the words it is searched with."""
-        return "\n".join(self._item_query(st.spec) for st in states[first:])
+        """The items from ``first`` to the last, one per line, each in the words it is searched with (cut as
+        a search query is)."""
+        return "\n".join(self._item_query(st.spec)[:300] for st in states[first:])
 
     def _basket_so_far(self, states: list[ItemState], shop: str | None) -> str:
         """The best pick (by search evidence) of each item found so far, in request order and contiguous from
