@@ -57,6 +57,8 @@ def test_packed_batch_labels_only_the_replies(tiny_path) -> None:
 
 
 def test_item_pairs_list_the_handles_of_the_requests_items(tiny_path) -> None:
+    import json
+
     from transformers import AutoTokenizer
 
     from shoparena.train.pretrain import item_pairs
@@ -64,7 +66,7 @@ def test_item_pairs_list_the_handles_of_the_requests_items(tiny_path) -> None:
     tok = AutoTokenizer.from_pretrained(tiny_path)
     shop = "Find one shop that sells all of these:\n- running socks ankle\n- running shoes breathable"
     pairs = item_pairs([shop, "I want a lamp"], tok, rows=12, seed=0)
-    replies = {p["completion"] for p in pairs}
-    assert replies == {"items: U2,U3", "items: U1"}  # as a planning turn writes them (profiles.plan_text)
+    replies = {json.loads(p["completion"])["items"] for p in pairs}
+    assert replies == {"U2,U3", "U1"}
     shown = next(p["prompt"] for p in pairs if "socks" in p["prompt"])
     assert "U2 | - running socks ankle" in shown and shown.endswith("<|im_start|>assistant\n")

@@ -227,8 +227,8 @@ PLAN_PREFIX = "items: "
 
 
 def plan_text(handles: Sequence[str]) -> str:
-    """An item list as the compact profile shows it: ``items: U3,U4`` (the item-listing pretraining's reply
-    and the words of a planning turn: the student writes the same text that it is shown)."""
+    """An item list as the compact profile shows it: ``items: U3,U4`` (the words of a planning turn: a
+    compact student writes the same text that it is shown)."""
     return PLAN_PREFIX + ",".join(handles)
 
 

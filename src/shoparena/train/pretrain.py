@@ -61,12 +61,12 @@ def copy_pairs(
 
 def item_pairs(requests: Sequence[str], tokenizer: Any, *, rows: int, seed: int) -> list[dict[str, str]]:
     """``rows`` item-listing pairs: a request as the compact profile shows it (``U1 | ...`` lines) as the user
-    turn, and as the reply the handles of its listed items in order, as a planning turn writes them
-    (``items: U2,U3,U4``; :func:`shoparena.formats.profiles.listed_lines` and ``plan_text``). Why: a basket
-    is one search per listed line, and the student's commonest basket error was losing count of them
-    (docs/fidelity.md, "Pilots for baskets"); the reply is read off the request's own list markers, so it is
-    no answer and no tool call."""
-    from shoparena.formats.profiles import compact_request, listed_lines, plan_text
+    turn, and as the reply the handles of its listed items in order (``{"items": "U2,U3,U4"}``;
+    :func:`shoparena.formats.profiles.listed_lines`). Why: a basket is one search per listed line, and the
+    student's commonest basket error was losing count of them (docs/fidelity.md, "Pilots for baskets"); the
+    reply is read off the request's own list markers, so it is no answer and no tool call. (Pilot P replied
+    with the planning turn's words, ``items: U2,U3,U4``, at e108e2a; not adopted.)"""
+    from shoparena.formats.profiles import compact_request, listed_lines
 
     texts = [t for t in requests if t and t.strip()]
     if not texts:
@@ -78,7 +78,7 @@ def item_pairs(requests: Sequence[str], tokenizer: Any, *, rows: int, seed: int)
         prompt = tokenizer.apply_chat_template(
             [{"role": "user", "content": compact_request(text)}], tokenize=False, add_generation_prompt=True
         )
-        out.append({"prompt": prompt, "completion": plan_text(listed_lines(text))})
+        out.append({"prompt": prompt, "completion": json.dumps({"items": ",".join(listed_lines(text))})})
     return out
 
 
