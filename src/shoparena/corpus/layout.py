@@ -21,12 +21,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-import orjson
 from pydantic import ValidationError
 
 from shoparena.jsonl import iter_raw_lines
 from shoparena.records.corpus import CorpusRecord, CorpusReport
-from shoparena.runs.files import RunFileError, read_json_record, validation_detail
+from shoparena.runs.files import RunFileError, iter_json_lines, read_json_record, validation_detail
 from shoparena.runs.layout import RunHandle, register_run_kind
 
 RECORDS_NAME = "records.jsonl"
@@ -114,19 +113,11 @@ class CorpusRun(RunHandle):
         and are not counted. Missing files count nothing (a corpus written by hand)."""
         counts: dict[str, int] = {}
         if self.quarantine_path.is_file():
-            for line_no, raw in iter_raw_lines(self.quarantine_path):
-                try:
-                    entry = orjson.loads(raw)
-                except orjson.JSONDecodeError:
-                    raise RunFileError(f"{self.quarantine_path}:{line_no}: torn line (not JSON)") from None
+            for _, entry in iter_json_lines(self.quarantine_path):
                 key = f"quarantined: {entry.get('field') or '(record)'}"
                 counts[key] = counts.get(key, 0) + 1
         if self.records_path.is_file():
-            for line_no, raw in iter_raw_lines(self.records_path):
-                try:
-                    record = orjson.loads(raw)
-                except orjson.JSONDecodeError:
-                    raise RunFileError(f"{self.records_path}:{line_no}: torn line (not JSON)") from None
+            for _, record in iter_json_lines(self.records_path):
                 if record.get("origin") == "recovered":
                     continue
                 if not any(m.get("role") == "assistant" for m in record.get("messages") or []):
