@@ -33,7 +33,7 @@ from shoparena.corpus.config import CorpusConfig
 from shoparena.corpus.diversity import DiversityBuilder
 from shoparena.corpus.export import ViewWriter
 from shoparena.corpus.filter import classify
-from shoparena.corpus.gates import OnlineGates, default_gate_tokenizer, default_tokenizer
+from shoparena.corpus.gates import OnlineGates, default_chat_tokenizer, default_gate_tokenizer
 from shoparena.corpus.ingest import ingest_file, ingest_run_dir
 from shoparena.corpus.layout import (
     CLASSIFIED_NAME,
@@ -217,8 +217,10 @@ def _gate_tokenizer(config: CorpusConfig) -> Any:
 
 
 def _tokenizer(config: CorpusConfig) -> Any:
+    """The configured tokenizer with its chat template; the default one without transformers (the same text
+    and ids as the transformers wrapper, :func:`shoparena.corpus.gates.default_chat_tokenizer`)."""
     if config.tokenizer is None:
-        return default_tokenizer()
+        return default_chat_tokenizer()
     from transformers import AutoTokenizer
 
     return AutoTokenizer.from_pretrained(config.tokenizer)

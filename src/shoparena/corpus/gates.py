@@ -19,6 +19,7 @@ from typing import Any
 from datasketch import MinHash
 
 from shoparena.corpus.config import GateConfig
+from shoparena.corpus.minhash import ShingleSigner
 from shoparena.records.corpus import CorpusMessage, CorpusRecord, Outcome
 from shoparena.suites.clusters import normalize_query, shingles
 
@@ -74,6 +75,16 @@ def default_tokenizer() -> Any:
 
 
 @cache
+def default_chat_tokenizer() -> Any:
+    """The tiny tokenizer's backend with its chat template (``models.tiny.tiny_chat_tokenizer``): the same
+    rendered text and token ids as :func:`default_tokenizer` for ``sft_row_lengths``, without
+    importing transformers."""
+    from shoparena.models.tiny import tiny_chat_tokenizer
+
+    return tiny_chat_tokenizer(default_gate_tokenizer())
+
+
+@cache
 def default_gate_tokenizer() -> Any:
     """The same tiny tokenizer as its ``tokenizers`` backend: all the token gate needs, without importing
     transformers (seconds of a build that keeps nothing for ``sft_row_lengths``)."""
@@ -85,8 +96,8 @@ def default_gate_tokenizer() -> Any:
 
 
 @cache
-def _empty_signature() -> MinHash:
-    return MinHash(num_perm=NUM_PERM, seed=1)
+def _signer() -> ShingleSigner:
+    return ShingleSigner(NUM_PERM, seed=1)
 
 
 def message_text(message: CorpusMessage) -> str:
@@ -184,8 +195,7 @@ class OnlineGates:
         if digest in self.exact[key]:
             record.outcome = Outcome.DUPLICATE
             return record
-        signature = _empty_signature().copy()  # the seeded permutations are drawn once, not per record
-        signature.update_batch([s.encode("utf-8") for s in sorted(shingles(text))])
+        signature = _signer()(shingles(text))
         if any(signature.jaccard(other) >= self.cfg.near_dup_threshold for other in self.signatures[key]):
             record.outcome = Outcome.NEAR_DUPLICATE
             return record
@@ -201,6 +211,7 @@ __all__ = [
     "OnlineGates",
     "TokenCounter",
     "assistant_text",
+    "default_chat_tokenizer",
     "default_gate_tokenizer",
     "default_tokenizer",
     "trainable_tokens",
