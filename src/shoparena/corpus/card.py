@@ -70,6 +70,8 @@ def sft_row_lengths(views_dir: Path, tokenizer: Any) -> dict[str, Any] | None:
 
     if not getattr(tokenizer, "chat_template", None):
         return None
+    # A tokenizer that counts by pieces (models.templates.ChatTemplateTokenizer) encodes repeated ones once.
+    counter = tokenizer.token_counter() if hasattr(tokenizer, "token_counter") else None
     lengths = []
     for split in SPLITS:
         path = views_dir / f"sft_kept-{split}.parquet"
@@ -82,7 +84,10 @@ def sft_row_lengths(views_dir: Path, tokenizer: Any) -> dict[str, Any] | None:
                 m.setdefault("content", "")
             tools = json.loads(row["tools"]) or None
             text = tokenizer.apply_chat_template(messages, tools=tools, tokenize=False)
-            lengths.append(len(tokenizer(text, add_special_tokens=False)["input_ids"]))
+            if counter is not None:
+                lengths.append(counter(text))
+            else:
+                lengths.append(len(tokenizer(text, add_special_tokens=False)["input_ids"]))
     if not lengths:
         return None
     lengths.sort()
