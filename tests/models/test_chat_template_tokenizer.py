@@ -12,7 +12,10 @@ from tokenizers import Tokenizer
 from shoparena.models.templates import ChatTemplateTokenizer
 from shoparena.models.tiny import tiny_chat_tokenizer, tiny_tokenizer_json, wrap_tiny_tokenizer
 
-CALL = {"type": "function", "function": {"name": "find_product", "arguments": '{"q": "red <tool_call> shoe"}'}}
+CALL = {
+    "type": "function",
+    "function": {"name": "find_product", "arguments": '{"q": "red <tool_call> shoe"}'},
+}
 CONVERSATIONS = [
     [{"role": "user", "content": "red running shoes"}],  # no system turn
     [
@@ -55,9 +58,10 @@ def test_same_text_and_ids_as_the_transformers_tokenizer(pair, conversation, too
     got = ours.apply_chat_template(conversation, tools=tools, tokenize=False, **extra)
     assert got == want
     assert conversation == before  # the caller's messages are not edited
-    assert ours(got, add_special_tokens=False)["input_ids"] == reference(want, add_special_tokens=False)[
-        "input_ids"
-    ]
+    assert (
+        ours(got, add_special_tokens=False)["input_ids"]
+        == reference(want, add_special_tokens=False)["input_ids"]
+    )
     assert ours.chat_template == reference.chat_template
 
 
