@@ -78,6 +78,7 @@ def compare(a: Path, b: Path) -> list[str]:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--before", type=Path, required=True, help="The other version's src/ folder.")
+    parser.add_argument("--after", type=Path, default=HERE, help="This src/ (default: the checkout's).")
     parser.add_argument("--races", type=Path, nargs="*")
     parser.add_argument("--files", type=Path, nargs="*")
     parser.add_argument("--problems", type=Path, nargs="*")
@@ -89,7 +90,7 @@ def main() -> None:
         root = args.keep or Path(tmp)
         before, after = root / "before", root / "after"
         build(args.before, before, args)
-        build(HERE, after, args)
+        build(args.after, after, args)
         problems = compare(before, after)
         n = sum(1 for p in after.rglob("*") if p.is_file())
     for line in problems:

@@ -11,7 +11,7 @@ the prepared folder.
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -76,17 +76,21 @@ def _sft_kept_rows(views_dir: Path) -> Iterator[dict[str, Any]]:
             yield from pq.read_table(parquet, columns=["prompt", "completion", "tools"]).to_pylist()
 
 
-def sft_row_lengths(views_dir: Path, tokenizer: Any) -> dict[str, Any] | None:
+def sft_row_lengths(
+    views_dir: Path, tokenizer: Any, count: Callable[[str], int] | None = None
+) -> dict[str, Any] | None:
     """Token lengths of the published ``sft`` rows (``sft_kept`` view, both splits): the whole conversation
     with its tools through ``tokenizer``'s chat template. ``max_length`` is the smallest power of two that
     holds the longest row (a shorter window cuts late turns out of the loss, and TRL drops a row whose
-    trainable turns all fall outside it). None without rows or without a chat template."""
+    trainable turns all fall outside it). None without rows or without a chat template.
+
+    ``count``: the token count of a rendered text by the same tokenizer (the build passes the token gate's
+    :class:`shoparena.corpus.gates.TokenCounter`, which has counted most pieces of these texts already);
+    default: ``len(tokenizer(text, add_special_tokens=False)["input_ids"])``."""
     import json
 
     if not getattr(tokenizer, "chat_template", None):
         return None
-    # A tokenizer that counts by pieces (models.templates.ChatTemplateTokenizer) encodes repeated ones once.
-    counter = tokenizer.token_counter() if hasattr(tokenizer, "token_counter") else None
     lengths = []
     for row in _sft_kept_rows(views_dir):
         conversation = row["prompt"] + row["completion"]
@@ -95,8 +99,8 @@ def sft_row_lengths(views_dir: Path, tokenizer: Any) -> dict[str, Any] | None:
             m.setdefault("content", "")
         tools = json.loads(row["tools"]) or None
         text = tokenizer.apply_chat_template(messages, tools=tools, tokenize=False)
-        if counter is not None:
-            lengths.append(counter(text))
+        if count is not None:
+            lengths.append(count(text))
         else:
             lengths.append(len(tokenizer(text, add_special_tokens=False)["input_ids"]))
     if not lengths:

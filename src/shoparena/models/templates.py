@@ -20,7 +20,6 @@ Format (the facts other tools rely on):
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any, ClassVar
 
 # Bump when the rendered text changes: builders record it, and a folder with an older version is rebuilt.
@@ -231,38 +230,6 @@ class ChatTemplateTokenizer:
             add_generation_prompt=add_generation_prompt,
             **{**self.special_tokens, **kwargs},
         )
-
-    def token_counter(self) -> Callable[[str], int]:
-        """``count(text)``: ``len(self(text, add_special_tokens=False)["input_ids"])``, each piece between two
-        added tokens encoded once per counter. The backend itself splits a text at its added tokens and
-        encodes the pieces independently, so the sum over pieces is the whole text's count; rendered
-        conversations repeat most pieces (the tool list, the system and user turns, shared tool results)."""
-        import re
-
-        added = sorted((t.content for t in self.backend.get_added_tokens_decoder().values()), key=len)  # type: ignore[attr-defined]
-        # Longest first: at one position the longest added token wins, as in the backend's own matching.
-        pattern = re.compile("|".join(re.escape(token) for token in reversed(added))) if added else None
-        pieces: dict[str, int] = {}
-        encode = self.backend.encode  # type: ignore[attr-defined]
-
-        def piece_count(piece: str) -> int:
-            n = pieces.get(piece)
-            if n is None:
-                n = pieces[piece] = len(encode(piece, add_special_tokens=False).ids)
-            return n
-
-        def count(text: str) -> int:
-            if pattern is None:
-                return piece_count(text) if text else 0
-            total = start = 0
-            for match in pattern.finditer(text):
-                if match.start() > start:
-                    total += piece_count(text[start : match.start()])
-                total += 1
-                start = match.end()
-            return total + (piece_count(text[start:]) if start < len(text) else 0)
-
-        return count
 
     def __call__(self, text: str, add_special_tokens: bool = True) -> dict[str, list[int]]:
         encoding = self.backend.encode(text, add_special_tokens=add_special_tokens)  # type: ignore[attr-defined]
