@@ -83,7 +83,8 @@ def races_child(out: str, workers: str, *races: str) -> None:
     wall, cpu = time.perf_counter() - wall, _cpu_with_children() - cpu
     kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    funnel = report["funnel"]
+    # A CorpusReport model (a plain dict from code before it): the same funnel either way.
+    funnel = report["funnel"] if isinstance(report, dict) else report.funnel.model_dump(mode="json")
     print(json.dumps({"build_s": wall, "build_cpu_s": cpu, "rss_mib": rss, "ingest_rss_mib": kids,
                       "input": funnel["input"], "records": funnel["records"]}))  # fmt: skip
 

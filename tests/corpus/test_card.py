@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -63,3 +64,47 @@ def test_publish_refuses_a_folder_without_a_card(tmp_path) -> None:
         app, ["corpus", "publish", str(tmp_path), "--repo-id", "o/n", "--prepare-only"]
     )
     assert result.exit_code == 2 and "no dataset card" in result.stderr
+
+
+def _row_lengths_as_transformers_counts(views_dir: Path) -> list[int]:
+    """The published rows' lengths the way TRL sees them: Parquet rows, transformers' tokenizer."""
+    import pyarrow.parquet as pq
+
+    from shoparena.corpus.gates import default_tokenizer
+
+    tokenizer, lengths = default_tokenizer(), []
+    for split in ("train", "eval"):
+        path = views_dir / f"sft_kept-{split}.parquet"
+        for row in pq.read_table(path, columns=["prompt", "completion", "tools"]).to_pylist():
+            messages = [
+                {k: v for k, v in m.items() if v not in (None, [])} for m in row["prompt"] + row["completion"]
+            ]
+            for m in messages:
+                m.setdefault("content", "")
+            text = tokenizer.apply_chat_template(
+                messages, tools=json.loads(row["tools"]) or None, tokenize=False
+            )
+            lengths.append(len(tokenizer(text, add_special_tokens=False)["input_ids"]))
+    return sorted(lengths)
+
+
+@needs_bwrap
+def test_sft_row_lengths_without_transformers_match_transformers_on_parquet(
+    corpus_dir: Path, tmp_path
+) -> None:
+    from shoparena.corpus.card import sft_row_lengths
+    from shoparena.corpus.gates import default_chat_tokenizer
+
+    views = corpus_dir / "views"
+    want = _row_lengths_as_transformers_counts(views)
+    assert want, "the fixture corpus publishes sft rows"
+    got = sft_row_lengths(views, default_chat_tokenizer())
+    assert got is not None and got["rows"] == len(want) and got["max"] == want[-1]
+    assert got["p50"] == want[min(len(want) - 1, len(want) // 2)]
+    assert json.loads((corpus_dir / "report.json").read_text())["sft_lengths"] == got
+    # Without the JSONL views (Parquet only) the lengths are the same.
+    parquet_only = tmp_path / "views"
+    parquet_only.mkdir()
+    for path in views.glob("sft_kept-*.parquet"):
+        shutil.copy(path, parquet_only / path.name)
+    assert sft_row_lengths(parquet_only, default_chat_tokenizer()) == got

@@ -60,3 +60,56 @@ def test_gate_counts_through_the_backend_equal_the_transformers_tokenizer():
     backend = [trainable_tokens(record, default_gate_tokenizer(), n) for n in limits]
     assert backend == [trainable_tokens(record, default_tokenizer(), n) for n in limits]
     assert backend[-1] > 0 and len(set(backend)) > 2  # the window cuts inside the conversation
+
+
+TRICKY = [
+    "",
+    "\n",
+    "a\n",
+    "\n\n  \n",
+    "x \nfoo\n bar\n\tbaz",  # a newline after a space is not cut: it joins the whitespace run
+    "it'\nll be\n's",
+    "ñandú\n😀\n\u2028\nend\r\n",
+    '[{"product_id": "111", "title": "Röd sko"}]\n{"q": 1}\n',
+    "<|im_start|>user\nhi there<|im_end|>\n<|im_start|>assistant\n<think>\nhm\n</think>\n\n"
+    "<tool_call>\n{}\n</tool_call>",
+    "<|im_end|><|im_start|>\n<tool_call<tool_call>>\n",
+    "system\n" + "You are a shopping agent.\n" * 40,
+]
+
+
+def test_counting_by_pieces_equals_counting_whole_texts():
+    from shoparena.corpus.gates import _count, _piece_splitter
+
+    backend = default_gate_tokenizer()
+    assert _piece_splitter(backend) is not None  # the tiny byte-level BPE counts by pieces
+    counter = TokenCounter(backend)
+    rng = random.Random(3)
+    texts = TRICKY + ["\n".join(rng.sample(TRICKY, 4)) + rng.choice(["", " ", "\n", "x"]) for _ in range(200)]
+    for _ in range(2):  # the second round: whole texts and pieces served from the cache
+        assert [counter(t) for t in texts] == [_count(backend, t) for t in texts]
+    pieces = TokenCounter(backend, size=5)  # the cache starting over mid-text changes no count
+    assert [pieces(t) for t in texts] == [_count(backend, t) for t in texts]
+
+
+def test_a_tokenizer_whose_pieces_may_not_add_up_is_counted_whole():
+    from tokenizers import Tokenizer, normalizers, pre_tokenizers
+
+    from shoparena.corpus.gates import _piece_splitter
+
+    def tiny() -> Tokenizer:
+        return Tokenizer.from_str(default_gate_tokenizer().to_str())
+
+    assert _piece_splitter(tiny()) is not None
+    assert _piece_splitter(CountingTokenizer()) is None  # any callable tokenizer
+    lowercase = tiny()
+    lowercase.normalizer = normalizers.Lowercase()
+    spaced = tiny()
+    spaced.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=True)
+    whitespace = tiny()
+    whitespace.pre_tokenizer = pre_tokenizers.Whitespace()
+    for tokenizer in (lowercase, spaced, whitespace):
+        assert _piece_splitter(tokenizer) is None
+        assert TokenCounter(tokenizer)("Hello\nWorld") == len(
+            tokenizer.encode("Hello\nWorld", add_special_tokens=False).ids
+        )

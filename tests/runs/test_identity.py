@@ -47,6 +47,29 @@ def test_fingerprint_is_content_not_position(tmp_path):
     assert fingerprint(a) != fingerprint(tmp_path / "a-missing") == "missing"
 
 
+def test_fingerprint_orders_files_by_path_parts_as_before(tmp_path):
+    """The digest of the scandir walk equals the one of sorting the Paths (fingerprints of inputs kept in
+    identity.json stay valid): "a/b" sorts before "a.b" by parts, after it as a string."""
+    import hashlib
+
+    from shoparena.jsonl import sha256_file
+
+    root = tmp_path / "run"
+    for name in ["a/b", "a.b", "a-b/c", "a/b.tmp", "b/work/x", "z/__pycache__/m.pyc", "ü/ß", IDENTITY_NAME]:
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(name)
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "f").write_text("linked")
+    (root / "link").symlink_to(tmp_path / "elsewhere")  # a linked folder is not the input's own
+    (root / "file-link").symlink_to(root / "a.b")  # a linked file counts, by its content
+    kept = [root / n for n in ["a/b", "a.b", "a-b/c", "ü/ß", "file-link"]]
+    digest = hashlib.sha256()
+    for file in sorted(kept):
+        digest.update(file.relative_to(root).as_posix().encode() + b"\0")
+        digest.update(sha256_file(file).encode() + b"\n")
+    assert fingerprint(root) == digest.hexdigest()
+
+
 def test_differences_name_keys_and_inputs(tmp_path):
     (tmp_path / "r").write_text("a")
     old = _ident({"gates": {"min": 1}, "recover": True}, race=tmp_path / "r")

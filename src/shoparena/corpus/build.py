@@ -33,7 +33,7 @@ from shoparena.corpus.config import CorpusConfig
 from shoparena.corpus.diversity import DiversityBuilder
 from shoparena.corpus.export import ViewWriter
 from shoparena.corpus.filter import classify
-from shoparena.corpus.gates import OnlineGates, default_gate_tokenizer, default_tokenizer
+from shoparena.corpus.gates import OnlineGates, default_chat_tokenizer, default_gate_tokenizer
 from shoparena.corpus.ingest import ingest_file, ingest_run_dir
 from shoparena.corpus.layout import (
     CLASSIFIED_NAME,
@@ -180,10 +180,11 @@ def _ingested(work: Path, names: list[str]) -> Iterator[dict[str, Any]]:
 
 
 def classify_all(
-    config: CorpusConfig, work: Path, tokenizer: Any, names: list[str]
+    config: CorpusConfig, work: Path, tokenizer: Any, names: list[str], gates: OnlineGates | None = None
 ) -> tuple[ProblemIndex, int, Counter[str]]:
-    """Pass 1: filter, recovery and gates record by record (ingest order) into ``work/classified.jsonl``."""
-    gates = OnlineGates(config.gates, tokenizer)
+    """Pass 1: filter, recovery and gates record by record (ingest order) into ``work/classified.jsonl``
+    (``gates``: the gates to run, default new ones over ``tokenizer``)."""
+    gates = gates if gates is not None else OnlineGates(config.gates, tokenizer)
     index = ProblemIndex()
     quarantined: Counter[str] = Counter()
     n_quarantined = 0
@@ -217,8 +218,10 @@ def _gate_tokenizer(config: CorpusConfig) -> Any:
 
 
 def _tokenizer(config: CorpusConfig) -> Any:
+    """The configured tokenizer with its chat template; the default one without transformers (the same text
+    and ids as the transformers wrapper, :func:`shoparena.corpus.gates.default_chat_tokenizer`)."""
     if config.tokenizer is None:
-        return default_tokenizer()
+        return default_chat_tokenizer()
     from transformers import AutoTokenizer
 
     return AutoTokenizer.from_pretrained(config.tokenizer)
@@ -325,7 +328,8 @@ def _build(config: CorpusConfig, rundir: RunDir, identity: RunIdentity, say: Pro
     say("filtering and gating")
     # The tokenizer loads (or trains) on the first record that reaches the token gate.
     gate_tokenizer = lambda: _gate_tokenizer(config)  # noqa: E731
-    index, n_quarantined, quarantine_fields = classify_all(config, work, gate_tokenizer, names)
+    gates = OnlineGates(config.gates, gate_tokenizer)
+    index, n_quarantined, quarantine_fields = classify_all(config, work, gate_tokenizer, names, gates)
     if not cache:  # resumed with every source ingested: reload ground truth and indexes
         from shoparena.corpus.ingest import load_run_context
 
@@ -359,7 +363,10 @@ def _build(config: CorpusConfig, rundir: RunDir, identity: RunIdentity, say: Pro
     doc["render"] = {"profile": config.render_profile, "profile_hash": profile_hash(config.render_profile)}
     doc["diversity"] = diversity.build()
     if view_counts.get("sft_kept") and any(view_counts["sft_kept"].values()):
-        doc["sft_lengths"] = sft_row_lengths(layout.views_dir, _tokenizer(config))
+        # The default tokenizer's rows are counted by the gate's counter: the same backend, most pieces
+        # (system prompt, tool list, user turns, tool results) already counted.
+        count = gates.counter if config.tokenizer is None else None
+        doc["sft_lengths"] = sft_row_lengths(layout.views_dir, _tokenizer(config), count)
     built = CorpusReport.model_validate(doc)
     _atomic_write(layout.report_path, json.dumps(built.document(), indent=2, sort_keys=True).encode())
     write_card(layout.card_path, built)

@@ -11,6 +11,7 @@ the prepared folder.
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ import yaml
 
 from shoparena.corpus.layout import CorpusRun
 from shoparena.corpus.views import SPLITS, VIEWS
+from shoparena.jsonl import iter_raw_lines
 from shoparena.records.corpus import CorpusReport
 from shoparena.runs.identity import IDENTITY_NAME, LOCK_NAME
 
@@ -59,29 +61,47 @@ def _split_size(path: Path) -> dict[str, int]:
 CONFIGS = (("sft", "sft_kept"), ("sft_all", "sft"), ("steps", "steps"), ("kto", "kto"))
 
 
-def sft_row_lengths(views_dir: Path, tokenizer: Any) -> dict[str, Any] | None:
+def _sft_kept_rows(views_dir: Path) -> Iterator[dict[str, Any]]:
+    """The ``sft_kept`` rows of both splits, from the JSONL view (the same rows as the Parquet view, read
+    with orjson: Arrow's ``to_pylist`` of the nested messages cost ten times more), else from Parquet."""
+    import orjson
+    import pyarrow.parquet as pq
+
+    for split in SPLITS:
+        jsonl, parquet = views_dir / f"sft_kept-{split}.jsonl", views_dir / f"sft_kept-{split}.parquet"
+        if jsonl.exists():
+            for _, line in iter_raw_lines(jsonl):
+                yield orjson.loads(line)
+        elif parquet.exists():
+            yield from pq.read_table(parquet, columns=["prompt", "completion", "tools"]).to_pylist()
+
+
+def sft_row_lengths(
+    views_dir: Path, tokenizer: Any, count: Callable[[str], int] | None = None
+) -> dict[str, Any] | None:
     """Token lengths of the published ``sft`` rows (``sft_kept`` view, both splits): the whole conversation
     with its tools through ``tokenizer``'s chat template. ``max_length`` is the smallest power of two that
     holds the longest row (a shorter window cuts late turns out of the loss, and TRL drops a row whose
-    trainable turns all fall outside it). None without rows or without a chat template."""
-    import json
+    trainable turns all fall outside it). None without rows or without a chat template.
 
-    import pyarrow.parquet as pq
+    ``count``: the token count of a rendered text by the same tokenizer (the build passes the token gate's
+    :class:`shoparena.corpus.gates.TokenCounter`, which has counted most pieces of these texts already);
+    default: ``len(tokenizer(text, add_special_tokens=False)["input_ids"])``."""
+    import json
 
     if not getattr(tokenizer, "chat_template", None):
         return None
     lengths = []
-    for split in SPLITS:
-        path = views_dir / f"sft_kept-{split}.parquet"
-        if not path.exists():
-            continue
-        for row in pq.read_table(path, columns=["prompt", "completion", "tools"]).to_pylist():
-            conversation = row["prompt"] + row["completion"]
-            messages = [{k: v for k, v in m.items() if v not in (None, [])} for m in conversation]
-            for m in messages:
-                m.setdefault("content", "")
-            tools = json.loads(row["tools"]) or None
-            text = tokenizer.apply_chat_template(messages, tools=tools, tokenize=False)
+    for row in _sft_kept_rows(views_dir):
+        conversation = row["prompt"] + row["completion"]
+        messages = [{k: v for k, v in m.items() if v not in (None, [])} for m in conversation]
+        for m in messages:
+            m.setdefault("content", "")
+        tools = json.loads(row["tools"]) or None
+        text = tokenizer.apply_chat_template(messages, tools=tools, tokenize=False)
+        if count is not None:
+            lengths.append(count(text))
+        else:
             lengths.append(len(tokenizer(text, add_special_tokens=False)["input_ids"]))
     if not lengths:
         return None

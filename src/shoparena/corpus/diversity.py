@@ -34,6 +34,8 @@ from typing import TYPE_CHECKING, Any
 import orjson
 from datasketch import MinHash, MinHashLSH
 
+from shoparena.corpus.minhash import ShingleSigner
+
 if TYPE_CHECKING:
     from shoparena.search import SearchEngine
 
@@ -185,19 +187,16 @@ def _shingles(f: Features) -> set[str]:
     return {" ".join(g) for g in _ngrams(words, 3)} or set(words)
 
 
-_EMPTY_MINHASH: list[MinHash] = []
+_SIGNER: list[ShingleSigner] = []
 
 
 def _signature(f: Features) -> MinHash:
-    """``f``'s MinHash, computed on first use: copies of one seeded MinHash (its permutations are drawn
-    once, not per trajectory), updated with every shingle in one batch (the minimum is order-free, so the
-    values are those of one ``update`` per shingle)."""
+    """``f``'s MinHash, computed on first use (every shingle hashed once per process:
+    :class:`shoparena.corpus.minhash.ShingleSigner`)."""
     if f.signature is None:
-        if not _EMPTY_MINHASH:
-            _EMPTY_MINHASH.append(MinHash(num_perm=_PERMUTATIONS, seed=1))
-        mh = _EMPTY_MINHASH[0].copy()
-        mh.update_batch([shingle.encode("utf-8") for shingle in _shingles(f)])
-        f.signature = mh
+        if not _SIGNER:
+            _SIGNER.append(ShingleSigner(_PERMUTATIONS, seed=1))
+        f.signature = _SIGNER[0](_shingles(f))
     return f.signature
 
 

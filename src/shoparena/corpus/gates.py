@@ -11,14 +11,16 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import cache
 from typing import Any
 
 from datasketch import MinHash
 
 from shoparena.corpus.config import GateConfig
+from shoparena.corpus.minhash import ShingleSigner
 from shoparena.records.corpus import CorpusMessage, CorpusRecord, Outcome
 from shoparena.suites.clusters import normalize_query, shingles
 
@@ -74,6 +76,16 @@ def default_tokenizer() -> Any:
 
 
 @cache
+def default_chat_tokenizer() -> Any:
+    """The tiny tokenizer's backend with its chat template (``models.tiny.tiny_chat_tokenizer``): the same
+    rendered text and token ids as :func:`default_tokenizer` for ``sft_row_lengths``, without
+    importing transformers."""
+    from shoparena.models.tiny import tiny_chat_tokenizer
+
+    return tiny_chat_tokenizer(default_gate_tokenizer())
+
+
+@cache
 def default_gate_tokenizer() -> Any:
     """The same tiny tokenizer as its ``tokenizers`` backend: all the token gate needs, without importing
     transformers (seconds of a build that keeps nothing for ``sft_row_lengths``)."""
@@ -85,8 +97,8 @@ def default_gate_tokenizer() -> Any:
 
 
 @cache
-def _empty_signature() -> MinHash:
-    return MinHash(num_perm=NUM_PERM, seed=1)
+def _signer() -> ShingleSigner:
+    return ShingleSigner(NUM_PERM, seed=1)
 
 
 def message_text(message: CorpusMessage) -> str:
@@ -94,39 +106,112 @@ def message_text(message: CorpusMessage) -> str:
     return f"<|im_start|>{message.role}\n{message.content or ''}{calls}<|im_end|>\n"
 
 
-def _count(tokenizer: Any, text: str) -> int:
-    """Tokens of ``text`` without special tokens: through the backend of a transformers fast tokenizer, a
-    ``tokenizers.Tokenizer`` itself, or any callable tokenizer."""
+def _backend(tokenizer: Any) -> Any:
+    """The ``tokenizers.Tokenizer`` behind ``tokenizer`` (a transformers fast tokenizer's, or itself); None
+    for any other callable tokenizer."""
     backend = getattr(tokenizer, "_tokenizer", None)
     if backend is None and type(tokenizer).__module__.startswith("tokenizers"):
         backend = tokenizer
+    return backend
+
+
+def _count(tokenizer: Any, text: str) -> int:
+    """Tokens of ``text`` without special tokens: through the backend of a transformers fast tokenizer, a
+    ``tokenizers.Tokenizer`` itself, or any callable tokenizer."""
+    backend = _backend(tokenizer)
     if backend is not None:
         return len(backend.encode(text, add_special_tokens=False).ids)
     return len(tokenizer(text, add_special_tokens=False)["input_ids"])
 
 
+#: A newline after a printable ASCII character that is not a space: always a boundary of the byte-level
+#: pre-tokenizer's words (GPT-2's pattern: no word holds both a non-space character and a newline, and the
+#: pattern looks only ahead), so the text after it is split into the same words as on its own.
+_WORD_BOUNDARY = re.compile(r"(?<=[!-~])(?=\n)")
+
+
+def _ends_cut(piece: str) -> list[str]:
+    """``piece`` cut at its first and its last word-boundary newline: a turn's role line (``"tool"`` of
+    ``"tool\\n{result}"``) and a closing newline come off, so the same text counts once in the gate's message
+    texts and in the rendered rows. Fewer cuts than every boundary: each piece is one more encode call."""
+    first = _WORD_BOUNDARY.search(piece)
+    if first is None:
+        return [piece]
+    i, j = first.start(), piece.rfind("\n")
+    if j > i and "!" <= piece[j - 1] <= "~":
+        return [piece[:i], piece[i:j], piece[j:]]
+    return [piece[:i], piece[i:]]
+
+
+def _piece_splitter(tokenizer: Any) -> Callable[[str], list[str | None]] | None:
+    """For a byte-level BPE without normaliser whose added tokens match plainly: a function cutting a text
+    into pieces whose token counts add up to the text's (None stands for one added token); None for any
+    other tokenizer (counted a whole text at a time).
+
+    The backend cuts a text at its added tokens and tokenises the pieces between them independently, then
+    the BPE works word by word, so cutting at word boundaries (:data:`_WORD_BOUNDARY`) changes no count. A
+    firehose repeats most pieces: the lines of the system prompt and tool list, the user turns, and tool
+    results, which the token gate and the published rows' lengths (``card.sft_row_lengths``) both count.
+    """
+    backend = _backend(tokenizer)
+    pre = getattr(backend, "pre_tokenizer", None)
+    if backend is None or backend.normalizer is not None or type(pre).__name__ != "ByteLevel":
+        return None
+    if pre.add_prefix_space or not pre.use_regex:
+        return None
+    added = list(backend.get_added_tokens_decoder().values())
+    if any(t.lstrip or t.rstrip or t.single_word or t.normalized for t in added):
+        return None
+    contents = sorted((t.content for t in added), key=len, reverse=True)  # the longest at one position wins
+    tokens = re.compile("|".join(re.escape(c) for c in contents)) if contents else None
+
+    def split(text: str) -> list[str | None]:
+        pieces: list[str | None] = []
+        start = 0
+        for match in tokens.finditer(text) if tokens is not None else ():
+            if match.start() > start:
+                pieces += _ends_cut(text[start : match.start()])
+            pieces.append(None)
+            start = match.end()
+        if start < len(text):
+            pieces += _ends_cut(text[start:])
+        return pieces
+
+    return split
+
+
 class TokenCounter:
-    """Token counts of texts, each distinct text tokenised once.
+    """Token counts of texts, each distinct text (or piece of one) tokenised once.
 
     A firehose repeats most message texts: every record opens with the same system prompt, the miners of a
     race share each problem's user turn, and teachers that search alike get the same tool results. Counts
     are keyed by a 128-bit BLAKE2b digest of the text (not the text: tool results run to kilobytes), at
-    most ``size`` of them (then the cache starts over); a count never depends on the cache.
+    most ``size`` of them (then the cache starts over); a count never depends on the cache. A byte-level
+    BPE (the tiny tokenizer) counts by pieces that add up (:func:`_piece_splitter`), so texts that share
+    lines share their counts.
     """
 
     def __init__(self, tokenizer: Any, size: int = 200_000) -> None:
         self.tokenizer = tokenizer
         self.size = size
         self._counts: dict[bytes, int] = {}
+        self._split = _piece_splitter(tokenizer)
 
-    def __call__(self, text: str) -> int:
+    def _cached(self, text: str, split: Callable[[str], list[str | None]] | None = None) -> int:
         key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
         count = self._counts.get(key)
         if count is None:
+            if split is None:
+                count = _count(self.tokenizer, text)
+            else:  # a text seen before is one lookup; a new one costs only its new pieces
+                count = sum(1 if piece is None else self._cached(piece) for piece in split(text))
             if len(self._counts) >= self.size:
                 self._counts.clear()
-            count = self._counts[key] = _count(self.tokenizer, text)
+            self._counts[key] = count
         return count
+
+    def __call__(self, text: str) -> int:
+        return self._cached(text, self._split)
 
 
 def trainable_tokens(record: CorpusRecord, tokenizer: Any, max_tokens: int) -> int:
@@ -184,8 +269,7 @@ class OnlineGates:
         if digest in self.exact[key]:
             record.outcome = Outcome.DUPLICATE
             return record
-        signature = _empty_signature().copy()  # the seeded permutations are drawn once, not per record
-        signature.update_batch([s.encode("utf-8") for s in sorted(shingles(text))])
+        signature = _signer()(shingles(text))
         if any(signature.jaccard(other) >= self.cfg.near_dup_threshold for other in self.signatures[key]):
             record.outcome = Outcome.NEAR_DUPLICATE
             return record
@@ -201,6 +285,7 @@ __all__ = [
     "OnlineGates",
     "TokenCounter",
     "assistant_text",
+    "default_chat_tokenizer",
     "default_gate_tokenizer",
     "default_tokenizer",
     "trainable_tokens",

@@ -20,6 +20,8 @@ Format (the facts other tools rely on):
 
 from __future__ import annotations
 
+from typing import Any, ClassVar
+
 # Bump when the rendered text changes: builders record it, and a folder with an older version is rebuilt.
 TEMPLATE_VERSION = 1
 
@@ -135,3 +137,100 @@ def _jinja_string(text: str) -> str:
     """Quote ``text`` as a Jinja string literal."""
     escaped = text.replace("\\", "\\\\").replace("'", "\\'").replace("\n", "\\n")
     return f"'{escaped}'"
+
+
+def _compile(template: str) -> Any:
+    """``template`` compiled as transformers compiles chat templates (``render_jinja_template``): a sandboxed
+    environment with ``trim_blocks``/``lstrip_blocks``, loop controls, a ``tojson`` that keeps non-ASCII and
+    escapes no HTML, ``raise_exception``, and ``{% generation %}`` blocks rendered as their body."""
+    import json
+
+    import jinja2
+    import jinja2.ext
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+    class _Generation(jinja2.ext.Extension):
+        tags: ClassVar[set[str]] = {"generation"}
+
+        def parse(self, parser: jinja2.parser.Parser) -> jinja2.nodes.Node:
+            lineno = next(parser.stream).lineno
+            body = parser.parse_statements(("name:endgeneration",), drop_needle=True)
+            return jinja2.nodes.CallBlock(self.call_method("_body"), [], [], body).set_lineno(lineno)
+
+        def _body(self, caller: jinja2.runtime.Macro) -> str:
+            return caller()
+
+    def raise_exception(message: str) -> None:
+        raise jinja2.exceptions.TemplateError(message)
+
+    def tojson(x: Any, ensure_ascii: bool = False, indent: Any = None, separators: Any = None,
+               sort_keys: bool = False) -> str:  # fmt: skip
+        return json.dumps(x, ensure_ascii=ensure_ascii, indent=indent, separators=separators,
+                          sort_keys=sort_keys)  # fmt: skip
+
+    env = ImmutableSandboxedEnvironment(
+        trim_blocks=True, lstrip_blocks=True, extensions=[_Generation, jinja2.ext.loopcontrols]
+    )
+    env.filters["tojson"] = tojson
+    env.globals["raise_exception"] = raise_exception
+    return env.from_string(template)
+
+
+#: Names a message's reasoning may come under; transformers copies the first one found to ``thinking`` and
+#: ``reasoning_content`` before rendering (``_alias_reasoning_fields``).
+_REASONING_FIELDS = ("reasoning_content", "thinking", "reasoning")
+
+
+class ChatTemplateTokenizer:
+    """A ``tokenizers.Tokenizer`` with a chat template, for what the corpus build asks of a transformers fast
+    tokenizer: ``apply_chat_template(messages, tools=..., tokenize=False)`` and ``tok(text,
+    add_special_tokens=False)["input_ids"]``, with the same text and ids (plain JSON messages, no
+    ``sanitize_control_tokens``: ``tests/models/test_chat_template_tokenizer.py``) and without importing
+    transformers (most of a second per process).
+
+    Args:
+        backend: The ``tokenizers.Tokenizer``.
+        chat_template: Jinja source of the template.
+        special_tokens: What transformers passes the template besides the messages (its
+            ``special_tokens_map``: ``eos_token``, ``pad_token``...).
+    """
+
+    name_or_path = ""
+
+    def __init__(self, backend: object, chat_template: str, special_tokens: dict[str, str]) -> None:
+        self.backend = backend
+        self.chat_template = chat_template
+        self.special_tokens = dict(special_tokens)
+        self._compiled = _compile(chat_template)
+
+    def apply_chat_template(
+        self,
+        messages: list[dict],
+        tools: list[dict] | None = None,
+        *,
+        tokenize: bool = False,
+        add_generation_prompt: bool = False,
+        **kwargs: object,
+    ) -> str:
+        if tokenize:
+            raise ValueError("ChatTemplateTokenizer renders text only (tokenize=False)")
+        if not messages:
+            raise ValueError("Cannot apply chat template to an empty conversation.")
+        chat = []
+        for message in messages:  # transformers drops None values, then aliases the reasoning fields
+            message = {key: value for key, value in message.items() if value is not None}
+            reasoning = next((message[k] for k in _REASONING_FIELDS if message.get(k) is not None), None)
+            if reasoning is not None:
+                message = {"thinking": reasoning, **message, "reasoning_content": reasoning}
+            chat.append(message)
+        return self._compiled.render(
+            messages=chat,
+            tools=tools,
+            documents=None,
+            add_generation_prompt=add_generation_prompt,
+            **{**self.special_tokens, **kwargs},
+        )
+
+    def __call__(self, text: str, add_special_tokens: bool = True) -> dict[str, list[int]]:
+        encoding = self.backend.encode(text, add_special_tokens=add_special_tokens)  # type: ignore[attr-defined]
+        return {"input_ids": list(encoding.ids)}

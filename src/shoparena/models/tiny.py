@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from shoparena.models.folder import is_valid_model_dir, read_manifest, save_model_folder
-from shoparena.models.templates import TEMPLATE_VERSION, chatml_tools_template
+from shoparena.models.templates import TEMPLATE_VERSION, ChatTemplateTokenizer, chatml_tools_template
 
 KIND = "tiny-qwen3"
 VOCAB_SIZE = 4000
@@ -246,14 +246,19 @@ def wrap_tiny_tokenizer(backend: Any) -> Any:
     :func:`train_tiny_tokenizer` returns."""
     from transformers import PreTrainedTokenizerFast
 
-    wrapped = PreTrainedTokenizerFast(
-        tokenizer_object=backend,
-        eos_token="<|im_end|>",
-        pad_token="<|endoftext|>",
-        model_max_length=4096,
-    )
+    wrapped = PreTrainedTokenizerFast(tokenizer_object=backend, **_TINY_SPECIAL_TOKENS, model_max_length=4096)
     wrapped.chat_template = chatml_tools_template(thinking=True)
     return wrapped
+
+
+#: The tiny tokenizer's named special tokens (transformers' ``special_tokens_map``, which templates see).
+_TINY_SPECIAL_TOKENS = {"eos_token": "<|im_end|>", "pad_token": "<|endoftext|>"}
+
+
+def tiny_chat_tokenizer(backend: Any) -> ChatTemplateTokenizer:
+    """A trained tiny BPE with the chat template of :func:`wrap_tiny_tokenizer`, rendering the same text and
+    counting the same ids without importing transformers (what the corpus build needs of it)."""
+    return ChatTemplateTokenizer(backend, chatml_tools_template(thinking=True), _TINY_SPECIAL_TOKENS)
 
 
 def _tokenizer_cache_dir() -> Path:

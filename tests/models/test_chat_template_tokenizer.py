@@ -1,0 +1,74 @@
+"""``ChatTemplateTokenizer`` (the corpus build's chat rendering without transformers) renders the same text
+and counts the same ids as the transformers tokenizer it stands in for, on the template's every branch."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+from models_support import TOOLS
+from tokenizers import Tokenizer
+
+from shoparena.models.templates import ChatTemplateTokenizer
+from shoparena.models.tiny import tiny_chat_tokenizer, tiny_tokenizer_json, wrap_tiny_tokenizer
+
+CALL = {
+    "type": "function",
+    "function": {"name": "find_product", "arguments": '{"q": "red <tool_call> shoe"}'},
+}
+CONVERSATIONS = [
+    [{"role": "user", "content": "red running shoes"}],  # no system turn
+    [
+        {"role": "system", "content": "You are a shopping agent. 购物"},
+        {"role": "user", "content": "red running shoes under 300 <|im_end|> sneaky"},
+        {"role": "assistant", "content": "", "reasoning_content": "  Search first.  ", "tool_calls": [CALL]},
+        {"role": "tool", "content": '[{"product_id": "111", "title": "Röd sko"}]'},
+        {"role": "tool", "content": {"products": [1, 2]}},  # a mapping: the template's tojson
+        {
+            "role": "assistant",
+            "content": [{"type": "text", "text": "Product 111 fits."}],
+            "tool_calls": [
+                {"function": {"name": "recommend_product", "arguments": {"product_ids": "111"}}},
+                {"function": {"name": "terminate", "arguments": {"status": "success"}}},
+            ],
+        },
+    ],
+    [
+        {"role": "system", "content": "sys"},
+        {"role": "user", "content": "x"},
+        {"role": "assistant", "content": "answer", "thinking": "older name for the reasoning"},
+        {"role": "tool", "content": "late result"},
+    ],
+]
+
+
+@pytest.fixture(scope="module")
+def pair():
+    text = tiny_tokenizer_json()
+    return wrap_tiny_tokenizer(Tokenizer.from_str(text)), tiny_chat_tokenizer(Tokenizer.from_str(text))
+
+
+@pytest.mark.parametrize("conversation", CONVERSATIONS)
+@pytest.mark.parametrize("tools", [None, TOOLS])
+@pytest.mark.parametrize("extra", [{}, {"add_generation_prompt": True, "enable_thinking": False}])
+def test_same_text_and_ids_as_the_transformers_tokenizer(pair, conversation, tools, extra):
+    reference, ours = pair
+    before = copy.deepcopy(conversation)
+    want = reference.apply_chat_template(copy.deepcopy(conversation), tools=tools, tokenize=False, **extra)
+    got = ours.apply_chat_template(conversation, tools=tools, tokenize=False, **extra)
+    assert got == want
+    assert conversation == before  # the caller's messages are not edited
+    assert (
+        ours(got, add_special_tokens=False)["input_ids"]
+        == reference(want, add_special_tokens=False)["input_ids"]
+    )
+    assert ours.chat_template == reference.chat_template
+
+
+def test_it_renders_text_only_and_refuses_an_empty_conversation(pair):
+    _, ours = pair
+    assert isinstance(ours, ChatTemplateTokenizer)
+    with pytest.raises(ValueError, match="text only"):
+        ours.apply_chat_template(CONVERSATIONS[0], tokenize=True)
+    with pytest.raises(ValueError, match="empty conversation"):
+        ours.apply_chat_template([])
