@@ -107,3 +107,25 @@ def test_killed_run_resumes_without_duplicates(tmp_path):
     ids = [json.loads(line)["problem_id"] for line in output.read_text().splitlines()]
     assert sorted(ids) == [f"p{i}" for i in range(6)]
     assert ids[: len(partial)] == partial
+
+
+def test_the_staged_sdk_carries_valid_bytecode_for_this_interpreter(tmp_path):
+    """The sandbox mounts the SDK read-only, so without bytecode staged beside it every sandboxed process
+    would compile the SDK again (issue 35); each module's .pyc must match its staged source."""
+    import importlib.util
+    import struct
+
+    from shoparena.arena.sandbox import Sandbox
+
+    box = Sandbox(staging_dir=tmp_path / "staging")
+    sdk = box.sdk_root / "shoparena" / "agent_sdk"
+    sources = sorted(sdk.glob("*.py"))
+    assert {p.name for p in sources} >= {"__init__.py", "client.py", "wire.py"}
+    for source in sources:
+        cached = Path(importlib.util.cache_from_source(str(source)))
+        header = cached.read_bytes()[:16]
+        assert header[:4] == importlib.util.MAGIC_NUMBER, source.name
+        flags, mtime, size = struct.unpack("<III", header[4:16])
+        stat = source.stat()
+        assert (flags, mtime, size) == (0, int(stat.st_mtime) & 0xFFFFFFFF, stat.st_size & 0xFFFFFFFF)
+        assert oct(cached.stat().st_mode & 0o777) == oct(0o644)

@@ -23,7 +23,6 @@ from shoparena.agent_sdk.client import (
     ProxyClient,
     parse_nonces,
 )
-from shoparena.agent_sdk.env_client import EnvClient, EnvServerError, Episode
 from shoparena.agent_sdk.logs import InferenceStats, RequestLog
 from shoparena.agent_sdk.tools import (
     _TOOL_REGISTRY,
@@ -40,6 +39,19 @@ from shoparena.agent_sdk.tools import (
     register_tool,
     tool_call_id,
 )
+
+#: Names served by :func:`__getattr__` from :mod:`shoparena.agent_sdk.env_client` on first use: a miner in
+#: the sandbox never needs the environment server's client, so it does not pay for importing it.
+_LAZY = {"EnvClient", "EnvServerError", "Episode"}
+
+
+def __getattr__(name: str) -> object:
+    if name in _LAZY:
+        from shoparena.agent_sdk import env_client
+
+        return getattr(env_client, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "DEFAULT_MAX_RETRIES",

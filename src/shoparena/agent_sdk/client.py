@@ -1,4 +1,5 @@
-"""Proxy client for miner files: search and inference through the arena proxy (stdlib ``urllib`` only).
+"""Proxy client for miner files: search and inference through the arena proxy (stdlib only: the
+socket transport of :mod:`shoparena.agent_sdk.wire`).
 
 Method names follow ORO's ``proxy_client.ProxyClient`` (``get``, ``post``, ``parse_nonces``,
 ``dispatch_tool``), plus typed shortcuts. Failures return None after the retries, as upstream does.
@@ -11,18 +12,14 @@ that per-problem token when it writes the trusted call log.
 from __future__ import annotations
 
 import json
-import logging
 import os
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
 from collections.abc import Callable
 from typing import Any
 
+from shoparena.agent_sdk import wire
 from shoparena.agent_sdk.logs import InferenceStats, RequestLog
-
-logger = logging.getLogger(__name__)
 
 DEFAULT_PROXY_URL = "http://proxy:80"
 INFERENCE_PATH = "/inference/chat/completions"
@@ -42,6 +39,14 @@ def default_timeout() -> float:
     except ValueError:
         announced = 0.0
     return max(float(DEFAULT_TIMEOUT), announced + 10.0 if announced else 0.0)
+
+
+def _warn(message: str, *args: Any) -> None:
+    """A warning on this module's logger; :mod:`logging` is imported on the first one only (a sandbox
+    process that never fails never pays for it)."""
+    import logging
+
+    logging.getLogger(__name__).warning(message, *args)
 
 
 def parse_nonces(response_json: Any) -> dict[str, str]:
@@ -86,8 +91,6 @@ class ProxyClient:
         self.rate_limit_retry_delay = rate_limit_retry_delay
         self.api_key = api_key if api_key is not None else os.environ.get("CHUTES_ACCESS_TOKEN")
         self._sleep = sleep
-        # An opener without ProxyHandler so http_proxy variables can never reroute sandbox traffic.
-        self._opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
         self.last_status: int | None = None
         self.last_headers: dict[str, str] = {}
         # The agent's own (untrusted) logs, under ORO's attribute names.
@@ -108,14 +111,11 @@ class ProxyClient:
         return url
 
     def _once(self, method: str, url: str, body: bytes | None, headers: dict[str, str]) -> tuple[int, bytes]:
-        request = urllib.request.Request(url, data=body, method=method, headers=headers)
-        try:
-            with self._opener.open(request, timeout=self.timeout) as response:
-                self.last_headers = dict(response.headers.items())
-                return response.status, response.read()
-        except urllib.error.HTTPError as err:
-            self.last_headers = dict(err.headers.items()) if err.headers else {}
-            return err.code, err.read() or b""
+        # Never through a proxy from the environment: http_proxy variables cannot reroute sandbox traffic.
+        status, self.last_headers, payload = wire.request(
+            method, url, body=body, headers=headers, timeout=self.timeout
+        )
+        return status, payload
 
     def request(
         self,
@@ -161,9 +161,9 @@ class ProxyClient:
             attempt_started = time.monotonic()
             try:
                 status, payload = self._once(method, url, body, headers)
-            except (urllib.error.URLError, OSError, TimeoutError) as err:
+            except OSError as err:  # refused, reset, timed out (TimeoutError), not HTTP (wire.WireError)
                 error_class = type(err).__name__
-                logger.warning("%s %s failed (attempt %d): %s", method, path, attempt + 1, err)
+                _warn("%s %s failed (attempt %d): %s", method, path, attempt + 1, err)
             self.last_status = status
             self.request_log.record_attempt(
                 method, path, attempt, (time.monotonic() - attempt_started) * 1000, status, error_class
@@ -172,7 +172,7 @@ class ProxyClient:
                 try:
                     return json.loads(payload)
                 except ValueError:
-                    logger.warning("%s %s returned non-JSON", method, path)
+                    _warn("%s %s returned non-JSON", method, path)
                     return None
             # 4xx other than 429 will not change on retry: give up at once.
             if status is not None and 400 <= status < 500 and status != 429:

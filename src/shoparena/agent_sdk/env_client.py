@@ -16,10 +16,10 @@ past its timeout) raises :class:`EnvServerError` with the server's status and on
 from __future__ import annotations
 
 import json
-import urllib.error
-import urllib.request
 from dataclasses import dataclass, field, fields
 from typing import Any
+
+from shoparena.agent_sdk import wire
 
 DEFAULT_ENV_URL = "http://127.0.0.1:5640"
 
@@ -96,21 +96,26 @@ class EnvClient:
 
     def _request(self, method: str, path: str, body: Any = None) -> Any:
         data = None if body is None else json.dumps(body).encode()
-        request = urllib.request.Request(
-            self.base_url + path, data=data, method=method, headers={"content-type": "application/json"}
-        )
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as response:
-                return json.loads(response.read() or b"null")
-        except urllib.error.HTTPError as exc:
-            raw = exc.read()
-            try:
-                message = json.loads(raw).get("error") or raw.decode(errors="replace")
-            except (ValueError, AttributeError):
-                message = raw.decode(errors="replace")[:500]
-            raise EnvServerError(exc.code, str(message)) from None
-        except (urllib.error.URLError, OSError) as exc:
+            status, _, raw = wire.request(
+                method,
+                self.base_url + path,
+                body=data,
+                headers={"content-type": "application/json"},
+                timeout=self.timeout,
+            )
+        except OSError as exc:
             raise EnvServerError(0, f"{self.base_url}: unreachable: {exc}") from None
+        if 200 <= status < 300:
+            try:
+                return json.loads(raw or b"null")
+            except ValueError:
+                raise EnvServerError(status, f"the server's answer is not JSON: {raw[:200]!r}") from None
+        try:
+            message = json.loads(raw).get("error") or raw.decode(errors="replace")
+        except (ValueError, AttributeError):
+            message = raw.decode(errors="replace")[:500]
+        raise EnvServerError(status, str(message))
 
     def health(self) -> dict[str, Any]:
         """The server's health record (``status``, open ``sessions``)."""

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import json
 import time
 from collections.abc import Callable
@@ -26,10 +24,21 @@ class ToolCallResult(TypedDict):
 _TOOL_REGISTRY: dict[str, Callable[..., Any]] = {}
 
 
+def _md5(data: bytes) -> bytes:
+    # CPython's builtin _md5 when present: hashlib would load OpenSSL in every sandbox process (issue 35).
+    try:
+        from _md5 import md5  # type: ignore[import-not-found]
+    except ImportError:
+        from hashlib import md5
+    return md5(data, usedforsecurity=False).digest()
+
+
 def _local_tool_call_id(name: str, parameters: dict[str, Any], length: int = 8) -> str:
+    from base64 import urlsafe_b64encode
+
     # Python repr (not JSON) of the dict in its own key order: that is what upstream hashes.
-    digest = hashlib.md5(f"{name}\n{parameters!r}".encode(), usedforsecurity=False).digest()
-    return base64.urlsafe_b64encode(digest).decode("ascii").rstrip("=")[:length]
+    digest = _md5(f"{name}\n{parameters!r}".encode())
+    return urlsafe_b64encode(digest).decode("ascii").rstrip("=")[:length]
 
 
 def tool_call_id(name: str, parameters: dict[str, Any], length: int = 8) -> str:

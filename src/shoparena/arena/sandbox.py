@@ -22,6 +22,7 @@ Where a mechanism is unavailable the runner degrades **loudly**: a warning is lo
 
 from __future__ import annotations
 
+import compileall
 import contextlib
 import json
 import logging
@@ -156,10 +157,15 @@ def _stage_runtime(staging: Path) -> tuple[Path, Path]:
     )
     harness = staging / "harness.py"
     shutil.copyfile(HARNESS, harness)
-    for path in (root, root / "shoparena", target):
+    # Bytecode compiled once here: the sandbox's read-only mount would make every process compile the
+    # SDK anew (a sandbox runs this interpreter; another one ignores the cpython-<version> files).
+    compileall.compile_dir(target, quiet=1, legacy=False)
+    cache = target / "__pycache__"
+    for path in (root, root / "shoparena", target, *([cache] if cache.is_dir() else [])):
         os.chmod(path, 0o755)
-    for path in (*target.iterdir(), harness):
-        os.chmod(path, 0o644)
+    for path in (*target.iterdir(), *(cache.iterdir() if cache.is_dir() else ()), harness):
+        if path.is_file():
+            os.chmod(path, 0o644)
     return root, harness
 
 

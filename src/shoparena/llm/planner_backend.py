@@ -26,6 +26,7 @@ because such agents read their calls only from there.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import uuid
@@ -49,8 +50,10 @@ _RESPONSE_RE = re.compile(r"<tool_response>(.*?)</tool_response>", re.DOTALL)
 _PIECE_RE = re.compile(r"\w+|[^\w\s]")
 
 
+@functools.lru_cache(maxsize=8192)
 def estimate_tokens(text: str) -> int:
-    """A tokenizer-free token estimate: words plus punctuation marks (close to BPE counts for JSON)."""
+    """A tokenizer-free token estimate: words plus punctuation marks (close to BPE counts for JSON).
+    Cached: every call re-counts the whole conversation, whose earlier turns it has counted before."""
     return len(_PIECE_RE.findall(text))
 
 
