@@ -27,6 +27,7 @@ import contextlib
 import json
 import logging
 import os
+import py_compile
 import resource
 import shutil
 import signal
@@ -159,7 +160,9 @@ def _stage_runtime(staging: Path) -> tuple[Path, Path]:
     shutil.copyfile(HARNESS, harness)
     # Bytecode compiled once here: the sandbox's read-only mount would make every process compile the
     # SDK anew (a sandbox runs this interpreter; another one ignores the cpython-<version> files).
-    compileall.compile_dir(target, quiet=1, legacy=False)
+    compileall.compile_dir(
+        target, quiet=1, legacy=False, invalidation_mode=py_compile.PycInvalidationMode.TIMESTAMP
+    )
     cache = target / "__pycache__"
     for path in (root, root / "shoparena", target, *([cache] if cache.is_dir() else [])):
         os.chmod(path, 0o755)
