@@ -171,9 +171,10 @@ def _needs_cleaning(line: CleanIndexLine) -> bool:
     if brand.strip() != brand or brand.lower() in JUNK_BRANDS:
         return True
     levels = p.category.split(" > ")
-    if len(levels) > 6 or any(not level.strip() for level in levels):
+    if len(levels) > 6 or not all(map(str.strip, levels)):
         return True
-    if len(set(p.service)) != len(p.service):
+    service = p.service
+    if len(service) > 1 and len(set(service)) != len(service):
         return True
     sku = p.sku_options
     if sku:
