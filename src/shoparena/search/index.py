@@ -484,7 +484,7 @@ def _stream_catalog(catalog_path: Path, out: Path, tmp_dir: Path, sink: _Progres
             seen[pid] = summary.line_no
 
             tokens = raw_tokens(line.contents)
-            chunk_ids.extend(map(term_id, tokens))
+            chunk_ids.fromlist(list(map(term_id, tokens)))
             chunk_counts.append(len(tokens))
 
             docstore.add(blob)
