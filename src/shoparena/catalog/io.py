@@ -220,7 +220,7 @@ def parse_index_line_fast(raw: bytes | str) -> IndexedLine:
     """
     try:
         line = _validate_clean_json(raw)
-    except ValidationError:
+    except (ValidationError, ValueError):
         line = None
     if line is None or _needs_cleaning(line):
         slow = parse_index_line(raw)
