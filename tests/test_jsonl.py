@@ -127,3 +127,12 @@ def test_line_writer_writes_records_and_refuses_a_raw_newline(tmp_path):
     assert [v for _, v in iter_jsonl(tmp_path / "w.jsonl")][-1] == [3]
     with pytest.raises(ValueError, match="cannot append to a gzip file"):
         LineWriter(tmp_path / "w.jsonl.gz", append=True)
+
+
+def test_blank_lines_are_only_ascii_white_space(tmp_path):
+    # iter_raw_lines skips a line when bytes.strip() would empty it (tested without copying the line).
+    from shoparena.jsonl import iter_raw_lines
+
+    path = tmp_path / "x.jsonl"
+    path.write_bytes(b'{"a":1}\r\n \t\x0b\x0c\r\n\n\xc2\xa0\n{"b":2}  \r\n\x00\n')
+    assert list(iter_raw_lines(path)) == [(1, b'{"a":1}'), (4, b"\xc2\xa0"), (5, b'{"b":2}  '), (6, b"\x00")]

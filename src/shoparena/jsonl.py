@@ -104,7 +104,8 @@ def iter_raw_lines(path: str | Path) -> Iterator[tuple[int, bytes]]:
                     path, "UTF-16/32 text; JSONL files must be UTF-8 (convert with iconv)", line_no=1
                 )
             for line_no, raw in enumerate(fh, start=1):
-                if raw.strip():
+                # Blank: only ASCII white space (``bytes.strip``'s), without copying the line to say so.
+                if not raw.isspace():
                     yield line_no, raw.rstrip(b"\r\n")
     except _GZIP_ERRORS as exc:
         raise JsonlReadError(path, _gzip_detail(exc), line_no=line_no + 1) from None

@@ -97,3 +97,52 @@ def test_orjson_writes_strings_and_floats_as_pydantic_does() -> None:
         floats.append(10 ** rng.uniform(-30, 30))
     floats = [f for f in floats if f == f and f != float("inf")]
     assert orjson.dumps(floats) == to_json(floats)
+
+
+_BASE = (
+    b'{"id":"1","contents":"x","product":{"product_id":"1","shop_id":"2","category":"a","title":"T",'
+    b'"price":46,"sold_count":0}}'
+)
+#: JSON that one parser might read otherwise than the other: the fast path parses with pydantic-core,
+#: the reference with orjson; both must keep, refuse or quarantine alike, with the same values.
+_EDGE_JSON = [
+    _BASE,
+    _BASE.replace(b'"title":"T"', b'"title":"T","title":"U"'),  # duplicate key: the last wins
+    _BASE.replace(b'"title":"T"', b'"title":"\\ud800"'),  # lone surrogate
+    _BASE.replace(b'"title":"T"', b'"title":"\\ud83d\\ude00 \\u00e9\\/\\n"'),
+    _BASE.replace(b'"title":"T"', b'"title":"a\tb"'),  # raw control character
+    _BASE.replace(b'"title":"T"', b'"title":"\xff"'),  # bad UTF-8
+    b"\xef\xbb\xbf" + _BASE,
+    _BASE + b" x",
+    b" " + _BASE + b" \t",
+    _BASE.replace(b'"sold_count":0', b'"sold_count":-0'),
+    _BASE.replace(b'"sold_count":0', b'"sold_count":9007199254740992'),
+    _BASE.replace(b'"sold_count":0', b'"sold_count":1.0'),
+    _BASE.replace(b'"sold_count":0', b'"sold_count":true'),
+    _BASE.replace(b'"id":"1"', b'"id":1'),
+] + [
+    _BASE.replace(b'"price":46', b'"price":' + num)
+    for num in (
+        b"NaN", b"Infinity", b"-Infinity", b"1e400", b"1.", b".5", b"+1", b"01", b"-0.0", b"0.1e-400",
+        b"4.6e1", b"1E+2", b"9223372036854775808", b"18446744073709551616", b"1" + b"0" * 400,
+        b"4.60000000000000000000000000001", b"false", b'"46"',
+    )
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("raw", _EDGE_JSON, ids=range(len(_EDGE_JSON)))
+def test_fast_parse_reads_edge_json_as_orjson_does(raw: bytes) -> None:
+    test_fast_parse_equals_the_model(raw)
+
+
+def test_fast_parse_reads_every_price_as_orjson_does() -> None:
+    rng = random.Random(35)
+    for _ in range(2_000):
+        digits = "".join(rng.choice("0123456789") for _ in range(rng.randint(1, 30))).lstrip("0") or "0"
+        if rng.random() < 0.7:
+            cut = rng.randint(0, len(digits))
+            digits = f"{digits[:cut] or '0'}.{digits[cut:] or '0'}"
+        if rng.random() < 0.3:
+            digits += f"e{rng.randint(-330, 310)}"
+        raw = _BASE.replace(b'"price":46', b'"price":' + digits.encode())
+        test_fast_parse_equals_the_model(raw)

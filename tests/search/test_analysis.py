@@ -213,6 +213,24 @@ def test_mixed_text_tokenizes_like_the_unicode_rules_on_the_whole_text() -> None
             assert raw_tokens(text) == _finish(_unicode_tokens(text), text), repr(text)
 
 
+def test_cached_word_tokens_change_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    # _mixed_tokens remembers the tokens of non-ASCII words (a small cache here, so that it is emptied
+    # many times): every text, read twice, gives the Unicode rules' tokens.
+    from shoparena.search import analysis
+
+    monkeypatch.setattr(analysis, "_WORD_CACHE_SIZE", 3)
+    monkeypatch.setattr(analysis, "_WORD_TOKENS", {})
+    rng = random.Random(35)
+    texts = [
+        "".join(rng.choice(_WHITESPACE) if rng.random() < 0.2 else rng.choice(_ALPHABET) for _ in range(30))
+        for _ in range(300)
+    ]
+    for text in texts + texts:
+        if not text.isascii():
+            assert raw_tokens(text) == analysis._finish(analysis._unicode_tokens(text), text), repr(text)
+    assert len(analysis._WORD_TOKENS) <= 3
+
+
 def test_white_space_separates_tokens_and_their_context() -> None:
     # What _mixed_tokens relies on: the tokens of "x<ws>y" are those of x followed by those of y.
     from shoparena.search.analysis import _unicode_tokens

@@ -132,3 +132,28 @@ def test_format_3_helper_writes_what_format_3_builds_wrote(tmp_path: Path) -> No
     for name, digest in GOLDEN_V3_DOCSTORE.items():
         assert hashlib.sha256((tmp_path / "index" / name).read_bytes()).hexdigest() == digest, name
     assert learn_zdict([]) == b""
+
+
+def test_batched_writes_equal_one_frame_at_a_time(tmp_path: Path) -> None:
+    # The writer compresses documents in batches once its dictionary exists (issue 35, second round): the
+    # bytes and offsets must be those of compressing each document on its own, in order, as before.
+    import zstandard
+
+    from shoparena.search import docstore
+
+    docs = _docs(docstore._DICT_SAMPLE_DOCS + 3 * docstore._BATCH_DOCS + 7)
+    writer = DocstoreWriter(tmp_path)
+    for blob in docs:
+        writer.add(blob)
+    writer.close()
+    data = (tmp_path / "products.zstdict").read_bytes()
+    compress = zstandard.ZstdCompressor(
+        level=docstore._ZSTD_LEVEL,
+        dict_data=docstore._zstd_dict(data),
+        write_checksum=False,
+        write_content_size=True,
+        write_dict_id=False,
+    ).compress
+    frames = [compress(blob) for blob in docs]
+    assert (tmp_path / "products.zst").read_bytes() == b"".join(frames)
+    assert list(writer.offsets) == [0, *np.cumsum([len(f) for f in frames]).tolist()]

@@ -117,6 +117,12 @@ def _unicode_tokens(text: str) -> list[str]:
     return _TOKEN_RE.findall(text.lower())
 
 
+#: Tokens of non-ASCII words seen lately (the same emoji-decorated words recur across a catalogue);
+#: ``_unicode_tokens`` of a word depends on the word alone.
+_WORD_TOKENS: dict[str, tuple[str, ...]] = {}
+_WORD_CACHE_SIZE = 100_000
+
+
 def _mixed_tokens(text: str) -> list[str]:
     """``_unicode_tokens(text)``, faster: white space (``str.split``'s) never lies inside a token, so runs
     of ASCII words take the ASCII pattern (5-20x faster) and only words with a non-ASCII character the
@@ -130,7 +136,12 @@ def _mixed_tokens(text: str) -> list[str]:
         if ascii_run:
             tokens += _ASCII_TOKEN_RE.findall(" ".join(ascii_run).lower())
             ascii_run = []
-        tokens += _unicode_tokens(word)
+        found = _WORD_TOKENS.get(word)
+        if found is None:
+            if len(_WORD_TOKENS) >= _WORD_CACHE_SIZE:
+                _WORD_TOKENS.clear()
+            found = _WORD_TOKENS[word] = tuple(_unicode_tokens(word))
+        tokens += found
     if ascii_run:
         tokens += _ASCII_TOKEN_RE.findall(" ".join(ascii_run).lower())
     return tokens

@@ -25,12 +25,14 @@ The directory holds:
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import shutil
 import time
 from array import array
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -320,7 +322,8 @@ def _build_into(
     tmp_dir = out / "_build_tmp"
     tmp_dir.mkdir()
     sink = _ProgressSink(progress)
-    streamed = _stream_catalog(catalog_path, out, tmp_dir, sink)
+    with _fewer_gc_passes():
+        streamed = _stream_catalog(catalog_path, out, tmp_dir, sink)
     stem_ids, doc_len, spool, n_docs = streamed.stem_ids, streamed.doc_len, streamed.spool, streamed.n_docs
     sink.update(n_docs, "scoring")
 
@@ -404,15 +407,52 @@ class _Streamed:
     offsets: Any
 
 
+class _TokenIds(dict[str, int]):
+    """Raw token -> provisional term id (``_STOP`` for stop words), stemming each token the first time.
+
+    Looked up with ``map(ids.__getitem__, tokens)``: the known tokens of a document cost no Python code.
+    """
+
+    def __init__(self, stem_ids: dict[str, int], analyzer: LuceneEnglishAnalyzer) -> None:
+        super().__init__()
+        self.stem_ids = stem_ids
+        self.stem_words = analyzer.stem_words
+
+    def __missing__(self, token: str) -> int:
+        if token in LUCENE_ENGLISH_STOP_WORDS:
+            tid = _STOP
+        else:
+            stem = self.stem_words([token])[0]
+            tid = self.stem_ids.setdefault(stem, len(self.stem_ids))
+        self[token] = tid
+        return tid
+
+
+@contextmanager
+def _fewer_gc_passes() -> Iterator[None]:
+    """The catalogue pass allocates millions of short-lived, acyclic objects (parsed JSON, models, token
+    lists) that reference counting frees; the cyclic collector's passes over them are wasted. Freeze what
+    exists and collect less often; both are undone afterwards (as ``shoparena.corpus.build`` does)."""
+    threshold = gc.get_threshold()
+    gc.freeze()
+    gc.set_threshold(50_000, 20, 100)
+    try:
+        yield
+    finally:
+        gc.set_threshold(*threshold)
+        gc.unfreeze()
+
+
 def _stream_catalog(catalog_path: Path, out: Path, tmp_dir: Path, sink: _ProgressSink) -> _Streamed:
     """One pass over the catalogue: tokens to provisional term ids (spooled in chunks of documents), the
     docstore, the columns; bad and duplicate lines go to the quarantine."""
     analyzer = LuceneEnglishAnalyzer()
-    stop_words = LUCENE_ENGLISH_STOP_WORDS
-    # raw token -> provisional term id (or _STOP); stem -> provisional term id.
-    token_ids: dict[str, int] = {}
-    stem_ids: dict[str, int] = {}
+    stem_ids: dict[str, int] = {}  # stem -> provisional term id
+    token_ids = _TokenIds(stem_ids, analyzer)
+    term_id = token_ids.__getitem__
     cols = _Columns()
+    price, sold, service, shop, shop_codes = cols.price, cols.sold, cols.service, cols.shop, cols.shop_codes
+    doc_ids = cols.ids
     doc_len = array("i")
     spool = _ChunkSpool(tmp_dir)
     summary = LoadSummary(path=str(catalog_path))
@@ -444,29 +484,18 @@ def _stream_catalog(catalog_path: Path, out: Path, tmp_dir: Path, sink: _Progres
             seen[pid] = summary.line_no
 
             tokens = raw_tokens(line.contents)
-            ids = list(map(token_ids.get, tokens))
-            if None in ids:
-                for i, tok in enumerate(tokens):
-                    if ids[i] is None:
-                        if tok in stop_words:
-                            tid = _STOP
-                        else:
-                            stem = analyzer.stem(tok)
-                            tid = stem_ids.setdefault(stem, len(stem_ids))
-                        token_ids[tok] = tid
-                        ids[i] = tid
-            chunk_ids.extend(ids)
-            chunk_counts.append(len(ids))
+            chunk_ids.fromlist(list(map(term_id, tokens)))
+            chunk_counts.append(len(tokens))
 
             docstore.add(blob)
-            cols.price.append(product.price)
-            cols.sold.append(product.sold_count)
+            price.append(product.price)
+            sold.append(product.sold_count)
             mask = 0
             for name in product.service:
                 mask |= SERVICE_BITS[name]
-            cols.service.append(mask)
-            cols.shop.append(cols.shop_codes.setdefault(product.shop_id, len(cols.shop_codes)))
-            cols.ids.append(pid.encode())
+            service.append(mask)
+            shop.append(shop_codes.setdefault(product.shop_id, len(shop_codes)))
+            doc_ids.append(pid.encode())
 
             if len(chunk_counts) >= CHUNK_DOCS:
                 _flush_chunk(chunk_ids, chunk_counts, chunk_first, spool, doc_len)
@@ -474,7 +503,9 @@ def _stream_catalog(catalog_path: Path, out: Path, tmp_dir: Path, sink: _Progres
                 chunk_ids, chunk_counts = array("i"), array("i")
                 sink.update(chunk_first)
                 if len(token_ids) > 4_000_000:
-                    token_ids = {}  # bound memory on catalogs full of one-off tokens
+                    # Bound memory on catalogs full of one-off tokens.
+                    token_ids = _TokenIds(stem_ids, analyzer)
+                    term_id = token_ids.__getitem__
         if chunk_counts:
             _flush_chunk(chunk_ids, chunk_counts, chunk_first, spool, doc_len)
             chunk_first += len(chunk_counts)
