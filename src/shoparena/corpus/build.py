@@ -13,7 +13,6 @@ configuration, so a re-run after a kill writes byte-identical records, Parquet a
 
 from __future__ import annotations
 
-import gc
 import hashlib
 import json
 import os
@@ -21,7 +20,6 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from contextlib import contextmanager
 from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
@@ -47,7 +45,7 @@ from shoparena.corpus.report import ReportBuilder, write_card
 from shoparena.corpus.split import ProblemIndex, assign_split
 from shoparena.corpus.views import SPLITS, VIEWS
 from shoparena.formats.profiles import profile_hash
-from shoparena.jsonl import LineWriter, iter_raw_lines
+from shoparena.jsonl import LineWriter, fewer_gc_passes, iter_raw_lines
 from shoparena.records.corpus import CorpusRecord, CorpusReport, Quarantined
 from shoparena.runs import RunDir
 from shoparena.runs.identity import Restart, RunIdentity, RunKind
@@ -128,7 +126,7 @@ _WORKER_CACHE = BenchCache()
 def _ingest_task(item: tuple[str, str, str, str]) -> tuple[list[str], int]:
     config_json, target, kind, path = item
     config = CorpusConfig.model_validate_json(config_json)
-    with _fewer_gc_passes():
+    with fewer_gc_passes():
         return _ingest_source(config, Path(target), kind, Path(path), _WORKER_CACHE)
 
 
@@ -271,21 +269,6 @@ def _outputs_present(out: Path) -> bool:
     return all(path.exists() for path in paths)
 
 
-@contextmanager
-def _fewer_gc_passes() -> Iterator[None]:
-    """The build allocates millions of short-lived, acyclic containers (parsed JSON, rows) that reference
-    counting frees; the cyclic collector's passes over every live object (imported modules included) cost a
-    quarter of the build. Freeze what exists and collect less often; both are undone afterwards."""
-    threshold = gc.get_threshold()
-    gc.freeze()
-    gc.set_threshold(50_000, 20, 100)
-    try:
-        yield
-    finally:
-        gc.set_threshold(*threshold)
-        gc.unfreeze()
-
-
 def build_corpus(
     config: CorpusConfig, *, progress: Progress | None = None, restart: Restart = False
 ) -> CorpusReport:
@@ -309,7 +292,7 @@ def build_corpus(
         restart=restart,
     )
     try:
-        with _fewer_gc_passes():
+        with fewer_gc_passes():
             return _build(config, rundir, identity, say)
     finally:
         rundir.close()

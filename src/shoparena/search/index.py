@@ -25,14 +25,12 @@ The directory holds:
 
 from __future__ import annotations
 
-import gc
 import json
 import os
 import shutil
 import time
 from array import array
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -42,7 +40,7 @@ import orjson
 from pydantic import BaseModel, ConfigDict, Field
 
 from shoparena.catalog.io import LoadSummary, QuarantinedLine, dump_index_line, iter_index_lines
-from shoparena.jsonl import LineWriter, sha256_file
+from shoparena.jsonl import LineWriter, fewer_gc_passes, sha256_file
 from shoparena.records.catalog import SERVICES
 from shoparena.runs.manifest import FileRef, ManifestError, RunManifest, read_manifest, write_manifest
 from shoparena.runs.stale import pid_alive
@@ -322,7 +320,7 @@ def _build_into(
     tmp_dir = out / "_build_tmp"
     tmp_dir.mkdir()
     sink = _ProgressSink(progress)
-    with _fewer_gc_passes():
+    with fewer_gc_passes():
         streamed = _stream_catalog(catalog_path, out, tmp_dir, sink)
     stem_ids, doc_len, spool, n_docs = streamed.stem_ids, streamed.doc_len, streamed.spool, streamed.n_docs
     sink.update(n_docs, "scoring")
@@ -426,21 +424,6 @@ class _TokenIds(dict[str, int]):
             tid = self.stem_ids.setdefault(stem, len(self.stem_ids))
         self[token] = tid
         return tid
-
-
-@contextmanager
-def _fewer_gc_passes() -> Iterator[None]:
-    """The catalogue pass allocates millions of short-lived, acyclic objects (parsed JSON, models, token
-    lists) that reference counting frees; the cyclic collector's passes over them are wasted. Freeze what
-    exists and collect less often; both are undone afterwards (as ``shoparena.corpus.build`` does)."""
-    threshold = gc.get_threshold()
-    gc.freeze()
-    gc.set_threshold(50_000, 20, 100)
-    try:
-        yield
-    finally:
-        gc.set_threshold(*threshold)
-        gc.unfreeze()
 
 
 def _stream_catalog(catalog_path: Path, out: Path, tmp_dir: Path, sink: _ProgressSink) -> _Streamed:
