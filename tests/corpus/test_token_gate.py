@@ -113,3 +113,53 @@ def test_a_tokenizer_whose_pieces_may_not_add_up_is_counted_whole():
         assert TokenCounter(tokenizer)("Hello\nWorld") == len(
             tokenizer.encode("Hello\nWorld", add_special_tokens=False).ids
         )
+
+
+def test_word_counts_equal_the_backends_on_every_ascii_character_and_unicode_text():
+    """The ASCII word pattern and the space boundary split text as the backend's pre-tokenizer does: every
+    ASCII character (controls included), runs of whitespace, contractions, and non-ASCII words beside them."""
+    from shoparena.corpus.gates import _count, _WordCounts
+
+    backend = default_gate_tokenizer()
+    rng = random.Random(11)
+    ascii_chars = [chr(i) for i in range(128)]
+    others = ["é", "ñandú", "😀", "\u2028", "\u00a0", "\u3000", "\x85", "٣", "Ⅷ", "ß", "中文", "\u200b"]
+    alphabet = [*ascii_chars, " ", " ", "  ", "\n", "'s", "'ll", "'t", "ab", "12", *others]
+    texts = [c * k for c in ascii_chars for k in (1, 3)]
+    # Whitespace runs beside non-ASCII words: only a space right after a word is a boundary.
+    runs = [" ", "  ", " \n", "  \t ", "\n  ", " \u3000 ", "\u00a0 ", " \x85"]
+    texts += [f"{a}{r}{b}" for a in ("é", "x", "") for r in runs for b in ("é", "x", "", " ", "'s")]
+    texts += ["".join(rng.choice(alphabet) for _ in range(rng.randint(1, 60))) for _ in range(3000)]
+    texts += ["".join(rng.choice([*ascii_chars, " ", "'s", "ab"]) for _ in range(80)) for _ in range(1000)]
+    words = _WordCounts(backend, size=50)  # a small cache: starting over changes no count
+    assert sum(not t.isascii() for t in texts) > 500
+    assert [words.text(t) for t in texts] == [_count(backend, t) for t in texts]
+
+
+def test_ascii_words_and_space_boundaries_are_the_pre_tokenizers_own():
+    """Beyond counts (a small vocabulary may count two splits alike): the words of the ASCII pattern are the
+    backend pre-tokenizer's words, and every space boundary is one of its word boundaries."""
+    from shoparena.corpus.gates import _ASCII_WORDS, _SPACE_AFTER_WORD
+
+    pre = default_gate_tokenizer().pre_tokenizer
+    rng = random.Random(12)
+    ascii_alphabet = [chr(i) for i in range(128)] + [" ", "  ", "\n", "'s", "'re", "ab", "12"]
+    alphabet = [*ascii_alphabet, "é", "😀", "\u3000", "\xa0", "\x85", "٣", "中文"]
+
+    def boundaries(text: str) -> set[int]:
+        return {end for _, (_, end) in pre.pre_tokenize_str(text)}
+
+    for _ in range(2000):
+        text = "".join(rng.choice(ascii_alphabet) for _ in range(rng.randint(1, 50)))
+        ends, at = set(), 0
+        for word in _ASCII_WORDS.findall(text):
+            at += len(word)
+            ends.add(at)
+        assert at == len(text) and ends == boundaries(text), repr(text)
+    cut = 0
+    for _ in range(2000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 50)))
+        starts = {m.start() for m in _SPACE_AFTER_WORD.finditer(text)}
+        assert starts <= boundaries(text), repr(text)
+        cut += len(starts)
+    assert cut > 500

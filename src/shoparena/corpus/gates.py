@@ -180,6 +180,51 @@ def _piece_splitter(tokenizer: Any) -> Callable[[str], list[str | None]] | None:
     return split
 
 
+#: GPT-2's pre-tokenizer pattern,
+#: ``'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+``,
+#: for ASCII text, where ``\p{L}`` is ``[A-Za-z]``, ``\p{N}`` is ``[0-9]`` and ``\s`` (Unicode White_Space)
+#: is ``[\t\n\v\f\r ]``: the stdlib ``re`` splits such text into the byte-level pre-tokenizer's words several
+#: times faster than the backend tokenises it.
+_ASCII_SPACE = "\t\n\v\f\r "
+_ASCII_WORDS = re.compile(
+    rf"'s|'t|'re|'ve|'m|'ll|'d| ?[A-Za-z]+| ?[0-9]+| ?[^{_ASCII_SPACE}A-Za-z0-9]+"
+    rf"|[{_ASCII_SPACE}]+(?![^{_ASCII_SPACE}])|[{_ASCII_SPACE}]+"
+)
+#: A space after a character that is not whitespace: always a word boundary of that pattern (no word ends in
+#: a space unless it is all whitespace, and the pattern looks only ahead). Python's ``\s`` holds every
+#: Unicode White_Space character (and a few more), so its ``[^\s]`` is never whitespace to the backend.
+_SPACE_AFTER_WORD = re.compile(r"(?<=[^\s])(?= )")
+
+
+class _WordCounts(dict[str, int]):
+    """Token counts of words (or of chunks between word boundaries), each tokenised once by ``backend``:
+    a byte-level BPE tokenises every pre-tokenizer word on its own, so a text's count is its words' sum."""
+
+    def __init__(self, backend: Any, size: int) -> None:
+        super().__init__()
+        self.backend = backend
+        self.size = size
+
+    def __missing__(self, word: str) -> int:
+        if len(self) >= self.size:
+            self.clear()
+        count = self[word] = len(self.backend.encode(word, add_special_tokens=False).ids)
+        return count
+
+    def text(self, text: str) -> int:
+        """Tokens of ``text`` (no added tokens in it): ASCII words through :data:`_ASCII_WORDS`; a chunk
+        holding other characters tokenised whole, once."""
+        if text.isascii():
+            return sum(map(self.__getitem__, _ASCII_WORDS.findall(text)))
+        total = 0
+        for chunk in _SPACE_AFTER_WORD.split(text):
+            if chunk.isascii():
+                total += sum(map(self.__getitem__, _ASCII_WORDS.findall(chunk)))
+            else:
+                total += self[chunk]
+        return total
+
+
 class TokenCounter:
     """Token counts of texts, each distinct text (or piece of one) tokenised once.
 
@@ -196,13 +241,15 @@ class TokenCounter:
         self.size = size
         self._counts: dict[bytes, int] = {}
         self._split = _piece_splitter(tokenizer)
+        # Pieces of a text split into words the same way as the backend does (see _piece_splitter).
+        self._words = _WordCounts(_backend(tokenizer), size) if self._split is not None else None
 
     def _cached(self, text: str, split: Callable[[str], list[str | None]] | None = None) -> int:
         key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
         count = self._counts.get(key)
         if count is None:
             if split is None:
-                count = _count(self.tokenizer, text)
+                count = _count(self.tokenizer, text) if self._words is None else self._words.text(text)
             else:  # a text seen before is one lookup; a new one costs only its new pieces
                 count = sum(1 if piece is None else self._cached(piece) for piece in split(text))
             if len(self._counts) >= self.size:
