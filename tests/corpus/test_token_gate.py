@@ -163,3 +163,28 @@ def test_ascii_words_and_space_boundaries_are_the_pre_tokenizers_own():
         assert starts <= boundaries(text), repr(text)
         cut += len(starts)
     assert cut > 500
+
+
+def test_space_parts_cut_only_at_the_pre_tokenizers_word_boundaries():
+    from shoparena.corpus.gates import space_parts
+
+    pre = default_gate_tokenizer().pre_tokenizer
+    rng = random.Random(13)
+    alphabet = [chr(i) for i in range(128)] + [" ", " ", "  ", "\n ", "é", "\u3000", "\u00a0 ", "😀", "ab"]
+    split = refused = 0
+    for _ in range(3000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 40)))
+        parts = space_parts(text)
+        if parts is None:
+            refused += 1
+            continue
+        assert " ".join(parts) == text
+        cuts, at = set(), 0
+        for part in parts[:-1]:
+            at += len(part)
+            cuts.add(at)
+            at += 1
+        ends = {end for _, (_, end) in pre.pre_tokenize_str(text)} | {0}
+        assert cuts <= ends, repr(text)
+        split += bool(cuts)
+    assert split > 500 and refused > 500

@@ -196,6 +196,38 @@ _ASCII_WORDS = re.compile(
 _SPACE_AFTER_WORD = re.compile(r"(?<=[^\s])(?= )")
 
 
+#: A space after ASCII whitespace: the one place an ASCII text's space is not a word boundary.
+_SPACE_AFTER_SPACE = tuple(f"{c} " for c in _ASCII_SPACE)
+#: The same for any text (Python's ``\s`` holds every Unicode White_Space character, and a few more).
+_WHITESPACE_THEN_SPACE = re.compile(r"\s ")
+
+
+def space_parts(text: str) -> list[str] | None:
+    """``text.split(" ")`` when every space of ``text`` is a word boundary (it follows a character that is
+    not whitespace, or starts the text), else None: the text is its first part, then a space before each
+    other part, and each of those chunks splits into the same words on its own."""
+    if text.isascii():
+        if any(pair in text for pair in _SPACE_AFTER_SPACE):
+            return None
+    elif _WHITESPACE_THEN_SPACE.search(text):
+        return None
+    return text.split(" ")
+
+
+class _SpacedParts(dict[str, int]):
+    """Token counts of ``" " + part`` for the parts of :func:`space_parts`, each counted once."""
+
+    def __init__(self, words: _WordCounts) -> None:
+        super().__init__()
+        self.words = words
+
+    def __missing__(self, part: str) -> int:
+        if len(self) >= self.words.size:
+            self.clear()
+        count = self[part] = self.words.chunk(" " + part)
+        return count
+
+
 class _WordCounts(dict[str, int]):
     """Token counts of words (or of chunks between word boundaries), each tokenised once by ``backend``:
     a byte-level BPE tokenises every pre-tokenizer word on its own, so a text's count is its words' sum."""
@@ -204,6 +236,7 @@ class _WordCounts(dict[str, int]):
         super().__init__()
         self.backend = backend
         self.size = size
+        self.parts = _SpacedParts(self)
 
     def __missing__(self, word: str) -> int:
         if len(self) >= self.size:
@@ -211,18 +244,21 @@ class _WordCounts(dict[str, int]):
         count = self[word] = len(self.backend.encode(word, add_special_tokens=False).ids)
         return count
 
-    def text(self, text: str) -> int:
-        """Tokens of ``text`` (no added tokens in it): ASCII words through :data:`_ASCII_WORDS`; a chunk
-        holding other characters tokenised whole, once."""
+    def chunk(self, text: str) -> int:
+        """Tokens of a chunk between word boundaries: ASCII word by word (:data:`_ASCII_WORDS`), other text
+        tokenised whole, once."""
         if text.isascii():
             return sum(map(self.__getitem__, _ASCII_WORDS.findall(text)))
-        total = 0
-        for chunk in _SPACE_AFTER_WORD.split(text):
-            if chunk.isascii():
-                total += sum(map(self.__getitem__, _ASCII_WORDS.findall(chunk)))
-            else:
-                total += self[chunk]
-        return total
+        return self[text]
+
+    def text(self, text: str) -> int:
+        """Tokens of ``text`` (no added tokens in it): cut at its spaces where all are word boundaries
+        (:func:`space_parts`; a firehose's JSON repeats most space-led parts), else at the spaces that
+        follow a word (:data:`_SPACE_AFTER_WORD`)."""
+        parts = space_parts(text)
+        if parts is None:
+            return sum(map(self.chunk, _SPACE_AFTER_WORD.split(text)))
+        return self.chunk(parts[0]) + sum(map(self.parts.__getitem__, parts[1:]))
 
 
 class TokenCounter:
