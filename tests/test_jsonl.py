@@ -136,3 +136,44 @@ def test_blank_lines_are_only_ascii_white_space(tmp_path):
     path = tmp_path / "x.jsonl"
     path.write_bytes(b'{"a":1}\r\n \t\x0b\x0c\r\n\n\xc2\xa0\n{"b":2}  \r\n\x00\n')
     assert list(iter_raw_lines(path)) == [(1, b'{"a":1}'), (4, b"\xc2\xa0"), (5, b'{"b":2}  '), (6, b"\x00")]
+
+
+def test_loads_exact_reads_what_json_loads_reads():
+    """orjson where it agrees with the stdlib; every line that differs (big integers, NaN, lone surrogates,
+    long mantissas, bad UTF-8, duplicate keys) reads as ``json.loads`` reads it."""
+    import json
+    import random
+
+    from shoparena.jsonl import loads_exact
+
+    lines = [
+        b'{"id": 123456789012345678901234567890}',
+        b"[18446744073709551616, -9223372036854775809, 9223372036854775807]",
+        b"[NaN, Infinity, -Infinity]",
+        b'"\\ud800 lone"',
+        b"0.1000000000000000055511151231257827021181583404541015625",
+        b"1e400",
+        b"-0",
+        b"-0.0",
+        b'{"a": 1, "a": 2}',
+        b"[" * 300 + b"]" * 300,
+        b'{"t": "caf\xc3\xa9 \\u00e9 \\ud83d\\ude00"}',
+        b"  [1, 2.5, true, null]  ",
+    ]
+    rng = random.Random(4)
+    for _ in range(500):
+        value = {
+            "i": rng.randint(-(10**25), 10**25),
+            "f": rng.uniform(-1e6, 1e6),
+            "e": rng.random() * 10 ** rng.randint(-300, 300),
+            "s": "".join(chr(rng.randint(0, 0x2FF)) for _ in range(5)),
+        }
+        lines.append(json.dumps(value).encode())
+    for raw in lines:
+        assert json.dumps(loads_exact(raw)) == json.dumps(json.loads(raw)), raw[:80]
+    for bad in (b'{"a": }', b"\xff\xfe", b"[1, 2"):
+        try:
+            json.loads(bad)
+        except ValueError as expected:
+            with pytest.raises(type(expected)):
+                loads_exact(bad)
