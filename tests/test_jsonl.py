@@ -139,8 +139,8 @@ def test_blank_lines_are_only_ascii_white_space(tmp_path):
 
 
 def test_loads_exact_reads_what_json_loads_reads():
-    """orjson where it agrees with the stdlib; every line that differs (big integers, NaN, lone surrogates,
-    long mantissas, bad UTF-8, duplicate keys) reads as ``json.loads`` reads it."""
+    """Big integers, NaN, lone surrogates, long mantissas, subnormals, bad UTF-8, control characters and
+    duplicate keys read (or fail) as ``json.loads`` reads them."""
     import json
     import random
 
@@ -159,6 +159,8 @@ def test_loads_exact_reads_what_json_loads_reads():
         b"[" * 300 + b"]" * 300,
         b'{"t": "caf\xc3\xa9 \\u00e9 \\ud83d\\ude00"}',
         b"  [1, 2.5, true, null]  ",
+        b"[2.2250738585072011e-308, 1.5e-320, 1e-400, 1" + b"0" * 400 + b"]",
+        b'"tab\\there"',
     ]
     rng = random.Random(4)
     for _ in range(500):
@@ -171,7 +173,7 @@ def test_loads_exact_reads_what_json_loads_reads():
         lines.append(json.dumps(value).encode())
     for raw in lines:
         assert json.dumps(loads_exact(raw)) == json.dumps(json.loads(raw)), raw[:80]
-    for bad in (b'{"a": }', b"\xff\xfe", b"[1, 2"):
+    for bad in (b'{"a": }', b"\xff\xfe", b"[1, 2", b'"a\x01b"', b"[1,]", b"'a'", b"01"):
         try:
             json.loads(bad)
         except ValueError as expected:
