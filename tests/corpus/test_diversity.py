@@ -172,3 +172,31 @@ def test_words_and_signatures_equal_the_per_character_and_per_shingle_definition
             reference.update(shingle.encode("utf-8"))
         assert (_signature(f).hashvalues == reference.hashvalues).all()
     assert near_duplicate_rate(items) == round(2 / 12, 4)  # items 10 and 11 repeat items 0 and 1
+
+
+def test_near_duplicate_rate_equals_datasketch_lsh_query_then_insert() -> None:
+    """The band sets answer as ``MinHashLSH`` does (query, then insert, in order), near-duplicates and
+    unrelated trajectories mixed, at two thresholds."""
+    import random
+
+    from datasketch import MinHashLSH
+
+    from shoparena.corpus.diversity import _PERMUTATIONS, _signature
+
+    rng = random.Random(8)
+    vocabulary = [f"w{i}" for i in range(60)]
+    base = [[rng.choice(vocabulary) for _ in range(30)] for _ in range(8)]
+    items = []
+    for i in range(300):
+        words = list(base[i % 8]) if rng.random() < 0.6 else [rng.choice(vocabulary) for _ in range(30)]
+        for _ in range(rng.randint(0, 3)):
+            words[rng.randrange(len(words))] = rng.choice(vocabulary)
+        calls = [("find_product", {"q": " ".join(words[k : k + 5])}) for k in range(0, 30, 5)]
+        items.append(Features(group="g", query="q", category="c", calls=calls))
+    for threshold in (0.8, 0.5):
+        lsh, expected = MinHashLSH(threshold=threshold, num_perm=_PERMUTATIONS), 0
+        for n, item in enumerate(items):
+            expected += bool(lsh.query(_signature(item)))
+            lsh.insert(str(n), _signature(item))
+        assert near_duplicate_rate(items, threshold) == round(expected / len(items), 4)
+        assert 0 < expected < len(items) - 20

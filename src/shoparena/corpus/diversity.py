@@ -21,6 +21,7 @@ Ratios depend on size, so compare groups of equal size: :func:`equal_size` subsa
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import random
@@ -73,6 +74,7 @@ class Features:
     #: The MinHash of the tool-call shingles, computed once (a record is measured in up to four groups).
     signature: Any = None
     grams: Any = None  # the n-grams measure() counts, computed once (see _grams)
+    bands: dict[float, tuple[bytes, ...]] = field(default_factory=dict)  # LSH band values (_band_keys)
 
 
 def _loads(text: Any) -> Any:
@@ -200,21 +202,37 @@ def _signature(f: Features) -> MinHash:
     return f.signature
 
 
+@functools.cache
+def _band_ranges(threshold: float) -> tuple[tuple[int, int], ...]:
+    """The (start, end) permutation ranges of the bands ``MinHashLSH(threshold, num_perm)`` would use."""
+    return tuple(MinHashLSH(threshold=threshold, num_perm=_PERMUTATIONS).hashranges)
+
+
+def _band_keys(f: Features, threshold: float) -> tuple[bytes, ...]:
+    """``f``'s signature cut into the LSH bands, each as its bytes (computed once per threshold)."""
+    keys = f.bands.get(threshold)
+    if keys is None:
+        values = _signature(f).hashvalues
+        keys = f.bands[threshold] = tuple(values[a:b].tobytes() for a, b in _band_ranges(threshold))
+    return keys
+
+
 class _NearDuplicates:
-    """Trajectories seen so far in an LSH index (query, then insert, in order): the near-duplicate count."""
+    """Trajectories seen so far, query then insert in order: the near-duplicate count. The answer of a
+    ``datasketch.MinHashLSH`` (same threshold and bands): an earlier trajectory is a candidate when one band
+    of its signature equals this one's, so a set of band values per band is the whole index."""
 
     def __init__(self, threshold: float = NEAR_DUPLICATE_JACCARD) -> None:
         self.threshold = threshold
-        self.lsh: MinHashLSH | None = None
+        self.seen: list[set[bytes]] = [set() for _ in _band_ranges(threshold)]
         self.n = self.duplicates = 0
 
     def add(self, item: Features) -> None:
-        if self.lsh is None:
-            self.lsh = MinHashLSH(threshold=self.threshold, num_perm=_PERMUTATIONS)
-        mh = _signature(item)
-        if self.lsh.query(mh):
+        keys = _band_keys(item, self.threshold)
+        if any(key in seen for key, seen in zip(keys, self.seen, strict=True)):
             self.duplicates += 1
-        self.lsh.insert(str(self.n), mh)
+        for key, seen in zip(keys, self.seen, strict=True):
+            seen.add(key)
         self.n += 1
 
     def rate(self) -> float | None:
