@@ -200,3 +200,18 @@ def test_near_duplicate_rate_equals_datasketch_lsh_query_then_insert() -> None:
             lsh.insert(str(n), _signature(item))
         assert near_duplicate_rate(items, threshold) == round(expected / len(items), 4)
         assert 0 < expected < len(items) - 20
+
+
+def test_tool_results_read_as_json_or_none_as_before() -> None:
+    """Plain-text results are refused before any parser runs; everything JSON-like reads as orjson, then the
+    stdlib, read it (NaN, a leading white space, a lone surrogate)."""
+    import math
+
+    from shoparena.corpus.diversity import _loads
+
+    assert _loads("Having recommended the product, I stop.") is None
+    assert _loads("") is None and _loads("  \n") is None and _loads("\ufeff[1]") is None
+    assert _loads(' \n[{"product_id": "1"}]') == [{"product_id": "1"}]
+    assert math.isnan(_loads("NaN")) and _loads("-Infinity") == -math.inf
+    assert _loads('"\\ud800"') == "\ud800" and _loads("true") is True and _loads("[1,]") is None
+    assert _loads({"already": "parsed"}) == {"already": "parsed"}

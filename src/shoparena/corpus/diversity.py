@@ -77,9 +77,15 @@ class Features:
     bands: dict[float, tuple[bytes, ...]] = field(default_factory=dict)  # LSH band values (_band_keys)
 
 
+#: The characters a JSON text can start with after its white space (``json.loads``'s NaN and Infinity too).
+_JSON_STARTS = frozenset('{["-0123456789tfnNI')
+
+
 def _loads(text: Any) -> Any:
     if not isinstance(text, str):
         return text
+    if text.lstrip(" \t\n\r")[:1] not in _JSON_STARTS:  # a plain-text result: no parser would read it
+        return None
     try:
         return orjson.loads(text)
     except orjson.JSONDecodeError:  # NaN, 65-bit integers, lone surrogates: the stdlib parser's reading
@@ -183,22 +189,40 @@ def _call_token(name: str, params: dict[str, Any]) -> str:
     return f"{name}({','.join(sorted(params))})"
 
 
+def _call_text(f: Features) -> str:
+    """``f``'s tool calls with their arguments, as the text its shingles are cut from."""
+    return " ".join(f"{name} {json.dumps(params, sort_keys=True, default=str)}" for name, params in f.calls)
+
+
 def _shingles(f: Features) -> set[str]:
-    text = " ".join(f"{name} {json.dumps(params, sort_keys=True, default=str)}" for name, params in f.calls)
+    return _text_shingles(_call_text(f))
+
+
+def _text_shingles(text: str) -> set[str]:
     words = _words(text)
     return {" ".join(g) for g in _ngrams(words, 3)} or set(words)
 
 
 _SIGNER: list[ShingleSigner] = []
+#: Signatures by call text: the miners of a firehose repeat whole call sequences (a deterministic search
+#: loop, the shortcut), so most texts were signed before. At most this many (then it starts over).
+_SIGNATURE_MEMO: dict[str, MinHash] = {}
+_SIGNATURE_MEMO_SIZE = 50_000
 
 
 def _signature(f: Features) -> MinHash:
-    """``f``'s MinHash, computed on first use (every shingle hashed once per process:
-    :class:`shoparena.corpus.minhash.ShingleSigner`)."""
+    """``f``'s MinHash, computed on first use (each distinct call text signed once, and every shingle hashed
+    once, per process: :class:`shoparena.corpus.minhash.ShingleSigner`). Signatures are shared: read only."""
     if f.signature is None:
-        if not _SIGNER:
-            _SIGNER.append(ShingleSigner(_PERMUTATIONS, seed=1))
-        f.signature = _SIGNER[0](_shingles(f))
+        text = _call_text(f)
+        signature = _SIGNATURE_MEMO.get(text)
+        if signature is None:
+            if not _SIGNER:
+                _SIGNER.append(ShingleSigner(_PERMUTATIONS, seed=1))
+            if len(_SIGNATURE_MEMO) >= _SIGNATURE_MEMO_SIZE:
+                _SIGNATURE_MEMO.clear()
+            signature = _SIGNATURE_MEMO[text] = _SIGNER[0](_text_shingles(text))
+        f.signature = signature
     return f.signature
 
 
