@@ -188,3 +188,15 @@ def test_space_parts_cut_only_at_the_pre_tokenizers_word_boundaries():
         assert cuts <= ends, repr(text)
         split += bool(cuts)
     assert split > 500 and refused > 500
+
+
+def test_first_boundary_is_the_word_boundary_patterns_first_match():
+    from shoparena.corpus.gates import _WORD_BOUNDARY, _first_boundary
+
+    rng = random.Random(14)
+    alphabet = ["\n", "\n", " ", "a", "}", "\t", "é", "\r", "~", "\x7f"]
+    texts = ["", "\n", "a\n", "\n\n", " \n", "é\na\n"]
+    texts += ["".join(rng.choice(alphabet) for _ in range(rng.randint(1, 12))) for _ in range(3000)]
+    for text in texts:
+        match = _WORD_BOUNDARY.search(text)
+        assert _first_boundary(text) == (match.start() if match else -1), repr(text)

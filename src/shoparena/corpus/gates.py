@@ -130,14 +130,23 @@ def _count(tokenizer: Any, text: str) -> int:
 _WORD_BOUNDARY = re.compile(r"(?<=[!-~])(?=\n)")
 
 
+def _first_boundary(piece: str) -> int:
+    """Where :data:`_WORD_BOUNDARY` first matches in ``piece`` (-1: nowhere), newline to newline with
+    ``str.find``: the regex tries its look-behind at every position of a long piece."""
+    i = piece.find("\n", 1)
+    while i > 0 and not "!" <= piece[i - 1] <= "~":
+        i = piece.find("\n", i + 1)
+    return i
+
+
 def _ends_cut(piece: str) -> list[str]:
     """``piece`` cut at its first and its last word-boundary newline: a turn's role line (``"tool"`` of
     ``"tool\\n{result}"``) and a closing newline come off, so the same text counts once in the gate's message
     texts and in the rendered rows. Fewer cuts than every boundary: each piece is one more encode call."""
-    first = _WORD_BOUNDARY.search(piece)
-    if first is None:
+    i = _first_boundary(piece)
+    if i < 0:
         return [piece]
-    i, j = first.start(), piece.rfind("\n")
+    j = piece.rfind("\n")
     if j > i and "!" <= piece[j - 1] <= "~":
         return [piece[:i], piece[i:j], piece[j:]]
     return [piece[:i], piece[i:]]
