@@ -271,13 +271,15 @@ def near_duplicate_rate(items: Sequence[Features], threshold: float = NEAR_DUPLI
     return found.rate()
 
 
-def _grams(f: Features) -> tuple[list[tuple[Any, ...]], ...]:
+def _grams(f: Features) -> tuple[list[Any], ...]:
     """``f``'s request bigrams, search bigrams and tool-call 3-grams, computed on first use."""
     if f.grams is None:
         searches = [str(p.get("q", "")) for name, p in f.calls if name == "find_product"]
+        # Word bigrams as one string (words hold no space, so distinct pairs stay distinct): a group keeps
+        # every distinct one, and a string costs a third of a tuple of two.
         f.grams = (
-            _ngrams(_words(f.query), 2),
-            [g for q in searches for g in _ngrams(_words(q), 2)],
+            [" ".join(g) for g in _ngrams(_words(f.query), 2)],
+            [" ".join(g) for q in searches for g in _ngrams(_words(q), 2)],
             _ngrams([_call_token(n, p) for n, p in f.calls], 3),
         )
     return f.grams
@@ -289,7 +291,7 @@ class _Group:
 
     def __init__(self) -> None:
         self.n = 0
-        self.grams: list[tuple[set[tuple[Any, ...]], list[int]]] = [(set(), [0]) for _ in range(3)]
+        self.grams: list[tuple[set[Any], list[int]]] = [(set(), [0]) for _ in range(3)]
         self.sequences: Counter[tuple[str, ...]] = Counter()
         self.categories: set[str] = set()
         self.shops: set[str] = set()
