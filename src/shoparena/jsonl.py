@@ -67,14 +67,20 @@ class _OwningGzipWriter(gzip.GzipFile):
             self._raw.close()
 
 
-def open_binary(path: str | Path, mode: str = "rb") -> IO[bytes]:
-    """Open a file for binary reading or writing; ``.gz`` is gzip (written reproducibly: mtime 0, no name)."""
+#: The buffer of a :class:`LineWriter`'s plain file: records of tens of kilobytes (a corpus record, a view
+#: row) each cost a write call with the default 8 KiB buffer.
+WRITE_BUFFER = 1 << 20
+
+
+def open_binary(path: str | Path, mode: str = "rb", buffering: int = -1) -> IO[bytes]:
+    """Open a file for binary reading or writing; ``.gz`` is gzip (written reproducibly: mtime 0, no name).
+    ``buffering``: the plain file's buffer size (``open``'s; -1: the default)."""
     path = Path(path)
     if path.suffix == ".gz":
         if "w" in mode or "a" in mode:
             return _OwningGzipWriter(path, mode.replace("b", "") + "b")
         return gzip.open(path, mode)
-    return open(path, mode)
+    return open(path, mode, buffering=buffering)
 
 
 def read_bytes(path: str | Path) -> bytes:
@@ -176,7 +182,7 @@ class LineWriter:
         if append and self.path.suffix == ".gz":
             raise ValueError(f"{self.path}: cannot append to a gzip file")
         self.count = 0
-        self._fh = open_binary(self.path, "ab" if append else "wb")
+        self._fh = open_binary(self.path, "ab" if append else "wb", buffering=WRITE_BUFFER)
 
     def write(self, line: str | bytes) -> None:
         data = line.encode("utf-8") if isinstance(line, str) else line

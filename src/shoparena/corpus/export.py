@@ -49,7 +49,8 @@ class _Sink:
     def add(self, row: dict[str, Any]) -> None:
         line = orjson.dumps(row, option=orjson.OPT_SORT_KEYS)
         self.jsonl.write(line)
-        self.digest.update(line + b"\n")
+        self.digest.update(line)
+        self.digest.update(b"\n")
         self.rows.append(row)
         self.count += 1
         if len(self.rows) >= BATCH_ROWS:
