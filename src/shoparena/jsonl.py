@@ -67,9 +67,9 @@ class _OwningGzipWriter(gzip.GzipFile):
             self._raw.close()
 
 
-#: The buffer of a :class:`LineWriter`'s plain file: records of tens of kilobytes (a corpus record, a view
-#: row) each cost a write call with the default 8 KiB buffer.
-WRITE_BUFFER = 1 << 20
+#: The buffers of :func:`iter_raw_lines`' and :class:`LineWriter`'s plain files: records of tens of kilobytes
+#: (a corpus record, a view row) each cost a read or a write call with the default 8 KiB buffer.
+READ_BUFFER = WRITE_BUFFER = 1 << 20
 
 
 def open_binary(path: str | Path, mode: str = "rb", buffering: int = -1) -> IO[bytes]:
@@ -107,7 +107,8 @@ def iter_raw_lines(path: str | Path) -> Iterator[tuple[int, bytes]]:
     """
     line_no = 0
     try:
-        with open_binary(path) as fh:
+        # A large buffer: a line of tens of kB cost several read calls with the default 8 KiB one.
+        with open_binary(path, buffering=READ_BUFFER) as fh:
             head = fh.peek(4)[:4]
             if head.startswith((b"\xff\xfe", b"\xfe\xff")) or b"\x00" in head:
                 raise JsonlReadError(
