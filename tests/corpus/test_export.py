@@ -35,31 +35,81 @@ def test_sink_writes_what_plain_pyarrow_and_orjson_write(tmp_path: Path, view: s
     assert (tmp_path / f"{view}-train.parquet").read_bytes() == plain.read_bytes()
 
 
-@pytest.mark.parametrize("max_shard_size", [None, 200_000])
-def test_stream_copy_matches_datasets_save_to_disk(tmp_path: Path, monkeypatch, max_shard_size):
-    from datasets import Dataset, config, load_from_disk
+def _plain_stream(path: Path, view: str, rows: list[dict]) -> Path:
+    """The rows as an Arrow IPC stream of the sink's batches (what ``Dataset.from_file`` reads)."""
+    import pyarrow as pa
 
-    if max_shard_size is not None:  # several contiguous shards
-        monkeypatch.setattr(config, "MAX_SHARD_SIZE", max_shard_size)
-    cache = tmp_path / "cache"
-    cache.mkdir()
-    sink = _Sink(tmp_path, cache, "steps", "train")
-    for i in range(300):
-        for row in VIEWS["steps"].rows(_record(i, i % 7)):
-            sink.add(row)
-    sink.close()
-    ours, theirs = tmp_path / "ours", tmp_path / "theirs"
-    save_stream_to_disk(sink.arrow, ours, "steps", sink.digest.hexdigest())
-    Dataset.from_file(str(sink.arrow)).save_to_disk(str(theirs))
+    schema = features(view).arrow_schema
+    with pa.ipc.new_stream(str(path), schema) as stream:
+        for start in range(0, len(rows), 256):
+            stream.write_table(pa.Table.from_pylist(rows[start : start + 256], schema=schema))
+    return path
+
+
+def _assert_same_folder(ours: Path, theirs: Path, fingerprint: str) -> list[str]:
+    from datasets import load_from_disk
+
     names = sorted(p.name for p in theirs.iterdir())
     assert names == sorted(p.name for p in ours.iterdir())
-    assert (max_shard_size is None) == (sum(n.startswith("data-") for n in names) == 1)
     for name in names:
         if name != "state.json":  # the fingerprint: ours hashes the rows, from_file hashes the path
             assert (ours / name).read_bytes() == (theirs / name).read_bytes(), name
     state, their_state = (json.loads((d / "state.json").read_text()) for d in (ours, theirs))
-    assert state == {**their_state, "_fingerprint": sink.digest.hexdigest()}
+    assert state == {**their_state, "_fingerprint": fingerprint}
     assert load_from_disk(str(ours)).to_list() == load_from_disk(str(theirs)).to_list()
+    return names
+
+
+@pytest.mark.parametrize("max_shard_size", [None, 200_000])
+def test_stream_copy_matches_datasets_save_to_disk(tmp_path: Path, monkeypatch, max_shard_size):
+    from datasets import Dataset, config
+
+    if max_shard_size is not None:  # several contiguous shards
+        monkeypatch.setattr(config, "MAX_SHARD_SIZE", max_shard_size)
+    rows = [row for i in range(300) for row in VIEWS["steps"].rows(_record(i, i % 7))]
+    stream = _plain_stream(tmp_path / "plain.arrow", "steps", rows)
+    ours, theirs = tmp_path / "ours", tmp_path / "theirs"
+    save_stream_to_disk(stream, ours, "steps", "f" * 16)
+    Dataset.from_file(str(stream)).save_to_disk(str(theirs))
+    names = _assert_same_folder(ours, theirs, "f" * 16)
+    assert (max_shard_size is None) == (sum(n.startswith("data-") for n in names) == 1)
+
+
+# The shard written while the rows come, moved into place (default layout), or re-cut from it: into several
+# shards (MAX_SHARD_SIZE), or into batches under DEFAULT_MAX_BATCH_SIZE rows (MAX_ROW_GROUP_SIZE).
+@pytest.mark.parametrize(
+    ("setting", "value", "several_shards", "default_batches"),
+    [
+        (None, None, False, True),
+        ("MAX_SHARD_SIZE", 200_000, True, True),
+        ("MAX_ROW_GROUP_SIZE", 50_000, False, False),
+    ],
+)
+@pytest.mark.parametrize("view", ["steps", "kto"])
+def test_sink_shards_match_datasets_save_to_disk(
+    tmp_path, monkeypatch, setting, value, several_shards, default_batches, view
+):
+    import pyarrow as pa
+    from datasets import Dataset, config
+
+    if setting is not None:
+        monkeypatch.setattr(config, setting, value)
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    sink = _Sink(tmp_path, cache, view, "train")
+    rows = [row for i in range(1300) for row in VIEWS[view].rows(_record(i, i % 7))]
+    for row in rows:
+        sink.add(row)
+    sink.close()
+    ours, theirs = tmp_path / "ours", tmp_path / "theirs"
+    sink.shard.finish(ours, view, sink.digest.hexdigest())
+    Dataset.from_file(str(_plain_stream(tmp_path / "plain.arrow", view, rows))).save_to_disk(str(theirs))
+    names = _assert_same_folder(ours, theirs, sink.digest.hexdigest())
+    data = [n for n in names if n.startswith("data-")]
+    assert (len(data) > 1) == several_shards
+    with pa.OSFile(str(ours / data[0]), "rb") as source, pa.ipc.open_stream(source) as reader:
+        sizes = [batch.num_rows for batch in reader]
+    assert (sizes[0] == min(config.DEFAULT_MAX_BATCH_SIZE, -(-len(rows) // len(data)))) == default_batches
 
 
 def test_view_folders_are_byte_identical_on_rewrite(tmp_path: Path):

@@ -2,17 +2,18 @@
 :data:`shoparena.corpus.views.VIEWS`.
 
 Rows come one record dict at a time (``records.jsonl`` order) into Parquet (pyarrow, fixed batches, the schema
-of explicit :class:`datasets.Features`), JSONL (sorted keys) and an Arrow IPC stream of the same batches, from
-which :func:`save_stream_to_disk` writes each view's ``save_to_disk`` folder with a sequential reader. Memory
-stays flat and every file is a pure function of the records (byte-identical on re-runs). Records without an
-assistant turn appear only in ``records.jsonl``.
+of explicit :class:`datasets.Features`), JSONL (sorted keys) and each view's ``save_to_disk`` shard, written
+as the rows come on the layout ordinary rows get (re-cut at the end when a split outgrows it). Memory stays
+flat (a batch per split) and every file is a pure function of the records (byte-identical on re-runs).
+Records without an assistant turn appear only in ``records.jsonl``.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,20 +28,18 @@ BATCH_ROWS = 256
 
 
 class _Sink:
-    """One (view, split) output: a Parquet writer fed in fixed-size batches, and the JSONL file."""
+    """One (view, split) output: a Parquet writer fed in fixed-size batches, the JSONL file, and the
+    ``save_to_disk`` shard written as the rows come (:class:`_ShardWriter`)."""
 
     def __init__(self, views_dir: Path, cache: Path, view: str, split: str) -> None:
-        import pyarrow as pa
         import pyarrow.parquet as pq
         import xxhash
 
+        self.view = view
         self.schema = features(view).arrow_schema
         self.parquet = view_file(views_dir, view, split, "parquet")
         self.writer = pq.ParquetWriter(str(self.parquet), self.schema)
-        # The same batches as an Arrow IPC stream: the source of the save_to_disk shards, read back
-        # sequentially (never memory-mapped), so the copy holds one batch at a time.
-        self.arrow = cache / f"{view}-{split}.arrow"
-        self.stream = pa.ipc.new_stream(str(self.arrow), self.schema)
+        self.shard = _ShardWriter(cache / f"{view}-{split}.arrow", view)
         self.jsonl = LineWriter(view_file(views_dir, view, split, "jsonl"))
         self.rows: list[dict[str, Any]] = []
         self.digest = xxhash.xxh64()  # content fingerprint of the rows, for the datasets state.json
@@ -62,7 +61,7 @@ class _Sink:
         if self.rows:
             table = pa.Table.from_pylist(self.rows, schema=self.schema)
             self.writer.write_table(table)
-            self.stream.write_table(table)
+            self.shard.add(table)
             self.rows = []
 
     def close(self) -> None:
@@ -72,39 +71,148 @@ class _Sink:
         if self.count == 0:
             self.writer.write_table(pa.Table.from_pylist([], schema=self.schema))
         self.writer.close()
-        self.stream.close()
+        self.shard.close()
         self.jsonl.close()
 
 
-class _RowCutter:
-    """Reads an Arrow IPC stream file sequentially (no memory map: resident memory holds the batches in
-    hand, not the file) and hands out its rows as tables of the sizes asked for, in order."""
+def _shard_layout(rows: int, nbytes: int) -> tuple[int, int]:
+    """(shards, rows per record batch) of ``save_to_disk`` for a table of ``rows`` rows and ``nbytes``
+    Arrow bytes (``Dataset._estimate_nbytes``): at least one shard (datasets writes none for an empty split
+    and then cannot load it back)."""
+    from datasets import config
+    from datasets.arrow_writer import get_writer_batch_size_from_data_size
+    from datasets.utils.py_utils import convert_file_size_to_int
 
-    def __init__(self, path: Path) -> None:
+    shards = max(1, min(rows, int(nbytes / convert_file_size_to_int(config.MAX_SHARD_SIZE)) + 1))
+    batch_size = config.DEFAULT_MAX_BATCH_SIZE
+    if nbytes > 0:
+        batch_size = min(batch_size, get_writer_batch_size_from_data_size(rows, nbytes))
+    return shards, batch_size
+
+
+class _ShardWriter:
+    """A view split's ``save_to_disk`` shard, written while the rows come, on the layout a corpus of
+    ordinary rows gets: one shard (under ``MAX_SHARD_SIZE``) in record batches of ``DEFAULT_MAX_BATCH_SIZE``
+    rows (rows under ``MAX_ROW_GROUP_SIZE / DEFAULT_MAX_BATCH_SIZE`` bytes on average). Rows wait here until a
+    batch is whole, so memory holds at most one batch per split. :meth:`finish` moves the file into place
+    when the layout holds, and otherwise re-cuts it (several shards, or smaller batches) from this file.
+
+    ``nbytes`` sums the Arrow bytes of the tables as they come, which is what ``Dataset._estimate_nbytes``
+    reads from a stream of those tables (the sizing of ``save_to_disk``'s shards and batches)."""
+
+    def __init__(self, path: Path, view: str) -> None:
+        from datasets import config
+        from datasets.arrow_writer import ArrowWriter
+
+        self.path = path
+        self.batch_size = config.DEFAULT_MAX_BATCH_SIZE
+        self.writer = ArrowWriter(features=features(view), path=str(path), embed_local_files=True)
+        self.pending: list[Any] = []
+        self.held = self.rows = self.nbytes = 0
+
+    def add(self, table: Any) -> None:
+        self.pending.append(table)
+        self.held += table.num_rows
+        self.rows += table.num_rows
+        self.nbytes += table.nbytes
+        while self.held >= self.batch_size:
+            self._write(self.batch_size)
+
+    def _write(self, n: int) -> None:
+        import pyarrow as pa
+
+        table = pa.concat_tables(self.pending)
+        self.writer.write_table(table.slice(0, n))  # combined into one record batch, as save_to_disk writes
+        rest = table.slice(n)
+        self.pending, self.held = ([rest] if rest.num_rows else []), rest.num_rows
+
+    def close(self) -> None:
+        if self.held:
+            self._write(self.held)
+        self.writer.finalize()
+        self.writer.close()
+
+    def finish(self, target: Path, view: str, fingerprint: str) -> None:
+        """``target`` as ``Dataset.save_to_disk`` writes these rows (``fingerprint``: ``state.json``)."""
+        layout = _shard_layout(self.rows, self.nbytes)
+        target.mkdir(parents=True, exist_ok=True)
+        if layout == (1, self.batch_size):
+            names = [_shard_name(0, 1)]
+            os.replace(self.path, target / names[0])
+        else:
+            names = _write_shards(self.path, target, view, self.rows, layout, BATCH_ROWS)
+            self.path.unlink()
+        _write_dataset_files(target, names, view, fingerprint)
+
+
+def _shard_name(i: int, shards: int) -> str:
+    return f"data-{i:05d}-of-{shards:05d}.arrow"
+
+
+class _Chunks:
+    """The record batches of an Arrow IPC stream file, read sequentially (no memory map: resident memory
+    holds the batches in hand, not the file), handed out shard by shard as what ``to_reader`` of a
+    contiguous shard of the table gives, so datasets' own ``table_iter`` cuts them as ``save_to_disk`` does
+    (a batch inside one chunk is written as a slice of it, one that spans chunks as a copy: the bytes follow
+    the chunks).
+
+    ``chunk``: the file's batches are first re-cut into the batches a stream of ``chunk``-row tables of the
+    same rows reads back (each rebuilt: a slice's bitmaps carry its chunk's neighbouring bits)."""
+
+    def __init__(self, path: Path, chunk: int | None = None) -> None:
         import pyarrow as pa
 
         self._pa = pa
         self._file = pa.OSFile(str(path), "rb")
         self._reader = pa.ipc.open_stream(self._file)
-        self._pending: list[Any] = []
-        self._held = 0
+        self._batches = iter(self._reader) if chunk is None else self._rechunked(chunk)
+        self._held: Any = None  # the part of a batch that the last shard left
 
-    def take(self, n: int) -> Any:
-        while self._held < n:
-            try:
-                batch = self._reader.read_next_batch()
-            except StopIteration:
-                break
-            self._pending.append(batch)
-            self._held += batch.num_rows
-        table = self._pa.Table.from_batches(self._pending, schema=self._reader.schema)
-        rest = table.slice(n)
-        self._pending, self._held = rest.to_batches(), rest.num_rows
-        return table.slice(0, n)
+    def shard(self, rows: int) -> Any:
+        """The next ``rows`` rows, as what ``table_iter`` reads: ``to_reader(max_chunksize)``."""
+        return _ShardChunks(self, rows)
+
+    def _next(self, rows: int) -> Any:
+        batch = self._held if self._held is not None else next(self._batches)
+        self._held = batch.slice(rows) if batch.num_rows > rows else None
+        return batch.slice(0, rows) if batch.num_rows > rows else batch
+
+    def _rechunked(self, chunk: int) -> Iterator[Any]:
+        rows: list[dict[str, Any]] = []
+        for batch in self._reader:
+            rows += batch.to_pylist()
+            while len(rows) >= chunk:
+                yield self._rebuilt(rows[:chunk])
+                rows = rows[chunk:]
+        if rows:
+            yield self._rebuilt(rows)
+
+    def _rebuilt(self, rows: list[dict[str, Any]]) -> Any:
+        """``rows`` as the one batch an IPC stream of their table reads back."""
+        pa, schema = self._pa, self._reader.schema
+        sink = pa.BufferOutputStream()
+        with pa.ipc.new_stream(sink, schema) as stream:
+            stream.write_table(pa.Table.from_pylist(rows, schema=schema))
+        return pa.ipc.open_stream(sink.getvalue()).read_next_batch()
 
     def close(self) -> None:
         self._reader.close()
         self._file.close()
+
+
+class _ShardChunks:
+    """``rows`` rows of :class:`_Chunks`, read once through :meth:`to_reader`."""
+
+    def __init__(self, chunks: _Chunks, rows: int) -> None:
+        self._chunks, self._rows = chunks, rows
+
+    def to_reader(self, max_chunksize: int) -> Iterator[Any]:
+        left = self._rows
+        while left > 0:
+            batch = self._chunks._next(left)
+            left -= batch.num_rows
+            for start in range(0, batch.num_rows, max_chunksize):  # as pyarrow's TableBatchReader cuts
+                yield batch.slice(start, max_chunksize)
 
 
 def _stream_size(path: Path) -> tuple[int, int]:
@@ -125,34 +233,50 @@ def save_stream_to_disk(arrow_path: Path, target: Path, view: str, fingerprint: 
     info), reading the rows sequentially: ``save_to_disk`` copies from the memory-mapped table, whose
     pages then count in the process's resident set. ``fingerprint`` (``state.json``) is the content hash
     of the rows, so the folder is byte-identical on re-runs (``from_file`` would hash the path)."""
-    from datasets import DatasetInfo, config
-    from datasets.arrow_writer import ArrowWriter, get_writer_batch_size_from_data_size
-    from datasets.utils.py_utils import asdict, convert_file_size_to_int  # datasets' asdict drops Nones
-
     rows, nbytes = _stream_size(arrow_path)
-    # At least one shard: datasets writes none for an empty split and then cannot load it back.
-    shards = max(1, min(rows, int(nbytes / convert_file_size_to_int(config.MAX_SHARD_SIZE)) + 1))
-    batch_size = config.DEFAULT_MAX_BATCH_SIZE
-    if nbytes > 0:
-        batch_size = min(batch_size, get_writer_batch_size_from_data_size(rows, nbytes))
-    names = [f"data-{i:05d}-of-{shards:05d}.arrow" for i in range(shards)]
     target.mkdir(parents=True, exist_ok=True)
-    div, mod = divmod(rows, shards)  # contiguous shards, cut as Dataset.shard(contiguous=True) cuts them
-    cutter = _RowCutter(arrow_path)
+    names = _write_shards(arrow_path, target, view, rows, _shard_layout(rows, nbytes))
+    _write_dataset_files(target, names, view, fingerprint)
+
+
+def _write_shards(
+    source: Path,
+    target: Path,
+    view: str,
+    rows: int,
+    layout: tuple[int, int],
+    chunk: int | None = None,
+) -> list[str]:
+    """The ``rows`` rows of the Arrow stream ``source`` as ``layout[0]`` contiguous shards in ``target``
+    (cut as ``Dataset.shard(contiguous=True)`` cuts them), in batches of ``layout[1]`` rows (cut by
+    datasets' ``table_iter``, as ``Dataset.iter`` cuts them), the source read as ``chunk``-row batches
+    (:class:`_Chunks`); returns the shards' file names."""
+    from datasets.arrow_writer import ArrowWriter
+    from datasets.table import table_iter
+
+    shards, batch_size = layout
+    names = [_shard_name(i, shards) for i in range(shards)]
+    div, mod = divmod(rows, shards)
+    chunks = _Chunks(source, chunk)
     try:
         for i, name in enumerate(names):
             writer = ArrowWriter(features=features(view), path=str(target / name), embed_local_files=True)
             try:
-                left = div + (1 if i < mod else 0)
-                while left > 0:  # batches of batch_size rows, as Dataset.iter(batch_size) yields them
-                    table = cutter.take(min(batch_size, left))
+                for table in table_iter(chunks.shard(div + (1 if i < mod else 0)), batch_size):
                     writer.write_table(table)
-                    left -= table.num_rows
             finally:
                 writer.finalize()
                 writer.close()
     finally:
-        cutter.close()
+        chunks.close()
+    return names
+
+
+def _write_dataset_files(target: Path, names: list[str], view: str, fingerprint: str) -> None:
+    """``state.json`` and ``dataset_info.json`` beside the shards ``names``, as ``save_to_disk`` writes."""
+    from datasets import DatasetInfo, config
+    from datasets.utils.py_utils import asdict  # datasets' asdict drops Nones
+
     state = {
         "_data_files": [{"filename": name} for name in names],
         "_fingerprint": fingerprint,
@@ -213,7 +337,7 @@ class ViewWriter:
             target.mkdir()
             for split in SPLITS:
                 sink = self.sinks[(view, split)]
-                save_stream_to_disk(sink.arrow, target / split, view, sink.digest.hexdigest())
+                sink.shard.finish(target / split, view, sink.digest.hexdigest())
             # What DatasetDict.save_to_disk writes next to the splits.
             (target / DATASET_DICT_NAME).write_text(json.dumps({"splits": list(SPLITS)}), encoding="utf-8")
             counts[view] = {split: self.sinks[(view, split)].count for split in SPLITS}
