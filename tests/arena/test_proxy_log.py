@@ -97,6 +97,13 @@ def test_arena_richness_and_the_corpus_walk_agree(name):
     assert rich.pending_target == walk.richness and rich.llm_emitted_count == sum(walk.matched)
     if record.evidence.dispatches:
         assert rich.pending_target == record.evidence.richness_pending
+    # The record's Variant B and proof share come from the same richness (its walk passed in, not redone).
+    entries = [e for e in proxy_entries(trusted) if e.is_summary]
+    assert trajectory_richness(name, entries, walk=pending_target_walk([entries])) == rich
+    assert record.evidence.richness_nonce == rich.nonce_stamped
+    assert record.evidence.nonce_counts == rich.nonce_statuses
+    proved = any(e.proof is not None for e in entries)
+    assert record.evidence.richness_proof == (rich.agentic_richness if proved else None)
 
 
 def test_agent_written_proxy_calls_that_are_not_objects_never_raise():

@@ -33,7 +33,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from shoparena.arena.proxy_log import catalogue_tool, is_model_reply, pending_target_walk
+from shoparena.arena.proxy_log import PendingWalk, catalogue_tool, is_model_reply, pending_target_walk
 from shoparena.records.proxy_log import ProofKind, ProxyLogEntry, proxy_entries
 
 _ARGUMENT_ALIASES = {"query": "q", "product_id": "product_ids"}
@@ -130,12 +130,16 @@ class ProblemRichness(BaseModel):
 
 
 def trajectory_richness(
-    problem_id: str, entries: Iterable[ProxyLogEntry | Mapping[str, Any]]
+    problem_id: str,
+    entries: Iterable[ProxyLogEntry | Mapping[str, Any]],
+    *,
+    walk: PendingWalk | None = None,
 ) -> ProblemRichness:
     """Richness of one problem from its trusted proxy entries (summaries only; raw objects read leniently).
 
     ``pending_target`` is the shared published walk (:func:`shoparena.arena.proxy_log.pending_target_walk`),
-    so it equals the corpus's ``richness_pending`` on the same log.
+    so it equals the corpus's ``richness_pending`` on the same log; ``walk``: that walk over these entries,
+    when the caller has it already.
     """
     log = [e for e in proxy_entries(entries) if e.is_summary]
     tools: Counter[str] = Counter()
@@ -149,7 +153,7 @@ def trajectory_richness(
         proofs[dispatch_proof(entry).value] += 1
         if entry.nonce_status is not None:
             statuses[entry.nonce_status] += 1
-    walk = pending_target_walk([log])
+    walk = walk if walk is not None else pending_target_walk([log])
     total = sum(tools.values())
     replies = sum(is_model_reply(e) for e in log)
     fields = _richness_fields(tools, statuses, proofs, total, replies, sum(walk.matched))

@@ -30,7 +30,7 @@ from shoparena.arena.proxy_log import (
     pending_target_walk,
     summaries,
 )
-from shoparena.corpus.structure import forgery_findings, message_rule, nonce_summary, proof_summary
+from shoparena.corpus.structure import forgery_findings, message_rule, richness_evidence
 from shoparena.formats._common import FormatError
 from shoparena.formats.io import parse_trajectory_value
 from shoparena.formats.native import trajectory_to_chat
@@ -189,19 +189,22 @@ def record_from_trajectory(
     if traj.source_format == "chat":
         return _chat_record(traj, run_id, problem_id, rollout_idx, provenance, problem)
     claimed = summaries(proxy_entries(all_proxy_calls(traj)))
+    walk = None  # the flat log's walk, which the richness reuses
     if trusted is not None:
         trusted = summaries(proxy_entries(trusted))
         log, source = trusted, "trusted_proxy"
-        richness_a, matched, inference = pending_target_walk([trusted])
+        walk = pending_target_walk([trusted])
+        richness_a, matched, inference = walk
         forged = forgery_findings(trusted, claimed)
     else:
         log, source = claimed, "envelope"
         per_step = [proxy_entries(s.proxy_calls) for s in traj.steps]
         richness_a, matched, inference = pending_target_walk(per_step)
         forged = forgery_findings(claimed, [])
-    richness_b, nonces, dispatches = nonce_summary(log)
     # Proofs are the proxy's own findings: only a trusted log carries them.
-    richness_proof = proof_summary(trusted) if trusted is not None else None
+    richness_b, nonces, dispatches, richness_proof = richness_evidence(
+        log, proofs=trusted is not None, walk=walk
+    )
     has_call_log = bool(log) or trusted is not None
     recommended = traj.last_recommendation() is not None
     final_llm = llm_requested(log, "recommend_product") if recommended else False

@@ -11,30 +11,38 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
-from shoparena.arena.proxy_log import catalogue_tool, is_inference
+from shoparena.arena.proxy_log import PendingWalk, catalogue_tool, is_inference
 from shoparena.arena.richness import trajectory_richness
 from shoparena.records.proxy_log import ProxyLogEntry
 
 FORGED_NONCE_STATUSES = frozenset({"mismatch", "replayed", "malformed"})
 
 
-def nonce_summary(entries: Sequence[ProxyLogEntry]) -> tuple[float | None, dict[str, int], int]:
-    """Variant B: (richness or None without stamps, nonce_status counts, catalogue dispatches)."""
-    result = trajectory_richness("", entries)
-    return result.nonce_stamped, dict(result.nonce_statuses), result.total_dispatch_count
+class RichnessEvidence(NamedTuple):
+    """Variant B and the proxy's proofs of one log, from one richness pass."""
+
+    nonce: float | None  # Variant B; None without any nonce stamp
+    nonce_counts: dict[str, int]  # nonce_status counts
+    dispatches: int  # catalogue dispatches
+    proof: float | None  # share of dispatches proved model-emitted (``nonce_valid``/``matched_emitted``)
 
 
-def proof_summary(entries: Sequence[ProxyLogEntry]) -> float | None:
-    """Share of catalogue dispatches the proxy proved model-emitted (``nonce_valid`` or ``matched_emitted``).
+def richness_evidence(
+    entries: Sequence[ProxyLogEntry], *, proofs: bool, walk: PendingWalk | None = None
+) -> RichnessEvidence:
+    """Both richness variants the filter reads from ``entries`` (summary entries).
 
-    None when the log carries no per-dispatch proofs (older logs, agent-written logs) or the model never
-    replied: no proof either way.
+    ``proof`` is None unless ``proofs`` (only the trusted log carries the proxy's findings), and None when
+    the log carries no per-dispatch proofs (older logs) or the model never replied: no proof either way.
+    ``walk``: the log's pending walk, when the caller has it (it is part of the richness).
     """
-    if not any(e.proof is not None for e in entries):
-        return None
-    return trajectory_richness("", entries).agentic_richness
+    result = trajectory_richness("", entries, walk=walk)
+    proof = result.agentic_richness if proofs and any(e.proof is not None for e in entries) else None
+    return RichnessEvidence(
+        result.nonce_stamped, dict(result.nonce_statuses), result.total_dispatch_count, proof
+    )
 
 
 def forgery_findings(trusted: Sequence[ProxyLogEntry], claimed: Sequence[ProxyLogEntry]) -> list[str]:
@@ -89,8 +97,8 @@ def message_rule(messages: Sequence[dict[str, Any]]) -> tuple[bool, str]:
 
 
 __all__ = [
+    "RichnessEvidence",
     "forgery_findings",
     "message_rule",
-    "nonce_summary",
-    "proof_summary",
+    "richness_evidence",
 ]
