@@ -129,6 +129,68 @@ def test_resume_after_kill_is_byte_identical(firehose_dir: Path, corpus_dir: Pat
             assert (out / rel).read_bytes() == (corpus_dir / rel).read_bytes(), rel
 
 
+@needs_bwrap
+def test_pass1_patches_stand_for_the_whole_records(corpus_dir: Path):
+    """Pass 1 writes only the fields it sets for an ingested record (``PASS1_FIELDS``): the ingested record
+    reads back as itself (validated and dumped: the same keys, order and values), and the records written
+    are the whole classified records, as pass 1 run in memory gives them."""
+    import orjson
+
+    from shoparena.corpus.build import PASS1_FIELDS
+    from shoparena.corpus.filter import classify
+    from shoparena.corpus.gates import OnlineGates, default_gate_tokenizer
+    from shoparena.corpus.recover import recover_record, recoverable
+    from shoparena.records.corpus import CorpusRecord
+
+    config = CorpusConfig(run_dirs=[], out=corpus_dir)
+    work = corpus_dir / "work"
+    items = [
+        entry["item"]
+        for path in sorted(work.glob("ingest-*.jsonl"))
+        for entry in map(orjson.loads, path.read_bytes().splitlines())
+        if entry["type"] == "record"
+    ]
+    assert items
+    gates, expected = OnlineGates(config.gates, default_gate_tokenizer()), []
+    for item in items:
+        record = CorpusRecord.model_validate(item)
+        assert list(record.model_dump(mode="json").items()) == list(item.items())
+        record = classify(record, config.filter, config.gates)
+        batch = [record, *([recover_record(record, config.gates)] if recoverable(record) else [])]
+        for one in batch:
+            expected.append(gates.apply(one).model_dump(mode="json"))
+    written = [json.loads(line) for line in (corpus_dir / "records.jsonl").read_text().splitlines()]
+    assert [{k: v for k, v in r.items() if k not in ("split", "cluster_id")} for r in written] == [
+        {k: v for k, v in r.items() if k not in ("split", "cluster_id")} for r in expected
+    ]
+    assert any(r["trainable_tokens"] for r in written) and any(r["origin"] == "recovered" for r in written)
+    lines = [orjson.loads(line) for line in (work / "classified.jsonl").read_bytes().splitlines()]
+    assert sum("patch" in line for line in lines) == len(items)
+    assert all(set(line["patch"]) == PASS1_FIELDS for line in lines if "patch" in line)
+
+
+@needs_bwrap
+def test_trusted_teacher_build_writes_whole_records(firehose_dir: Path, corpus_dir: Path, tmp_path: Path):
+    """With ``trusted_teacher`` the filter rewrites every record's training flags, so pass 1 writes each
+    record whole."""
+    from shoparena.corpus.config import FilterConfig
+
+    out = tmp_path / "c"
+    report = build_corpus(
+        CorpusConfig(run_dirs=[firehose_dir / "race-000"], out=out, filter=FilterConfig(trusted_teacher=True))
+    )
+    assert report.funnel.adds_up
+    records = [json.loads(line) for line in (out / "records.jsonl").read_text().splitlines()]
+    lines = [json.loads(line) for line in (out / "work" / "classified.jsonl").read_text().splitlines()]
+    assert len(lines) == len(records) and all("record" in line for line in lines)
+    assert all(m["trainable"] for r in records for m in r["messages"] if m["role"] == "assistant")
+    # The same ingested records (a trusted teacher's sub-task trajectory needs no recovered copy).
+    default = [json.loads(line) for line in (corpus_dir / "records.jsonl").read_text().splitlines()]
+    default = [r for r in default if r["origin"] == "agentic"]
+    assert [r["record_id"] for r in records] == [r["record_id"] for r in default]
+    assert any(r["messages"] != d["messages"] for r, d in zip(records, default, strict=True))
+
+
 def test_report_on_sn15_rows(tmp_path: Path):
     out = tmp_path / "sn15"
     runner = CliRunner()
@@ -188,9 +250,7 @@ def test_suite_audit_finds_no_leak_between_train_and_eval(corpus_dir: Path, shop
             if p["split"] == split
         ]
         (tmp_path / f"{split}.json").write_text(json.dumps(rows))
-    report = audit_files(
-        tmp_path / "train.json", tmp_path / "eval.json", index_dir=shop_world.index
-    )
+    report = audit_files(tmp_path / "train.json", tmp_path / "eval.json", index_dir=shop_world.index)
     counts = report.counts
     assert (
         counts.straddling_clusters

@@ -5,10 +5,10 @@ over other inputs or settings is refused unless ``restart``), ``config.yaml``, `
 (:class:`shoparena.runs.RunDir`),
 ``work/ingest-<content>.jsonl`` (one per input, keyed by the input's content and what scores it, renamed
 into place when complete: a killed build re-ingests only unfinished inputs, and a changed input is never
-served from the cache), ``work/classified.jsonl`` (pass 1: filter, recovery, gates, in ingest order),
-``records.jsonl``, ``quarantine.jsonl``, ``problems.json``, ``views/``, ``report.json``, ``README.md`` and
-``summary.json``. Every stage after ingest streams and is a pure function of the ingested records and the
-configuration, so a re-run after a kill writes byte-identical records, Parquet and JSONL.
+served from the cache), ``work/classified.jsonl`` (pass 1: filter, recovery, gates, in ingest order: what
+they changed), ``records.jsonl``, ``quarantine.jsonl``, ``problems.json``, ``views/``, ``report.json``,
+``README.md`` and ``summary.json``. Every stage after ingest streams and is a pure function of the ingested
+records and the configuration, so a re-run after a kill writes byte-identical records, Parquet and JSONL.
 """
 
 from __future__ import annotations
@@ -177,16 +177,28 @@ def _ingested(work: Path, names: list[str]) -> Iterator[dict[str, Any]]:
             yield orjson.loads(line)
 
 
+#: The fields of an ingested record that pass 1 sets (filter, gates); with every other field as ingested,
+#: ``work/classified.jsonl`` holds only these for it (a line ``{"patch": {...}}``).
+PASS1_FIELDS = frozenset({"structural_label", "outcome", "trainable_tokens"})
+
+
 def classify_all(
     config: CorpusConfig, work: Path, tokenizer: Any, names: list[str], gates: OnlineGates | None = None
 ) -> tuple[ProblemIndex, int, Counter[str]]:
     """Pass 1: filter, recovery and gates record by record (ingest order) into ``work/classified.jsonl``
-    (``gates``: the gates to run, default new ones over ``tokenizer``)."""
+    (``gates``: the gates to run, default new ones over ``tokenizer``), read back by
+    :func:`classified_records`.
+
+    A line per record, in order: ``{"patch": {...}}`` for an ingested record whose changes are
+    :data:`PASS1_FIELDS` alone (its other fields are read again from the ingest file: rewriting the whole
+    record cost a serialisation, a write and a parse of every message), ``{"record": {...}}`` for a whole
+    one (a recovered copy; every record when ``trusted_teacher`` rewrites the training flags)."""
     gates = gates if gates is not None else OnlineGates(config.gates, tokenizer)
     index = ProblemIndex()
     quarantined: Counter[str] = Counter()
     n_quarantined = 0
     target, quarantine = work / CLASSIFIED_NAME, work / QUARANTINE_NAME
+    patch_source = not config.filter.trusted_teacher
     with (
         LineWriter(target.with_name(target.name + ".tmp")) as out,
         LineWriter(quarantine.with_name(quarantine.name + ".tmp")) as bad,
@@ -204,10 +216,28 @@ def classify_all(
             for item in batch:
                 gates.apply(item)
                 index.add(item.problem_id, item.query, item.category, item.gt_product_ids)
-                out.write(orjson.dumps(item.model_dump(mode="json")))
+                if item is record and patch_source:
+                    line = {"patch": item.model_dump(mode="json", include=PASS1_FIELDS)}
+                else:
+                    line = {"record": item.model_dump(mode="json")}
+                out.write(orjson.dumps(line))
     os.replace(target.with_name(target.name + ".tmp"), target)
     os.replace(quarantine.with_name(quarantine.name + ".tmp"), quarantine)
     return index, n_quarantined, quarantined
+
+
+def classified_records(work: Path, names: list[str]) -> Iterator[dict[str, Any]]:
+    """Pass 1's records (``CorpusRecord.model_dump(mode="json")``), in its order: each patch line applied
+    to the next record of the ingest files ``names`` (the fields keep their places)."""
+    ingested = (entry["item"] for entry in _ingested(work, names) if entry["type"] == "record")
+    for _, line in iter_raw_lines(work / CLASSIFIED_NAME):
+        entry = orjson.loads(line)
+        if "patch" in entry:
+            record = next(ingested)
+            record.update(entry["patch"])
+            yield record
+        else:
+            yield entry["record"]
 
 
 def _gate_tokenizer(config: CorpusConfig) -> Any:
@@ -254,11 +284,6 @@ def _problems_doc(sides: dict[str, tuple[str, str]], cache: BenchCache) -> list[
         if pid in known:
             out.append({"problem_id": pid, **oro_record(known[pid]), "split": split, "cluster_id": cluster})
     return out
-
-
-def _records(path: Path) -> Iterator[dict[str, Any]]:
-    for _, line in iter_raw_lines(path):
-        yield orjson.loads(line)
 
 
 def _outputs_present(out: Path) -> bool:
@@ -331,7 +356,7 @@ def _build(config: CorpusConfig, rundir: RunDir, identity: RunIdentity, say: Pro
     tmp = layout.records_path.with_name(layout.records_path.name + ".tmp")
     try:
         with LineWriter(tmp) as fh:
-            for record in _records(layout.classified_path):
+            for record in classified_records(work, names):
                 record["cluster_id"], record["split"] = sides[record["problem_id"]]
                 report.add(record)
                 diversity.add(record)
@@ -359,4 +384,12 @@ def _build(config: CorpusConfig, rundir: RunDir, identity: RunIdentity, say: Pro
     return built
 
 
-__all__ = ["OWN_OUTPUTS", "build_corpus", "classify_all", "corpus_identity", "ingest_all"]
+__all__ = [
+    "OWN_OUTPUTS",
+    "PASS1_FIELDS",
+    "build_corpus",
+    "classified_records",
+    "classify_all",
+    "corpus_identity",
+    "ingest_all",
+]
