@@ -8,10 +8,13 @@ object from both.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Iterable
 from typing import Any
+
+import orjson
 
 from shoparena.records.trajectory import Step, ToolCall
 
@@ -92,8 +95,34 @@ def oro_dumps(obj: Any) -> str:
 
 
 def chat_dumps(obj: Any) -> str:
-    """Serialise tool arguments and tool results the way OpenAI-style clients do (UTF-8 kept)."""
-    return json.dumps(obj, ensure_ascii=False)
+    """Serialise tool arguments and tool results the way OpenAI-style clients do (UTF-8 kept):
+    ``json.dumps(obj, ensure_ascii=False)``.
+
+    Texts are remembered by orjson's dump of the value (a firehose repeats most tool results: the miners of a
+    race search alike), so a repeated value costs an orjson dump instead of the stdlib encoder's. Values that
+    orjson writes otherwise than ``json`` skip the memo: NaN and infinities (orjson's ``null``), integers
+    beyond 64 bits, subclasses of ``str``/``int``/``list``/``dict``, dataclasses and dates (orjson refuses
+    those here). A value ``json`` cannot write at all but orjson can (an ``Enum``, a ``UUID``) is written as
+    its JSON value.
+    """
+    try:
+        key = orjson.dumps(obj, option=_CHAT_KEY_OPTIONS)
+    except TypeError:
+        return json.dumps(obj, ensure_ascii=False)
+    if b"null" in key:  # None or a NaN / infinity: json writes the latter as NaN / Infinity
+        return json.dumps(obj, ensure_ascii=False)
+    return _chat_text(key)
+
+
+_CHAT_KEY_OPTIONS = (
+    orjson.OPT_PASSTHROUGH_SUBCLASS | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
+)
+
+
+@functools.lru_cache(maxsize=4096)
+def _chat_text(key: bytes) -> str:
+    # orjson reads its own dump back as the same value (same types, key order, float bits).
+    return json.dumps(orjson.loads(key), ensure_ascii=False)
 
 
 def emit(order: list[str] | None, fields: Iterable[tuple[str, Any, bool, bool]]) -> dict[str, Any]:
