@@ -62,6 +62,19 @@ def test_features_read_calls_products_views_and_the_recommendation() -> None:
     row = measure([f])
     assert (row["shops"], row["price_bands"], row["attributes"], row["categories"]) == (1, 1, 1, 1)
     assert row["search_bigrams"] == 1 and row["search_distinct_2"] == 1.0
+    # The same tool texts again (their products remembered by text): equal features, nothing shared.
+    again = features_from_messages(MESSAGES, group="g", query="red running shoes", category="product")
+    assert (again.calls, again.products, again.viewed, again.recommended) == (
+        f.calls,
+        f.products,
+        f.viewed,
+        f.recommended,
+    )
+    assert again.products["1"]["attributes"] is not f.products["1"]["attributes"]
+    # A product listed again overrides what was read before; a view of a listed product marks it viewed.
+    later = [*MESSAGES[:5], {**MESSAGES[2], "content": json.dumps([{"product_id": "1", "price": 99}])}]
+    g = features_from_messages(later, group="g", query="q", category="product")
+    assert g.products["1"] == {"shop_id": "s1", "price": 99, "attributes": ["color"]} and g.viewed == {"1"}
 
 
 def make(i: int, tools: list[str]) -> Features:

@@ -117,19 +117,34 @@ def features_from_messages(
                     ids = ids if isinstance(ids, list) else str(ids or "").split(",")
                     out.recommended = [str(i).strip() for i in ids if str(i).strip()]
         elif role == "tool":
-            result = _loads(message.get("content"))
-            for item in result if isinstance(result, list) else []:
-                if isinstance(item, dict) and item.get("product_id") is not None:
-                    pid = str(item["product_id"])
-                    kept = out.products.setdefault(pid, {})
-                    for key in ("shop_id", "price"):
-                        if item.get(key) is not None:
-                            kept[key] = item[key]
-                    if isinstance(item.get("attributes"), dict):
-                        kept["attributes"] = sorted(str(k) for k in item["attributes"])
-                    if names.get(str(message.get("tool_call_id"))) == "view_product_information":
-                        out.viewed.add(pid)
+            content = message.get("content")
+            items = _result_products(content) if isinstance(content, str) else _products(content)
+            viewed = names.get(str(message.get("tool_call_id"))) == "view_product_information"
+            for pid, fields in items:
+                kept = out.products.setdefault(pid, {})
+                for key, value in fields:
+                    kept[key] = list(value) if key == "attributes" else value
+                if viewed:
+                    out.viewed.add(pid)
     return out
+
+
+def _products(result: Any) -> tuple[tuple[str, tuple[tuple[str, Any], ...]], ...]:
+    """What a tool result tells of each product it lists, in order: its id and the fields the measure
+    reads (``shop_id``, ``price`` when set, the sorted attribute names)."""
+    result = _loads(result)
+    out = []
+    for item in result if isinstance(result, list) else []:
+        if isinstance(item, dict) and item.get("product_id") is not None:
+            fields = [(key, item[key]) for key in ("shop_id", "price") if item.get(key) is not None]
+            if isinstance(item.get("attributes"), dict):
+                fields.append(("attributes", tuple(sorted(str(k) for k in item["attributes"]))))
+            out.append((str(item["product_id"]), tuple(fields)))
+    return tuple(out)
+
+
+#: By the tool message's text: a firehose repeats two thirds of its tool results (miners search alike).
+_result_products = functools.lru_cache(maxsize=4096)(_products)
 
 
 def features_from_record(record: dict[str, Any], group: str) -> Features:
