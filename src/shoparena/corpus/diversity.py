@@ -144,7 +144,7 @@ def _products(result: Any) -> tuple[tuple[str, tuple[tuple[str, Any], ...]], ...
 
 
 #: By the tool message's text: a firehose repeats two thirds of its tool results (miners search alike).
-_result_products = functools.lru_cache(maxsize=4096)(_products)
+_result_products = functools.lru_cache(maxsize=1024)(_products)
 
 
 def features_from_record(record: dict[str, Any], group: str) -> Features:

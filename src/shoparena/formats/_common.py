@@ -119,7 +119,7 @@ _CHAT_KEY_OPTIONS = (
 )
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=1024)  # a race's repeats: 64 % of results hit, 66 % with 4,096
 def _chat_text(key: bytes) -> str:
     # orjson reads its own dump back as the same value (same types, key order, float bits).
     return json.dumps(orjson.loads(key), ensure_ascii=False)
