@@ -102,7 +102,7 @@ def test_sink_shards_match_datasets_save_to_disk(
         sink.add(row)
     sink.close()
     ours, theirs = tmp_path / "ours", tmp_path / "theirs"
-    sink.shard.finish(ours, view, sink.digest.hexdigest())
+    sink.shard.finish(ours, sink.digest.hexdigest())
     Dataset.from_file(str(_plain_stream(tmp_path / "plain.arrow", view, rows))).save_to_disk(str(theirs))
     names = _assert_same_folder(ours, theirs, sink.digest.hexdigest())
     data = [n for n in names if n.startswith("data-")]

@@ -35,7 +35,6 @@ class _Sink:
         import pyarrow.parquet as pq
         import xxhash
 
-        self.view = view
         self.schema = features(view).arrow_schema
         self.parquet = view_file(views_dir, view, split, "parquet")
         self.writer = pq.ParquetWriter(str(self.parquet), self.schema)
@@ -104,7 +103,7 @@ class _ShardWriter:
         from datasets import config
         from datasets.arrow_writer import ArrowWriter
 
-        self.path = path
+        self.path, self.view = path, view
         self.batch_size = config.DEFAULT_MAX_BATCH_SIZE
         self.writer = ArrowWriter(features=features(view), path=str(path), embed_local_files=True)
         self.pending: list[Any] = []
@@ -132,7 +131,7 @@ class _ShardWriter:
         self.writer.finalize()
         self.writer.close()
 
-    def finish(self, target: Path, view: str, fingerprint: str) -> None:
+    def finish(self, target: Path, fingerprint: str) -> None:
         """``target`` as ``Dataset.save_to_disk`` writes these rows (``fingerprint``: ``state.json``)."""
         layout = _shard_layout(self.rows, self.nbytes)
         target.mkdir(parents=True, exist_ok=True)
@@ -140,9 +139,9 @@ class _ShardWriter:
             names = [_shard_name(0, 1)]
             os.replace(self.path, target / names[0])
         else:
-            names = _write_shards(self.path, target, view, self.rows, layout, BATCH_ROWS)
+            names = _write_shards(self.path, target, self.view, self.rows, layout, BATCH_ROWS)
             self.path.unlink()
-        _write_dataset_files(target, names, view, fingerprint)
+        _write_dataset_files(target, names, self.view, fingerprint)
 
 
 def _shard_name(i: int, shards: int) -> str:
@@ -337,7 +336,7 @@ class ViewWriter:
             target.mkdir()
             for split in SPLITS:
                 sink = self.sinks[(view, split)]
-                sink.shard.finish(target / split, view, sink.digest.hexdigest())
+                sink.shard.finish(target / split, sink.digest.hexdigest())
             # What DatasetDict.save_to_disk writes next to the splits.
             (target / DATASET_DICT_NAME).write_text(json.dumps({"splits": list(SPLITS)}), encoding="utf-8")
             counts[view] = {split: self.sinks[(view, split)].count for split in SPLITS}
