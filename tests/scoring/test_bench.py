@@ -88,7 +88,8 @@ def test_a_memo_lookup_gives_the_same_verdicts_and_reads_each_product_once(hand,
     trajectories = [recommend_trajectory(product_problem, [pid]) for pid in ("101", "102", "101", "nope")]
     plain = ScoringBench([product_problem], hand.index, "lexical")
     counting = _CountingLookup(hand.index)
-    memo = ScoringBench([product_problem], MemoLookup(counting, size=2), "lexical")
+    lookup = MemoLookup(counting, size=2)
+    memo = ScoringBench([product_problem], lookup, "lexical")
     for trajectory in trajectories:
         for name in BOTH_PROFILES:
             assert (
@@ -99,6 +100,30 @@ def test_a_memo_lookup_gives_the_same_verdicts_and_reads_each_product_once(hand,
     again = recommend_trajectory(product_problem, ["nope"])
     assert memo.score(again).strict.model_dump() == plain.score(again).strict.model_dump()
     assert counting.asked == ["101", "102", "nope"]
-    # A full memo (size 2) starts over: "101" is read again after "102" and "nope" filled it.
-    memo.score(recommend_trajectory(product_problem, ["101"]))
+    # A full memo (size 2) starts over: "101" is read again after "102" and "nope" filled it (by a new bench:
+    # this one remembers the slot verdicts of "101" itself).
+    ScoringBench([product_problem], lookup, "lexical").score(recommend_trajectory(product_problem, ["101"]))
     assert counting.asked == ["101", "102", "nope", "101"]
+
+
+def test_slot_verdicts_are_remembered_per_problem_and_ids(hand, product_problem, voucher_problem):
+    """A bench remembers slot verdicts (miners recommend alike): the same verdicts as the scorer without the
+    memo, lists the caller extends are its own, and a look-alike problem (same id, other ground truth) or a
+    bench over another lookup is never answered from it."""
+    bench = ScoringBench([product_problem, voucher_problem], hand.index, "lexical")
+    similarity = get_similarity("lexical")
+    picks = [(product_problem, ["101"]), (product_problem, ["102"]), (voucher_problem, ["102", "104"])]
+    for _ in range(3):  # the second and third rounds are answered from the memo
+        for problem, ids in picks:
+            trajectory = recommend_trajectory(problem, ids)
+            for name in BOTH_PROFILES:
+                direct = score_trajectory(
+                    problem, trajectory, hand.index, scoring_profile=name, similarity=similarity
+                )
+                assert bench.verdict(problem, trajectory, name).model_dump() == direct.model_dump()
+    assert len(bench._slot_memo._items) == len(picks) * len(BOTH_PROFILES)
+    other = product_problem.model_copy(update={"reward": voucher_problem.reward[:1]})
+    trajectory = recommend_trajectory(other, ["102"])
+    direct = score_trajectory(other, trajectory, hand.index, scoring_profile="strict", similarity=similarity)
+    assert bench.verdict(other, trajectory, "strict").model_dump() == direct.model_dump()
+    assert direct.gt == 1.0  # "102" is the look-alike's ground truth, not product_problem's

@@ -18,7 +18,7 @@ from shoparena.records.trajectory import Trajectory
 from shoparena.records.verdict import Verdict
 from shoparena.scoring.lookup import ProductLookup
 from shoparena.scoring.profiles import OUTPUT_ROLES, SHOPPINGBENCH, STRICT, ScoringProfile, get_profile
-from shoparena.scoring.scorer import RunScore, score_run, score_trajectory
+from shoparena.scoring.scorer import RunScore, SlotMemo, score_run, score_trajectory
 from shoparena.scoring.similarity import TitleSimilarity, get_similarity
 
 #: Both profiles, in the order every summary lists them.
@@ -61,6 +61,7 @@ class ScoringBench:
         self.lookup = lookup
         self._similarity = similarity
         self._model_path = model_path
+        self._slot_memo = SlotMemo()  # both profiles and every miner's trajectory of a problem ask alike
 
     @property
     def similarity(self) -> TitleSimilarity:
@@ -111,6 +112,7 @@ class ScoringBench:
             similarity=self.similarity,
             title_threshold=title_threshold,
             format_roles=format_roles,
+            slot_memo=self._slot_memo,
         )
 
     def score(self, trajectory: Trajectory, problem: Problem | None = None) -> BenchVerdicts | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -80,6 +81,7 @@ def score_trajectory(
     similarity: TitleSimilarity,
     title_threshold: float | None = None,
     format_roles: Sequence[str] = OUTPUT_ROLES,
+    slot_memo: SlotMemo | None = None,
 ) -> Verdict:
     """Score one trajectory (or a missing one) on one problem.
 
@@ -94,6 +96,7 @@ def score_trajectory(
         similarity: The title backend; chosen explicitly, never skipped.
         title_threshold: Override the backend's threshold for this profile.
         format_roles: Roles for the format grammar (no-think runs: ``["tool_call"]``).
+        slot_memo: Slot verdicts already computed with this ``lookup`` and ``similarity`` (a bench's own).
 
     Returns:
         The explained verdict.
@@ -139,7 +142,7 @@ def score_trajectory(
     if is_web:
         _score_web(verdict, problem, ids, lookup, similarity, threshold)
     else:
-        _score_slots(verdict, problem, ids, lookup, prof, similarity, threshold)
+        _score_slots(verdict, problem, ids, lookup, prof, similarity, threshold, slot_memo)
     return _finish(verdict)
 
 
@@ -210,6 +213,43 @@ def _slot_verdicts(
     return slots, checks
 
 
+class SlotMemo:
+    """Slot verdicts by (problem, the ids in its slots, profile, threshold), for one lookup and similarity:
+    the miners of a firehose recommend alike (two thirds of its (problem, ids) repeat), and a slot's verdict
+    is a function of these alone. Holds at most ``size`` entries (the oldest go first); an entry answers
+    only for the same problem, lookup and similarity objects it was computed with."""
+
+    def __init__(self, size: int = 4096) -> None:
+        self._size = size
+        self._items: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+
+    def verdicts(
+        self,
+        problem: Problem,
+        ids: list[str],
+        lookup: ProductLookup,
+        prof: ScoringProfile,
+        similarity: TitleSimilarity,
+        threshold: float,
+    ) -> tuple[list[SlotVerdict], list[Check]]:
+        """What :func:`_slot_verdicts` returns (new lists: callers extend them)."""
+        key = (id(problem), tuple(ids[: len(problem.reward)]), prof.name, threshold)
+        item = self._items.get(key)
+        if item is None or item[0] is not problem or item[1] is not lookup or item[2] is not similarity:
+            item = (
+                problem,
+                lookup,
+                similarity,
+                *_slot_verdicts(problem, ids, lookup, prof, similarity, threshold),
+            )
+            if len(self._items) >= self._size:
+                # Another thread may change the dict meanwhile: then that one evicts.
+                with contextlib.suppress(KeyError, RuntimeError, StopIteration):
+                    del self._items[next(iter(self._items))]
+            self._items[key] = item
+        return list(item[3]), list(item[4])
+
+
 def _score_slots(
     verdict: dict[str, Any],
     problem: Problem,
@@ -218,9 +258,13 @@ def _score_slots(
     prof: ScoringProfile,
     similarity: TitleSimilarity,
     threshold: float,
+    memo: SlotMemo | None = None,
 ) -> None:
     n = len(problem.reward)
-    slots, checks = _slot_verdicts(problem, ids, lookup, prof, similarity, threshold)
+    if memo is None:
+        slots, checks = _slot_verdicts(problem, ids, lookup, prof, similarity, threshold)
+    else:
+        slots, checks = memo.verdicts(problem, ids, lookup, prof, similarity, threshold)
     rule = sum(s.rule for s in slots) / n
     verdict["slots"] = slots
     verdict["product"] = sum(s.found for s in slots) / n
