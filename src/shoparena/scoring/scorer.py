@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -214,40 +214,33 @@ def _slot_verdicts(
 
 
 class SlotMemo:
-    """Slot verdicts by (problem, the ids in its slots, profile, threshold), for one lookup and similarity:
-    the miners of a firehose recommend alike (two thirds of its (problem, ids) repeat), and a slot's verdict
-    is a function of these alone. Holds at most ``size`` entries (the oldest go first); an entry answers
-    only for the same problem, lookup and similarity objects it was computed with."""
+    """Slot verdicts by the key the scorer forms (problem, the ids in its slots, profile, threshold), for one
+    lookup and similarity: the miners of a firehose recommend alike (two thirds of its (problem, ids)
+    repeat), and a slot's verdict is a function of these alone. Holds at most ``size`` entries (the oldest
+    go first); an entry answers only for the same problem, lookup and similarity objects it was computed
+    with."""
 
     def __init__(self, size: int = 4096) -> None:
         self._size = size
         self._items: dict[tuple[Any, ...], tuple[Any, ...]] = {}
 
-    def verdicts(
+    def get(
         self,
-        problem: Problem,
-        ids: list[str],
-        lookup: ProductLookup,
-        prof: ScoringProfile,
-        similarity: TitleSimilarity,
-        threshold: float,
+        key: tuple[Any, ...],
+        owners: tuple[Any, ...],
+        compute: Callable[[], tuple[list[SlotVerdict], list[Check]]],
     ) -> tuple[list[SlotVerdict], list[Check]]:
-        """What :func:`_slot_verdicts` returns (new lists: callers extend them)."""
-        key = (id(problem), tuple(ids[: len(problem.reward)]), prof.name, threshold)
+        """The slot verdicts of ``key`` computed for the objects ``owners`` (``compute`` when not held), as
+        new lists: callers extend them."""
         item = self._items.get(key)
-        if item is None or item[0] is not problem or item[1] is not lookup or item[2] is not similarity:
-            item = (
-                problem,
-                lookup,
-                similarity,
-                *_slot_verdicts(problem, ids, lookup, prof, similarity, threshold),
-            )
+        if item is None or any(held is not owner for held, owner in zip(item[0], owners, strict=True)):
+            item = (owners, *compute())
             if len(self._items) >= self._size:
                 # Another thread may change the dict meanwhile: then that one evicts.
                 with contextlib.suppress(KeyError, RuntimeError, StopIteration):
                     del self._items[next(iter(self._items))]
             self._items[key] = item
-        return list(item[3]), list(item[4])
+        return list(item[1]), list(item[2])
 
 
 def _score_slots(
@@ -261,10 +254,12 @@ def _score_slots(
     memo: SlotMemo | None = None,
 ) -> None:
     n = len(problem.reward)
+    compute = lambda: _slot_verdicts(problem, ids, lookup, prof, similarity, threshold)  # noqa: E731
     if memo is None:
-        slots, checks = _slot_verdicts(problem, ids, lookup, prof, similarity, threshold)
+        slots, checks = compute()
     else:
-        slots, checks = memo.verdicts(problem, ids, lookup, prof, similarity, threshold)
+        key = (id(problem), tuple(ids[:n]), prof.name, threshold)
+        slots, checks = memo.get(key, (problem, lookup, similarity), compute)
     rule = sum(s.rule for s in slots) / n
     verdict["slots"] = slots
     verdict["product"] = sum(s.found for s in slots) / n
