@@ -77,6 +77,36 @@ def test_features_read_calls_products_views_and_the_recommendation() -> None:
     assert g.products["1"] == {"shop_id": "s1", "price": 99, "attributes": ["color"]} and g.viewed == {"1"}
 
 
+def test_only_recommended_and_viewed_products_are_kept_with_what_every_result_told_of_them() -> None:
+    """A product that is listed, but neither viewed nor recommended, is read by no measure: not kept. The
+    kept ones carry every result's fields, in order (a result after the recommendation too)."""
+    listed = json.dumps(
+        [
+            {"product_id": "1", "shop_id": "s1", "price": 250},
+            {"product_id": "2", "shop_id": "s2", "price": 5000, "attributes": {"size": 1}},
+            {"product_id": "3", "shop_id": "s3", "price": 50},
+        ]
+    )
+    viewed = json.dumps([{"product_id": "3", "attributes": {"w": 1}}])
+    messages = [
+        {"role": "assistant", "tool_calls": [call("a", "find_product", q="shoes")]},
+        {"role": "tool", "tool_call_id": "a", "content": listed},
+        {"role": "assistant", "tool_calls": [call("b", "view_product_information", product_ids="3")]},
+        {"role": "tool", "tool_call_id": "b", "content": viewed},
+        {"role": "assistant", "tool_calls": [call("c", "recommend_product", product_ids="1")]},
+        {"role": "assistant", "tool_calls": [call("d", "find_product", q="more")]},
+        {"role": "tool", "tool_call_id": "d", "content": json.dumps([{"product_id": "1", "price": 120}])},
+    ]
+    f = features_from_messages(messages, group="g", query="q", category="product")
+    assert f.products == {
+        "1": {"shop_id": "s1", "price": 120},
+        "3": {"shop_id": "s3", "price": 50, "attributes": ["w"]},
+    }
+    row = measure([f])
+    # Shop s1 and the 100-300 band of the recommended product; the viewed product's one attribute name.
+    assert (row["shops"], row["price_bands"], row["attributes"]) == (1, 1, 1)
+
+
 def make(i: int, tools: list[str]) -> Features:
     return Features(
         group="g",

@@ -72,3 +72,17 @@ def test_it_renders_text_only_and_refuses_an_empty_conversation(pair):
         ours.apply_chat_template(CONVERSATIONS[0], tokenize=True)
     with pytest.raises(ValueError, match="empty conversation"):
         ours.apply_chat_template([])
+
+
+def test_a_template_from_elsewhere_renders_in_the_sandbox(pair):
+    """Only this package's own template renders outside Jinja's sandbox; any other template given to the
+    class is sandboxed, as transformers renders it (unsafe attribute access refused)."""
+    from jinja2.exceptions import SecurityError
+
+    _, ours = pair
+    probe = "{{ messages.__class__.__mro__ }}"
+    foreign = ChatTemplateTokenizer(ours.backend, probe, {})
+    with pytest.raises(SecurityError):
+        foreign.apply_chat_template([{"role": "user", "content": "x"}])
+    trusted = ChatTemplateTokenizer(ours.backend, probe, {}, sandboxed=False)
+    assert "object" in trusted.apply_chat_template([{"role": "user", "content": "x"}])

@@ -68,6 +68,7 @@ class Features:
     query: str
     category: str
     calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    #: What the tool results told of the recommended and the viewed products (the later result wins a field).
     products: dict[str, dict[str, Any]] = field(default_factory=dict)
     viewed: set[str] = field(default_factory=set)
     recommended: list[str] = field(default_factory=list)
@@ -76,6 +77,9 @@ class Features:
     grams: Any = None  # the n-grams measure() counts, computed once (see _grams)
     bands: dict[float, tuple[bytes, ...]] = field(default_factory=dict)  # LSH band values (_band_keys)
 
+
+#: What a tool result lists: each product's id and the fields the measure reads (see :func:`_products`).
+_Listed = tuple[tuple[str, tuple[tuple[str, Any], ...]], ...]
 
 #: The characters a JSON text can start with after its white space (``json.loads``'s NaN and Infinity too).
 _JSON_STARTS = frozenset('{["-0123456789tfnNI')
@@ -102,6 +106,7 @@ def features_from_messages(
     """Features of an OpenAI-style conversation (corpus record messages, or a rendered trajectory)."""
     out = Features(group=group, query=query, category=category)
     names: dict[str, str] = {}
+    results: list[_Listed] = []  # what each tool result lists (read for the products kept below)
     for message in messages:
         role = message.get("role")
         if role == "assistant":
@@ -119,17 +124,22 @@ def features_from_messages(
         elif role == "tool":
             content = message.get("content")
             items = _result_products(content) if isinstance(content, str) else _products(content)
-            viewed = names.get(str(message.get("tool_call_id"))) == "view_product_information"
-            for pid, fields in items:
+            results.append(items)
+            if items and names.get(str(message.get("tool_call_id"))) == "view_product_information":
+                out.viewed.update(pid for pid, _ in items)
+    # Only the recommended and the viewed products are read (shops, price bands, attributes): the others'
+    # fields are not copied (a search result lists tens of products).
+    wanted = out.viewed.union(out.recommended)
+    for items in results:
+        for pid, fields in items:
+            if pid in wanted:
                 kept = out.products.setdefault(pid, {})
                 for key, value in fields:
                     kept[key] = list(value) if key == "attributes" else value
-                if viewed:
-                    out.viewed.add(pid)
     return out
 
 
-def _products(result: Any) -> tuple[tuple[str, tuple[tuple[str, Any], ...]], ...]:
+def _products(result: Any) -> _Listed:
     """What a tool result tells of each product it lists, in order: its id and the fields the measure
     reads (``shop_id``, ``price`` when set, the sorted attribute names)."""
     result = _loads(result)
@@ -286,15 +296,21 @@ def near_duplicate_rate(items: Sequence[Features], threshold: float = NEAR_DUPLI
     return found.rate()
 
 
-def _grams(f: Features) -> tuple[list[Any], ...]:
+@functools.lru_cache(maxsize=4096)
+def _bigrams(text: str) -> tuple[str, ...]:
+    """``text``'s word bigrams, each as one string (words hold no space, so distinct pairs stay distinct: a
+    group keeps every distinct one, and a string costs a third of a tuple of two). Remembered by text: the
+    miners of a problem share its request, and search alike."""
+    return tuple(" ".join(g) for g in _ngrams(_words(text), 2))
+
+
+def _grams(f: Features) -> tuple[Sequence[Any], ...]:
     """``f``'s request bigrams, search bigrams and tool-call 3-grams, computed on first use."""
     if f.grams is None:
         searches = [str(p.get("q", "")) for name, p in f.calls if name == "find_product"]
-        # Word bigrams as one string (words hold no space, so distinct pairs stay distinct): a group keeps
-        # every distinct one, and a string costs a third of a tuple of two.
         f.grams = (
-            [" ".join(g) for g in _ngrams(_words(f.query), 2)],
-            [" ".join(g) for q in searches for g in _ngrams(_words(q), 2)],
+            _bigrams(f.query),
+            [g for q in searches for g in _bigrams(q)],
             _ngrams([_call_token(n, p) for n, p in f.calls], 3),
         )
     return f.grams

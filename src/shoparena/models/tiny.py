@@ -257,8 +257,10 @@ _TINY_SPECIAL_TOKENS = {"eos_token": "<|im_end|>", "pad_token": "<|endoftext|>"}
 
 def tiny_chat_tokenizer(backend: Any) -> ChatTemplateTokenizer:
     """A trained tiny BPE with the chat template of :func:`wrap_tiny_tokenizer`, rendering the same text and
-    counting the same ids without importing transformers (what the corpus build needs of it)."""
-    return ChatTemplateTokenizer(backend, chatml_tools_template(thinking=True), _TINY_SPECIAL_TOKENS)
+    counting the same ids without importing transformers (what the corpus build needs of it). The template
+    is this package's own (:func:`chatml_tools_template`), so it renders outside Jinja's sandbox."""
+    template = chatml_tools_template(thinking=True)
+    return ChatTemplateTokenizer(backend, template, _TINY_SPECIAL_TOKENS, sandboxed=False)
 
 
 def _tokenizer_cache_dir() -> Path:
