@@ -63,6 +63,20 @@ def test_damaged_run_directory_is_reported_not_raised(tmp_path: Path):
     assert funnel.rejected["proxy_log_missing"] == 1 and funnel.rejected["forged_log"] == 0
 
 
+def test_a_trusted_log_that_is_not_a_file_is_missing_evidence(tmp_path: Path):
+    """A folder where the problem's trusted log should be reads as a missing log (not an error)."""
+    from shoparena.arena.layout import ArenaRun
+
+    run = tmp_path / "run"
+    (run / "agents" / "a").mkdir(parents=True)
+    (run / "agents" / "a" / "output.jsonl").write_text(json.dumps(ENVELOPE) + "\n")
+    ArenaRun.at(run).proxy_log_path("a", ENVELOPE["problem_id"]).mkdir(parents=True)
+    build_corpus(CorpusConfig(run_dirs=[run], out=tmp_path / "c"))
+    record = json.loads((tmp_path / "c" / "records.jsonl").read_text().splitlines()[0])
+    assert record["outcome"] == "proxy_log_missing"
+    assert record["evidence"]["proxy_log_problem"].endswith(": missing")
+
+
 def test_a_torn_run_config_is_an_error_naming_it(tmp_path: Path):
     run = tmp_path / "run"
     (run / "agents" / "a").mkdir(parents=True)

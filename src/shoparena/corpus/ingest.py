@@ -464,13 +464,14 @@ def _trusted_log(path: Path) -> tuple[list[ProxyLogEntry], str | None]:
     """The trusted log of one problem and what is wrong with it: missing, or a torn / foreign line. The
     proxy creates the file when the episode starts, so a missing or damaged one is lost evidence (never
     read as an empty log, which would make an honest trajectory look forged)."""
-    if not path.is_file():
-        return [], f"{path.name}: missing"
     values = []
-    for line_no, value in iter_jsonl(path):  # parsed once (was: checked, then read again)
-        if not isinstance(value, dict):
-            return [], f"{path.name}:{line_no}: torn or not an object"
-        values.append(value)
+    try:  # opened, not looked up first: one system call fewer per problem
+        for line_no, value in iter_jsonl(path):  # parsed once (was: checked, then read again)
+            if not isinstance(value, dict):
+                return [], f"{path.name}:{line_no}: torn or not an object"
+            values.append(value)
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        return [], f"{path.name}: missing"
     return summaries(proxy_entries(values)), None
 
 
