@@ -32,7 +32,6 @@ from shoparena.corpus.diversity import DiversityBuilder
 from shoparena.corpus.export import ViewWriter
 from shoparena.corpus.filter import classify
 from shoparena.corpus.gates import OnlineGates, default_chat_tokenizer, default_gate_tokenizer
-from shoparena.corpus.ingest import ingest_file, ingest_run_dir
 from shoparena.corpus.layout import (
     CLASSIFIED_NAME,
     DATASET_DICT_NAME,
@@ -42,16 +41,16 @@ from shoparena.corpus.layout import (
 )
 from shoparena.corpus.recover import recover_record, recoverable
 from shoparena.corpus.report import ReportBuilder, write_card
+from shoparena.corpus.sources import INGEST_WORKER_MEMORY_BYTES, file_context, ingest_source, ingest_task
 from shoparena.corpus.split import ProblemIndex, assign_split
 from shoparena.corpus.views import SPLITS, VIEWS
 from shoparena.formats.profiles import profile_hash
 from shoparena.jsonl import LineWriter, fewer_gc_passes, iter_raw_lines
-from shoparena.records.corpus import CorpusRecord, CorpusReport, Quarantined
+from shoparena.records.corpus import CorpusRecord, CorpusReport
 from shoparena.runs import RunDir
 from shoparena.runs.identity import Restart, RunIdentity, RunKind
-from shoparena.runs.machine import MIB, default_workers
-from shoparena.scoring.bench import ScoringBench
-from shoparena.suites.bench import BenchCache, open_bench
+from shoparena.runs.machine import default_workers
+from shoparena.suites.bench import BenchCache
 
 Progress = Callable[[str], None]
 
@@ -90,46 +89,6 @@ def _cache_keys(identity: RunIdentity, config: CorpusConfig) -> list[str]:
     return [f"ingest-{kind}-{key[:24]}.jsonl" for (kind, _), key in zip(_sources(config), keys, strict=True)]
 
 
-def _file_context(config: CorpusConfig, cache: BenchCache) -> ScoringBench:
-    """The bench that scores ``--from`` files: every ``problems`` suite over the ``index``."""
-    return open_bench(config.problems, config.index, cache=cache)
-
-
-#: Resident memory of one ingest process (its interpreter, a suite, an index handle, a record at a time).
-INGEST_WORKER_MEMORY_BYTES = 512 * MIB
-
-
-def _ingest_source(
-    config: CorpusConfig, target: Path, kind: str, path: Path, cache: BenchCache
-) -> tuple[list[str], int]:
-    """One source into ``target`` (written to a temporary sibling, renamed when complete): (notes, lines)."""
-    tmp = target.with_name(target.name + ".tmp")
-    notes: list[str] = []
-    with LineWriter(tmp) as fh:
-
-        def emit(item: CorpusRecord | Quarantined) -> None:
-            tag = "record" if isinstance(item, CorpusRecord) else "quarantine"
-            fh.write(orjson.dumps({"type": tag, "item": item.model_dump(mode="json")}))
-
-        if kind == "run":
-            notes = ingest_run_dir(Path(path), emit, cache)
-        else:
-            ingest_file(Path(path), _file_context(config, cache), emit)
-    os.replace(tmp, target)
-    return notes, fh.count
-
-
-#: An ingest process's suites and indexes, opened once per path for all the sources it ingests.
-_WORKER_CACHE = BenchCache()
-
-
-def _ingest_task(item: tuple[str, str, str, str]) -> tuple[list[str], int]:
-    config_json, target, kind, path = item
-    config = CorpusConfig.model_validate_json(config_json)
-    with fewer_gc_passes():
-        return _ingest_source(config, Path(target), kind, Path(path), _WORKER_CACHE)
-
-
 def ingest_all(
     config: CorpusConfig, work: Path, progress: Progress, cache: BenchCache, names: list[str]
 ) -> list[str]:
@@ -151,7 +110,7 @@ def ingest_all(
     notes: dict[int, list[str]] = {}
     if workers <= 1 or len(todo) <= 1:
         for i, target, kind, path in todo:
-            notes[i], count = _ingest_source(config, target, kind, path, cache)
+            notes[i], count = ingest_source(config, target, kind, path, cache)
             progress(f"ingested {path}: {count} input record(s)")
         return [note for i in sorted(notes) for note in notes[i]]
     payload = config.model_dump_json()
@@ -159,7 +118,7 @@ def ingest_all(
     pool = ProcessPoolExecutor(max_workers=min(workers, len(todo)), mp_context=get_context("spawn"))
     try:
         futures = {
-            pool.submit(_ingest_task, (payload, str(target), kind, str(path))): (i, path)
+            pool.submit(ingest_task, (payload, str(target), kind, str(path))): (i, path)
             for i, target, kind, path in todo
         }
         for future in as_completed(futures):
@@ -344,7 +303,7 @@ def _build(config: CorpusConfig, rundir: RunDir, identity: RunIdentity, say: Pro
         for path in config.run_dirs:
             load_run_context(Path(path), cache)
         if config.problems or config.index:
-            _file_context(config, cache)
+            file_context(config, cache)
     sides = assign_split(index, config.split, problems=_known_problems(cache), shop_of=_shop_lookup(cache))
     report = ReportBuilder()
     diversity = DiversityBuilder()

@@ -28,7 +28,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from datasketch import MinHash, MinHashLSH
 from pydantic import BaseModel, ConfigDict, Field
 
 from shoparena.records.problem import Intent, Problem
@@ -152,6 +151,10 @@ def similar_pairs(
     reps = list(groups.values()) if expand else [members[:1] for members in groups.values()]
     sets = [shingles(norms[members[0]], shingle_size) for members in reps]
     if len(reps) > 1:
+        # Imported here: datasketch imports scipy (a second of CPU), which a process that only reads this
+        # module's constants (a corpus build's ingest processes, through the config) never needs.
+        from datasketch import MinHash, MinHashLSH
+
         minhashes = MinHash.bulk(
             [[s.encode("utf-8") for s in sorted(shingle_set)] for shingle_set in sets], num_perm=NUM_PERM
         )
