@@ -270,13 +270,23 @@ class _WordCounts(dict[str, int]):
         return self.chunk(parts[0]) + sum(map(self.parts.__getitem__, parts[1:]))
 
 
+#: Texts up to this many characters key the count cache themselves (most pieces: a word, a line of JSON);
+#: longer ones by their digest. A digest and a text never compare equal (bytes, str).
+_DIGEST_FROM = 64
+
+
+def _digest(text: str) -> bytes:
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
 class TokenCounter:
     """Token counts of texts, each distinct text (or piece of one) tokenised once.
 
     A firehose repeats most message texts: every record opens with the same system prompt, the miners of a
     race share each problem's user turn, and teachers that search alike get the same tool results. Counts
-    are keyed by a 128-bit BLAKE2b digest of the text (not the text: tool results run to kilobytes), at
-    most ``size`` of them (then the cache starts over); a count never depends on the cache. A byte-level
+    are keyed by a 128-bit BLAKE2b digest of the text (not the text: tool results run to kilobytes; a short
+    piece, up to :data:`_DIGEST_FROM` characters, by itself, which costs no hashing), at most ``size`` of
+    them (then the cache starts over); a count never depends on the cache. A byte-level
     BPE (the tiny tokenizer) counts by pieces that add up (:func:`_piece_splitter`), so texts that share
     lines share their counts.
     """
@@ -284,13 +294,13 @@ class TokenCounter:
     def __init__(self, tokenizer: Any, size: int = 200_000) -> None:
         self.tokenizer = tokenizer
         self.size = size
-        self._counts: dict[bytes, int] = {}
+        self._counts: dict[bytes | str, int] = {}
         self._split = _piece_splitter(tokenizer)
         # Pieces of a text split into words the same way as the backend does (see _piece_splitter).
         self._words = _WordCounts(_backend(tokenizer), size) if self._split is not None else None
 
     def _cached(self, text: str, split: Callable[[str], list[str | None]] | None = None) -> int:
-        key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+        key = text if len(text) <= _DIGEST_FROM else _digest(text)
         count = self._counts.get(key)
         if count is None:
             if split is None:
