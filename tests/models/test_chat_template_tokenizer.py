@@ -86,3 +86,24 @@ def test_a_template_from_elsewhere_renders_in_the_sandbox(pair):
         foreign.apply_chat_template([{"role": "user", "content": "x"}])
     trusted = ChatTemplateTokenizer(ours.backend, probe, {}, sandboxed=False)
     assert "object" in trusted.apply_chat_template([{"role": "user", "content": "x"}])
+
+
+def test_the_plain_environment_reads_attributes_as_jinja_does(pair):
+    """Outside the sandbox a dict's keys are read first (no failed attribute lookup per read): the same text
+    as Jinja's own lookup, a key that shares a dict method's name included (Jinja gives the method)."""
+    import jinja2
+
+    _, ours = pair
+    probe = (
+        "{% for m in messages %}{{ m.role }}|{{ m.content }}|{{ m.items is defined }}|"
+        "{{ m.missing is defined }}|{{ m.tool_calls[0].function.name if m.tool_calls is defined }};"
+        "{% endfor %}"
+    )
+    messages = [
+        {"role": "user", "content": "x", "items": "a key named like a dict method"},
+        {"role": "assistant", "content": "", "tool_calls": [{"function": {"name": "find_product"}}]},
+    ]
+    plain = ChatTemplateTokenizer(ours.backend, probe, {}, sandboxed=False)
+    want = jinja2.Environment().from_string(probe).render(messages=messages)
+    assert plain.apply_chat_template(messages) == want
+    assert "find_product" in want and "True|False" in want
