@@ -9,7 +9,7 @@ import orjson
 import pytest
 from corpus_helpers import view_record as _record
 
-from shoparena.corpus.export import ViewWriter, _Sink, save_stream_to_disk
+from shoparena.corpus.export import ViewWriter, _Sink
 from shoparena.corpus.views import VIEWS, features
 
 
@@ -58,21 +58,6 @@ def _assert_same_folder(ours: Path, theirs: Path, fingerprint: str) -> list[str]
     assert state == {**their_state, "_fingerprint": fingerprint}
     assert load_from_disk(str(ours)).to_list() == load_from_disk(str(theirs)).to_list()
     return names
-
-
-@pytest.mark.parametrize("max_shard_size", [None, 200_000])
-def test_stream_copy_matches_datasets_save_to_disk(tmp_path: Path, monkeypatch, max_shard_size):
-    from datasets import Dataset, config
-
-    if max_shard_size is not None:  # several contiguous shards
-        monkeypatch.setattr(config, "MAX_SHARD_SIZE", max_shard_size)
-    rows = [row for i in range(300) for row in VIEWS["steps"].rows(_record(i, i % 7))]
-    stream = _plain_stream(tmp_path / "plain.arrow", "steps", rows)
-    ours, theirs = tmp_path / "ours", tmp_path / "theirs"
-    save_stream_to_disk(stream, ours, "steps", "f" * 16)
-    Dataset.from_file(str(stream)).save_to_disk(str(theirs))
-    names = _assert_same_folder(ours, theirs, "f" * 16)
-    assert (max_shard_size is None) == (sum(n.startswith("data-") for n in names) == 1)
 
 
 # The shard written while the rows come, moved into place (default layout), or re-cut from it: into several

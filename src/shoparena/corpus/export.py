@@ -158,13 +158,13 @@ class _Chunks:
     ``chunk``: the file's batches are first re-cut into the batches a stream of ``chunk``-row tables of the
     same rows reads back (each rebuilt: a slice's bitmaps carry its chunk's neighbouring bits)."""
 
-    def __init__(self, path: Path, chunk: int | None = None) -> None:
+    def __init__(self, path: Path, chunk: int) -> None:
         import pyarrow as pa
 
         self._pa = pa
         self._file = pa.OSFile(str(path), "rb")
         self._reader = pa.ipc.open_stream(self._file)
-        self._batches = iter(self._reader) if chunk is None else self._rechunked(chunk)
+        self._batches = self._rechunked(chunk)
         self._held: Any = None  # the part of a batch that the last shard left
 
     def shard(self, rows: int) -> Any:
@@ -214,37 +214,13 @@ class _ShardChunks:
                 yield batch.slice(start, max_chunksize)
 
 
-def _stream_size(path: Path) -> tuple[int, int]:
-    """Rows and Arrow bytes of an IPC stream file (what ``Dataset._estimate_nbytes`` sums), read
-    sequentially: one batch in memory at a time, nothing memory-mapped."""
-    import pyarrow as pa
-
-    rows = nbytes = 0
-    with pa.OSFile(str(path), "rb") as source, pa.ipc.open_stream(source) as reader:
-        for batch in reader:
-            rows += batch.num_rows
-            nbytes += batch.nbytes
-    return rows, nbytes
-
-
-def save_stream_to_disk(arrow_path: Path, target: Path, view: str, fingerprint: str) -> None:
-    """Write what ``Dataset.from_file(arrow_path).save_to_disk(target)`` writes (same shards, batches and
-    info), reading the rows sequentially: ``save_to_disk`` copies from the memory-mapped table, whose
-    pages then count in the process's resident set. ``fingerprint`` (``state.json``) is the content hash
-    of the rows, so the folder is byte-identical on re-runs (``from_file`` would hash the path)."""
-    rows, nbytes = _stream_size(arrow_path)
-    target.mkdir(parents=True, exist_ok=True)
-    names = _write_shards(arrow_path, target, view, rows, _shard_layout(rows, nbytes))
-    _write_dataset_files(target, names, view, fingerprint)
-
-
 def _write_shards(
     source: Path,
     target: Path,
     view: str,
     rows: int,
     layout: tuple[int, int],
-    chunk: int | None = None,
+    chunk: int,
 ) -> list[str]:
     """The ``rows`` rows of the Arrow stream ``source`` as ``layout[0]`` contiguous shards in ``target``
     (cut as ``Dataset.shard(contiguous=True)`` cuts them), in batches of ``layout[1]`` rows (cut by
@@ -377,5 +353,4 @@ __all__ = [
     "ViewWriter",
     "export_views",
     "rendered_record",
-    "save_stream_to_disk",
 ]
