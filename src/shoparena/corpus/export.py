@@ -74,6 +74,16 @@ class _Sink:
         self.jsonl.close()
 
 
+def _arrow_writer(path: Path, view: str) -> Any:
+    """datasets' ``ArrowWriter`` of ``view``'s rows into ``path``, on a native pyarrow file: the IPC stream's
+    writes stay in Arrow (its own path opens an fsspec file, which takes every write through Python). The
+    writer closes the file on ``finalize``."""
+    import pyarrow as pa
+    from datasets.arrow_writer import ArrowWriter
+
+    return ArrowWriter(features=features(view), stream=pa.OSFile(str(path), "wb"), embed_local_files=True)
+
+
 def _shard_layout(rows: int, nbytes: int) -> tuple[int, int]:
     """(shards, rows per record batch) of ``save_to_disk`` for a table of ``rows`` rows and ``nbytes``
     Arrow bytes (``Dataset._estimate_nbytes``): at least one shard (datasets writes none for an empty split
@@ -101,11 +111,10 @@ class _ShardWriter:
 
     def __init__(self, path: Path, view: str) -> None:
         from datasets import config
-        from datasets.arrow_writer import ArrowWriter
 
         self.path, self.view = path, view
         self.batch_size = config.DEFAULT_MAX_BATCH_SIZE
-        self.writer = ArrowWriter(features=features(view), path=str(path), embed_local_files=True)
+        self.writer = _arrow_writer(path, view)
         self.pending: list[Any] = []
         self.held = self.rows = self.nbytes = 0
 
@@ -226,7 +235,6 @@ def _write_shards(
     (cut as ``Dataset.shard(contiguous=True)`` cuts them), in batches of ``layout[1]`` rows (cut by
     datasets' ``table_iter``, as ``Dataset.iter`` cuts them), the source read as ``chunk``-row batches
     (:class:`_Chunks`); returns the shards' file names."""
-    from datasets.arrow_writer import ArrowWriter
     from datasets.table import table_iter
 
     shards, batch_size = layout
@@ -235,7 +243,7 @@ def _write_shards(
     chunks = _Chunks(source, chunk)
     try:
         for i, name in enumerate(names):
-            writer = ArrowWriter(features=features(view), path=str(target / name), embed_local_files=True)
+            writer = _arrow_writer(target / name, view)
             try:
                 for table in table_iter(chunks.shard(div + (1 if i < mod else 0)), batch_size):
                     writer.write_table(table)
