@@ -11,7 +11,7 @@ from shoparena.formats._common import message_dict
 from shoparena.formats._steps import step_from_dict, step_to_dict
 from shoparena.formats.tagged import OUTPUT_ROLES, _render_roles, render_step_content
 from shoparena.records.trajectory import Step, ToolCall, Trajectory
-from shoparena.scoring.format_reward import _rendered_step_verdict, format_reward
+from shoparena.scoring.format_reward import StepChecks, _rendered_step_verdict, format_reward
 
 #: Strings that move the verdict: every role's tags (open, close, escaped), slashes, quotes, non-ASCII.
 _TEXTS = [
@@ -98,6 +98,28 @@ def test_verdicts_equal_the_full_renderings() -> None:
         assert fast is None or fast == expected, (step, roles)
         seen.add(fast)
     assert seen == {None, 0.0, 1.0}  # every outcome occurs
+
+
+def test_checks_shared_between_profiles_give_the_same_verdicts() -> None:
+    """One StepChecks across both profiles (either first) and every role set: each verdict equals the one
+    computed alone, a result's tag still fails the profile with results after the other one passed."""
+    steps = _steps()
+    alone = {
+        (i, with_results, roles): _rendered_step_verdict(step, with_results, roles)
+        for i, step in enumerate(steps)
+        for with_results in (True, False)
+        for roles in ROLE_SETS
+    }
+    for order in ((False, True), (True, False)):
+        checks = StepChecks()
+        for i, step in enumerate(steps):
+            for roles in ROLE_SETS:
+                for with_results in order:
+                    shared = _rendered_step_verdict(step, with_results, roles, checks)
+                    assert shared == alone[(i, with_results, roles)], (step, roles, with_results)
+        assert len(checks) == sum(1 for s in steps if s.tool_calls) * len(ROLE_SETS)
+    tagged = [k for k, v in alone.items() if k[1] and v == 0.0 and alone[(k[0], False, k[2])] == 1.0]
+    assert tagged  # the case where the shared check alone would pass a failing step
 
 
 def test_plain_results_take_the_fast_verdict() -> None:

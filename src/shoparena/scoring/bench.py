@@ -16,6 +16,7 @@ from pathlib import Path
 from shoparena.records.problem import Problem
 from shoparena.records.trajectory import Trajectory
 from shoparena.records.verdict import Verdict
+from shoparena.scoring.format_reward import StepChecks
 from shoparena.scoring.lookup import ProductLookup
 from shoparena.scoring.profiles import OUTPUT_ROLES, SHOPPINGBENCH, STRICT, ScoringProfile, get_profile
 from shoparena.scoring.scorer import RunScore, SlotMemo, score_run, score_trajectory
@@ -100,8 +101,10 @@ class ScoringBench:
         *,
         title_threshold: float | None = None,
         format_roles: Sequence[str] = OUTPUT_ROLES,
+        step_checks: StepChecks | None = None,
     ) -> Verdict:
-        """The verdict of ``trajectory`` (None: the run has none) on ``problem`` under one profile."""
+        """The verdict of ``trajectory`` (None: the run has none) on ``problem`` under one profile
+        (``step_checks``: format checks shared with the same trajectory's other profile)."""
         if self.lookup is None:
             raise ValueError("the scoring bench has no product lookup (no catalogue index)")
         return score_trajectory(
@@ -113,6 +116,7 @@ class ScoringBench:
             title_threshold=title_threshold,
             format_roles=format_roles,
             slot_memo=self._slot_memo,
+            step_checks=step_checks,
         )
 
     def score(self, trajectory: Trajectory, problem: Problem | None = None) -> BenchVerdicts | None:
@@ -122,9 +126,10 @@ class ScoringBench:
             problem = self.problems.get(trajectory.problem_id or "")
         if problem is None or self.lookup is None:
             return None
+        checks = StepChecks()  # the steps' format checks without results: the same under both profiles
         return BenchVerdicts(
-            strict=self.verdict(problem, trajectory, STRICT.name),
-            shoppingbench=self.verdict(problem, trajectory, SHOPPINGBENCH.name),
+            strict=self.verdict(problem, trajectory, STRICT.name, step_checks=checks),
+            shoppingbench=self.verdict(problem, trajectory, SHOPPINGBENCH.name, step_checks=checks),
         )
 
     def score_run(

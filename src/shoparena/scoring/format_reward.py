@@ -99,7 +99,19 @@ _DUMPS_OPTIONS = (
 _OPEN_TAGS: dict[str, bytes] = {role: f"<{role}>".encode() for role in OUTPUT_ROLES}
 
 
-def _rendered_step_verdict(step: Step, include_results: bool, roles: Sequence[str]) -> float | None:
+class StepChecks(dict[tuple[int, tuple[str, ...]], float | None]):
+    """The fast verdicts of steps without their results, by step (``id``) and roles, shared by the profiles
+    that score one trajectory (:meth:`shoparena.scoring.bench.ScoringBench.score`): the strict check adds only
+    its results to what the other profile checked. Live no longer than the steps (an ``id`` is reused only
+    after its object is gone)."""
+
+
+_UNCHECKED = object()
+
+
+def _rendered_step_verdict(
+    step: Step, include_results: bool, roles: Sequence[str], checks: StepChecks | None = None
+) -> float | None:
     """``format_reward(render_step(step, ...), roles)`` without writing and re-parsing the call list.
 
     In the rendered text the call list (every tool result with it: the bulk of a step) is ujson's
@@ -107,23 +119,59 @@ def _rendered_step_verdict(step: Step, include_results: bool, roles: Sequence[st
     checked role inside it fails the check (that tag is then doubled, or open without a close). The
     verdict is therefore 0 when a call string holds such a tag; else it is the verdict of the text with
     the list replaced by ``[]``, and 0 if the list is not one of ``{name: str, parameters: object}``.
-    The tags are looked up in orjson's dump of the list: orjson escapes no tag character and writes every
-    string the list holds. ``None`` (render and check the full text) where the encoders may differ: raw
-    message overrides, a ``null`` in the dump (orjson writes NaN and infinities as ``null``, ``json`` as
-    ``NaN``, which fails the check), whatever orjson refuses. ``tests/scoring`` compares both verdicts.
+    The tags are looked up in orjson's dumps: orjson escapes no tag character and writes every string the
+    list holds, and a tag (no quote in it) lies inside one string. The results are their own dumps: the
+    list with them holds the strings of the list without them and theirs, so the verdict with results is
+    the one without (``checks`` may hold it) unless a result holds a tag. ``None`` (render and check the
+    full text) where the encoders may differ: raw message overrides, a ``null`` in a dump (orjson writes
+    NaN and infinities as ``null``, ``json`` as ``NaN``, which fails the check), whatever orjson refuses.
+    ``tests/scoring`` compares both verdicts.
     """
     if step.unknown_keys.get("message") or not step.tool_calls:  # a key order alone changes no role text
         return None
-    calls = [tool_call_dict(c, with_result=include_results) for c in step.tool_calls]
+    results = _results_verdict(step, roles) if include_results else 1.0
+    if results is None:
+        return None
+    key = (id(step), tuple(roles))
+    calls = checks.get(key, _UNCHECKED) if checks is not None else _UNCHECKED
+    if calls is _UNCHECKED:
+        calls = _calls_verdict(step, roles)
+        if checks is not None:
+            checks[key] = calls
+    return None if calls is None else min(calls, results)
+
+
+def _has_open_tag(body: bytes, roles: Sequence[str]) -> bool:
+    return any((_OPEN_TAGS.get(role) or f"<{role}>".encode()) in body for role in roles)
+
+
+def _results_verdict(step: Step, roles: Sequence[str]) -> float | None:
+    """0 when a call's result holds an opening tag of ``roles``, else 1; None where its dump is not json's."""
+    for call in step.tool_calls:
+        if not call.has_result:
+            continue
+        try:
+            body = orjson.dumps(call.result, option=_DUMPS_OPTIONS)
+        except TypeError:
+            return None
+        if b"null" in body:
+            return None
+        if _has_open_tag(body, roles):
+            return 0.0
+    return 1.0
+
+
+def _calls_verdict(step: Step, roles: Sequence[str]) -> float | None:
+    """The fast verdict of ``step`` rendered without its results (see :func:`_rendered_step_verdict`)."""
+    calls = [tool_call_dict(c, with_result=False) for c in step.tool_calls]
     try:
         body = orjson.dumps(calls, option=_DUMPS_OPTIONS)
     except TypeError:
         return None
     if b"null" in body:
         return None
-    for role in roles:
-        if (_OPEN_TAGS.get(role) or f"<{role}>".encode()) in body:
-            return 0.0
+    if _has_open_tag(body, roles):
+        return 0.0
     if "tool_call" in roles and not all(
         isinstance(c.get("name"), str) and isinstance(c.get("parameters"), dict) for c in calls
     ):
@@ -147,6 +195,7 @@ def step_format(
     *,
     roles: Sequence[str] = OUTPUT_ROLES,
     raw_content: bool = False,
+    checks: StepChecks | None = None,
 ) -> float:
     """Format score of one step under a profile (strict: ×penalty without a valid timestamp).
 
@@ -155,9 +204,12 @@ def step_format(
         scoring_profile: The scoring profile.
         roles: Roles the grammar checks (no-think runs: ``["tool_call"]``).
         raw_content: Check the raw completion content instead of the re-rendered roles (SB web evaluation).
+        checks: Checks shared with the other profile scoring the same trajectory.
     """
     score = (
-        None if raw_content else _rendered_step_verdict(step, scoring_profile.format_includes_results, roles)
+        None
+        if raw_content
+        else _rendered_step_verdict(step, scoring_profile.format_includes_results, roles, checks)
     )
     if score is None:
         text = (
@@ -177,12 +229,14 @@ def trajectory_format(
     *,
     roles: Sequence[str] = OUTPUT_ROLES,
     raw_content: bool = False,
+    checks: StepChecks | None = None,
 ) -> float:
-    """Mean step format score; 0 for a trajectory without steps."""
+    """Mean step format score; 0 for a trajectory without steps (``checks``: see :func:`step_format`)."""
     if not trajectory.steps:
         return 0.0
     total = sum(
-        step_format(s, scoring_profile, roles=roles, raw_content=raw_content) for s in trajectory.steps
+        step_format(s, scoring_profile, roles=roles, raw_content=raw_content, checks=checks)
+        for s in trajectory.steps
     )
     return total / len(trajectory.steps)
 

@@ -14,7 +14,7 @@ from shoparena.records.trajectory import EpisodeStatus, Trajectory
 from shoparena.records.verdict import FIELDS, Check, SlotVerdict, Verdict, VerdictStatus
 from shoparena.scoring._trusted import trusted
 from shoparena.scoring.aggregate import AggregateReport, compute_aggregate
-from shoparena.scoring.format_reward import length_reward, trajectory_format
+from shoparena.scoring.format_reward import StepChecks, length_reward, trajectory_format
 from shoparena.scoring.lookup import ProductLookup
 from shoparena.scoring.profiles import OUTPUT_ROLES, ScoringProfile, get_profile
 from shoparena.scoring.rules import score_slot
@@ -82,6 +82,7 @@ def score_trajectory(
     title_threshold: float | None = None,
     format_roles: Sequence[str] = OUTPUT_ROLES,
     slot_memo: SlotMemo | None = None,
+    step_checks: StepChecks | None = None,
 ) -> Verdict:
     """Score one trajectory (or a missing one) on one problem.
 
@@ -97,6 +98,7 @@ def score_trajectory(
         title_threshold: Override the backend's threshold for this profile.
         format_roles: Roles for the format grammar (no-think runs: ``["tool_call"]``).
         slot_memo: Slot verdicts already computed with this ``lookup`` and ``similarity`` (a bench's own).
+        step_checks: Format checks of this trajectory's steps shared with its other profile's scoring.
 
     Returns:
         The explained verdict.
@@ -123,7 +125,9 @@ def score_trajectory(
             return _finish(verdict)
         notes.append(f"run status {trajectory.status.value}: scored from its steps anyway")
 
-    verdict["format_score"] = trajectory_format(trajectory, prof, roles=format_roles, raw_content=is_web)
+    verdict["format_score"] = trajectory_format(
+        trajectory, prof, roles=format_roles, raw_content=is_web, checks=step_checks
+    )
     verdict["length_reward"] = length_reward(trajectory)
 
     call = trajectory.last_recommendation()
