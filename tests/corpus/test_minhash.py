@@ -40,3 +40,8 @@ def test_an_empty_set_is_the_empty_signature_and_copies_never_share_state():
     assert np.array_equal(signer([]).hashvalues, empty.hashvalues)  # the seeded one stays empty
     assert first.jaccard(second) < 0.5
     assert np.array_equal(first.hashvalues, _reference(["b c d", "a b c"], 16, seed=3).hashvalues)
+    seeded = empty.hashvalues.copy()
+    empty.hashvalues[:] = 0  # a signature written in place: the next one starts from the seeded values still
+    assert np.array_equal(signer([]).hashvalues, seeded)
+    copied = second.copy()  # a whole MinHash: datasketch's own methods work on it
+    assert copied.jaccard(second) == 1.0 and copied.seed == 3 and len(copied) == 16

@@ -42,9 +42,18 @@ class ShingleSigner:
                     hashes.clear()
                 value = hashes[shingle] = sha1_hash32(shingle.encode("utf-8"))
             values.append(value)
-        signature = self._empty.copy()  # the seeded permutations are drawn once, not per signature
+        signature = self._blank()
         signature.update_batch(values)
         return signature
+
+    def _blank(self) -> MinHash:
+        """A copy of the seeded empty MinHash: its attributes (the permutations drawn once, not per
+        signature) and its own hash values. ``MinHash.copy`` re-parses both through ``__init__``, which cost
+        more than the update itself; the values equal datasketch's (``tests/corpus/test_minhash.py``)."""
+        blank = object.__new__(MinHash)
+        blank.__dict__.update(self._empty.__dict__)
+        blank.hashvalues = self._empty.hashvalues.copy()
+        return blank
 
 
 __all__ = ["MEMO_SIZE", "ShingleSigner"]
