@@ -129,6 +129,20 @@ def test_line_writer_writes_records_and_refuses_a_raw_newline(tmp_path):
         LineWriter(tmp_path / "w.jsonl.gz", append=True)
 
 
+def test_dump_writes_one_line_per_value_whatever_its_strings_hold(tmp_path):
+    import orjson
+
+    values = [{"b": "x\ny\r\u2028\x00", "a": [1.5, None]}, "\n", {"z": {"y": 1, "x": 2}}]
+    for name in ("d.jsonl", "d.jsonl.gz"):
+        path = tmp_path / name
+        with LineWriter(path) as out:
+            lines = [out.dump(v) for v in values[:2]] + [out.dump(values[2], orjson.OPT_SORT_KEYS)]
+        assert out.count == 3
+        assert lines[0] == orjson.dumps(values[0]) + b"\n" and lines[2] == b'{"z":{"x":2,"y":1}}\n'
+        assert [v for _, v in iter_jsonl(path)] == values
+        assert read_bytes(path) == b"".join(lines)
+
+
 def test_blank_lines_are_only_ascii_white_space(tmp_path):
     # iter_raw_lines skips a line when bytes.strip() would empty it (tested without copying the line).
     from shoparena.jsonl import iter_raw_lines

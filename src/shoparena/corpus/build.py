@@ -164,7 +164,7 @@ def classify_all(
     ):
         for entry in _ingested(work, names):
             if entry["type"] == "quarantine":
-                bad.write(orjson.dumps(entry["item"]))
+                bad.dump(entry["item"])
                 quarantined[entry["item"]["field"]] += 1
                 n_quarantined += 1
                 continue
@@ -179,7 +179,7 @@ def classify_all(
                     line = {"patch": item.model_dump(mode="json", include=PASS1_FIELDS)}
                 else:
                     line = {"record": item.model_dump(mode="json")}
-                out.write(orjson.dumps(line))
+                out.dump(line)
     os.replace(target.with_name(target.name + ".tmp"), target)
     os.replace(quarantine.with_name(quarantine.name + ".tmp"), quarantine)
     return index, n_quarantined, quarantined
@@ -319,7 +319,7 @@ def _build(config: CorpusConfig, rundir: RunDir, identity: RunIdentity, say: Pro
                 record["cluster_id"], record["split"] = sides[record["problem_id"]]
                 report.add(record)
                 diversity.add(record)
-                fh.write(orjson.dumps(record))
+                fh.dump(record)
                 views.add(record)
     except BaseException:
         views.abort()

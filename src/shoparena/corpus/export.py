@@ -45,10 +45,7 @@ class _Sink:
         self.count = 0
 
     def add(self, row: dict[str, Any]) -> None:
-        line = orjson.dumps(row, option=orjson.OPT_SORT_KEYS)
-        self.jsonl.write(line)
-        self.digest.update(line)
-        self.digest.update(b"\n")
+        self.digest.update(self.jsonl.dump(row, orjson.OPT_SORT_KEYS))
         self.rows.append(row)
         self.count += 1
         if len(self.rows) >= BATCH_ROWS:

@@ -8,8 +8,6 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import orjson
-
 from shoparena.corpus.config import CorpusConfig
 from shoparena.corpus.ingest import ingest_file, ingest_run_dir
 from shoparena.jsonl import LineWriter, fewer_gc_passes
@@ -37,7 +35,7 @@ def ingest_source(
 
         def emit(item: CorpusRecord | Quarantined) -> None:
             tag = "record" if isinstance(item, CorpusRecord) else "quarantine"
-            fh.write(orjson.dumps({"type": tag, "item": item.model_dump(mode="json")}))
+            fh.dump({"type": tag, "item": item.model_dump(mode="json")})
 
         if kind == "run":
             notes = ingest_run_dir(Path(path), emit, cache)
