@@ -18,7 +18,6 @@ Every step is rounded where Lucene rounds it, so a term's score is bit-identical
 from __future__ import annotations
 
 import numpy as np
-from bm25s.scoring import _score_idf_lucene
 
 #: Byte codes below this value store the length itself (Lucene's ``NUM_FREE_VALUES``).
 NUM_FREE_VALUES = 24
@@ -86,6 +85,8 @@ def lucene_idf(df: np.ndarray | int, n_docs: int) -> np.ndarray:
 
 def scalar_idf(df: int, n_docs: int) -> float:
     """bm25s's own Lucene idf for one term (the reference the vectorised version is tested against)."""
+    from bm25s.scoring import _score_idf_lucene  # bm25s (and scipy.sparse) only for the reference
+
     return float(_score_idf_lucene(df, N=n_docs))
 
 
