@@ -141,37 +141,30 @@ def _rendered_step_verdict(
     return None if calls is None else min(calls, results)
 
 
-def _has_open_tag(body: bytes, roles: Sequence[str]) -> bool:
-    return any((_OPEN_TAGS.get(role) or f"<{role}>".encode()) in body for role in roles)
+def _tags_verdict(value: object, roles: Sequence[str]) -> float | None:
+    """0 when orjson's dump of ``value`` holds an opening tag of ``roles``, else 1; None where the dump may
+    not be ``json``'s (a ``null``: NaN and infinities; a value orjson refuses)."""
+    try:
+        body = orjson.dumps(value, option=_DUMPS_OPTIONS)
+    except TypeError:
+        return None
+    if b"null" in body:
+        return None
+    return 0.0 if any((_OPEN_TAGS.get(role) or f"<{role}>".encode()) in body for role in roles) else 1.0
 
 
 def _results_verdict(step: Step, roles: Sequence[str]) -> float | None:
-    """0 when a call's result holds an opening tag of ``roles``, else 1; None where its dump is not json's."""
-    for call in step.tool_calls:
-        if not call.has_result:
-            continue
-        try:
-            body = orjson.dumps(call.result, option=_DUMPS_OPTIONS)
-        except TypeError:
-            return None
-        if b"null" in body:
-            return None
-        if _has_open_tag(body, roles):
-            return 0.0
-    return 1.0
+    """:func:`_tags_verdict` of the step's results together: None if any is None, else the least."""
+    verdicts = [_tags_verdict(call.result, roles) for call in step.tool_calls if call.has_result]
+    return None if None in verdicts else min(verdicts, default=1.0)
 
 
 def _calls_verdict(step: Step, roles: Sequence[str]) -> float | None:
     """The fast verdict of ``step`` rendered without its results (see :func:`_rendered_step_verdict`)."""
     calls = [tool_call_dict(c, with_result=False) for c in step.tool_calls]
-    try:
-        body = orjson.dumps(calls, option=_DUMPS_OPTIONS)
-    except TypeError:
-        return None
-    if b"null" in body:
-        return None
-    if _has_open_tag(body, roles):
-        return 0.0
+    tags = _tags_verdict(calls, roles)
+    if tags != 1.0:
+        return tags
     if "tool_call" in roles and not all(
         isinstance(c.get("name"), str) and isinstance(c.get("parameters"), dict) for c in calls
     ):
