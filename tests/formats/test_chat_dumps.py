@@ -11,7 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from shoparena.formats._common import _chat_text, chat_dumps
+from shoparena.formats import _common
+from shoparena.formats._common import chat_dumps
 
 _LEAVES = (
     st.none()
@@ -51,15 +52,34 @@ def test_values_orjson_writes_otherwise(value):
     assert chat_dumps(value) == json.dumps(value, ensure_ascii=False)
 
 
-def test_a_repeated_value_is_remembered_and_look_alikes_are_not_confused():
-    _chat_text.cache_clear()
+def test_a_repeated_value_is_remembered_and_look_alikes_are_not_confused(monkeypatch):
+    monkeypatch.setattr(_common, "_CHAT_TEXTS", {})
     products = [{"product_id": "p1", "price": 12.5, "title": "Lamp"}]
-    chat_dumps(products)
-    chat_dumps([dict(p) for p in products])
-    assert _chat_text.cache_info().hits == 1
+    first = chat_dumps(products)
+    _common._CHAT_TEXTS[next(iter(_common._CHAT_TEXTS))] = "remembered"  # a hit returns the entry
+    assert chat_dumps([dict(p) for p in products]) == "remembered" and len(_common._CHAT_TEXTS) == 1
+    assert first == json.dumps(products, ensure_ascii=False)
     # None and NaN are both orjson's null: never served from one another's entry.
     assert chat_dumps([None]) == "[null]" and chat_dumps([math.nan]) == "[NaN]"
     assert chat_dumps([1]) == "[1]" and chat_dumps([1.0]) == "[1.0]" and chat_dumps([True]) == "[true]"
+
+
+def test_the_memo_starts_over_when_full(monkeypatch):
+    monkeypatch.setattr(_common, "_CHAT_TEXTS", {})
+    monkeypatch.setattr(_common, "_CHAT_TEXTS_SIZE", 3)
+    texts = [chat_dumps({"i": i}) for i in range(7)]
+    assert texts == [json.dumps({"i": i}) for i in range(7)] and len(_common._CHAT_TEXTS) == 1
+
+
+def test_a_value_only_orjson_writes_is_its_json_value():
+    class Colour(enum.Enum):
+        RED = "red"
+
+    import uuid
+
+    value = {"c": Colour.RED, "u": uuid.UUID(int=1)}
+    assert chat_dumps(value) == '{"c": "red", "u": "00000000-0000-0000-0000-000000000001"}'
+    assert chat_dumps(value) == '{"c": "red", "u": "00000000-0000-0000-0000-000000000001"}'
 
 
 def test_subclasses_are_written_by_json():
