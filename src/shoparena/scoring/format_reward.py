@@ -106,9 +106,6 @@ class StepChecks(dict[tuple[int, tuple[str, ...]], float | None]):
     after its object is gone)."""
 
 
-_UNCHECKED = object()
-
-
 def _rendered_step_verdict(
     step: Step, include_results: bool, roles: Sequence[str], checks: StepChecks | None = None
 ) -> float | None:
@@ -132,12 +129,13 @@ def _rendered_step_verdict(
     results = _results_verdict(step, roles) if include_results else 1.0
     if results is None:
         return None
-    key = (id(step), tuple(roles))
-    calls = checks.get(key, _UNCHECKED) if checks is not None else _UNCHECKED
-    if calls is _UNCHECKED:
+    if checks is None:
         calls = _calls_verdict(step, roles)
-        if checks is not None:
-            checks[key] = calls
+    else:
+        key = (id(step), tuple(roles))
+        if key not in checks:
+            checks[key] = _calls_verdict(step, roles)
+        calls = checks[key]
     return None if calls is None else min(calls, results)
 
 
