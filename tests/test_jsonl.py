@@ -112,6 +112,25 @@ def test_sha256_file_matches_hashlib(tmp_path):
     assert sha256_file(path) == hashlib.sha256(b"x" * 3_000_000).hexdigest()
 
 
+def test_sha256_file_shares_one_buffer_across_files_of_any_size(tmp_path):
+    """One buffer for many files (a fingerprint's walk): each digest covers only the bytes read into it, never
+    what a longer file left there, whether the file fits one block, ends on a block or spans several."""
+    import random
+
+    rng = random.Random(7)
+    for size in (7, 3):
+        buffer = bytearray(size)
+        for n in [13, 0, 1, 6, 7, 8, 14, 21, 2, 40, 5]:
+            data = rng.randbytes(n)
+            path = tmp_path / f"f{n}.bin"
+            path.write_bytes(data)
+            assert sha256_file(path, buffer) == hashlib.sha256(data).hexdigest(), (size, n)
+    with pytest.raises(IsADirectoryError):
+        sha256_file(tmp_path)
+    with pytest.raises(FileNotFoundError):
+        sha256_file(tmp_path / "missing")
+
+
 def test_line_writer_writes_records_and_refuses_a_raw_newline(tmp_path):
     for name in ("w.jsonl", "w.jsonl.gz"):
         path = tmp_path / name

@@ -31,7 +31,7 @@ from typing import IO, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from shoparena.jsonl import sha256_file
+from shoparena.jsonl import HASH_BLOCK, sha256_file
 from shoparena.runs.manifest import CONFIG_NAME, MANIFEST_NAME, SUMMARY_NAME
 
 IDENTITY_NAME = "identity.json"
@@ -143,12 +143,12 @@ def fingerprint(path: str | Path) -> str:
         return sha256_file(path)
     if not path.is_dir():
         return "missing"
-    digest = hashlib.sha256()
+    digest, buffer = hashlib.sha256(), bytearray(HASH_BLOCK)
     # Files in the order of their relative paths' parts (what sorting the Paths gave), walked with scandir:
     # a firehose holds thousands of small files, and Path objects cost more than hashing them.
     for parts in sorted(_tree(str(path), ())):
         digest.update("/".join(parts).encode() + b"\0")
-        digest.update(sha256_file(os.path.join(path, *parts)).encode() + b"\n")
+        digest.update(sha256_file(os.path.join(path, *parts), buffer).encode() + b"\n")
     return digest.hexdigest()
 
 
