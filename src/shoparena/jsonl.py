@@ -298,8 +298,8 @@ def fewer_gc_passes() -> Iterator[None]:
 
 
 __all__ = [
-    "HASH_BLOCK",
     "EXIT_UNREADABLE_INPUT",
+    "HASH_BLOCK",
     "JsonlReadError",
     "LineWriter",
     "append_line",
