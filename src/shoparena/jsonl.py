@@ -272,12 +272,9 @@ def sha256_file(path: str | Path, buffer: bytearray | None = None) -> str:
     allocation and its page faults, more than hashing a small file (a firehose holds tens of thousands)."""
     digest = hashlib.sha256()
     block = memoryview(buffer if buffer is not None else bytearray(HASH_BLOCK))
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
-    try:
-        while n := os.readv(fd, [block]):
+    with open(path, "rb", buffering=0) as fh:
+        while n := fh.readinto(block):
             digest.update(block[:n])
-    finally:
-        os.close(fd)
     return digest.hexdigest()
 
 
