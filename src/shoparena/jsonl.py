@@ -266,15 +266,21 @@ def append_line(path: str | Path, line: str, *, fsync: bool = True) -> None:
 HASH_BLOCK = 1 << 20
 
 
-def sha256_file(path: str | Path, buffer: bytearray | None = None) -> str:
-    """Hex sha256 of a file's bytes, streamed through ``buffer`` (default: a new one of :data:`HASH_BLOCK`
-    bytes). A caller hashing many files passes one buffer for all of them: a fresh block per read costs an
-    allocation and its page faults, more than hashing a small file (a firehose holds tens of thousands)."""
-    digest = hashlib.sha256()
+def update_from_file(digest: Any, path: str | Path, buffer: bytearray | None = None) -> None:
+    """Feed a file's bytes to ``digest`` (a ``hashlib`` object), streamed through ``buffer`` (default: a new
+    one of :data:`HASH_BLOCK` bytes). A caller hashing many files passes one buffer for all of them: a fresh
+    block per read costs an allocation and its page faults, more than hashing a small file (a firehose holds
+    tens of thousands)."""
     block = memoryview(buffer if buffer is not None else bytearray(HASH_BLOCK))
     with open(path, "rb", buffering=0) as fh:
         while n := fh.readinto(block):
             digest.update(block[:n])
+
+
+def sha256_file(path: str | Path, buffer: bytearray | None = None) -> str:
+    """Hex sha256 of a file's bytes (``buffer``: see :func:`update_from_file`)."""
+    digest = hashlib.sha256()
+    update_from_file(digest, path, buffer)
     return digest.hexdigest()
 
 
@@ -309,5 +315,6 @@ __all__ = [
     "read_jsonl_dicts",
     "repair_torn_tail",
     "sha256_file",
+    "update_from_file",
     "write_jsonl",
 ]

@@ -175,3 +175,25 @@ def test_a_missing_engine_says_how_to_install_it(tiny_model, monkeypatch) -> Non
     monkeypatch.setitem(sys.modules, "ctranslate2", None)  # import fails as if not installed
     with pytest.raises(BackendError, match=r"not installed \(pip install 'shoparena\[ct2\]'"):
         CTranslate2Backend(tiny_model)
+
+
+def test_model_fingerprint_hashes_names_and_bytes_of_the_model_files_in_order(tmp_path):
+    """sha256 over each model file's name, a NUL and its bytes, in name order; other files do not count. The
+    bytes go through one shared read buffer, so a file longer than it and one after it are both whole."""
+    import hashlib
+
+    from shoparena.eval.ct2_engine import model_fingerprint
+    from shoparena.jsonl import HASH_BLOCK
+
+    files = {
+        "model.safetensors": b"w" * (HASH_BLOCK + 5),
+        "config.json": b'{"a": 1}',
+        "tokenizer.json": b"{}",
+    }
+    for name, data in files.items():
+        (tmp_path / name).write_bytes(data)
+    (tmp_path / "notes.txt").write_text("not a model file")
+    expected = hashlib.sha256()
+    for name in sorted(files):
+        expected.update(name.encode() + b"\0" + files[name])
+    assert model_fingerprint(tmp_path) == expected.hexdigest()

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from shoparena.eval.batching import GenerationJob, GeneratorChatBackend, QueuedGenerator
+from shoparena.jsonl import HASH_BLOCK, update_from_file
 from shoparena.llm.types import BackendError
 
 logger = logging.getLogger(__name__)
@@ -72,12 +73,10 @@ def model_fingerprint(model_dir: Path) -> str:
     )
     if not any(p.suffix == ".safetensors" for p in files) or not (model_dir / "config.json").is_file():
         raise BackendError(f"model folder {model_dir}: no config.json or *.safetensors weights to convert")
-    digest = hashlib.sha256()
+    digest, buffer = hashlib.sha256(), bytearray(HASH_BLOCK)
     for path in files:
         digest.update(path.name.encode() + b"\0")
-        with open(path, "rb") as fh:
-            for block in iter(lambda fh=fh: fh.read(1 << 20), b""):
-                digest.update(block)
+        update_from_file(digest, path, buffer)
     return digest.hexdigest()
 
 
