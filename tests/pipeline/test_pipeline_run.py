@@ -105,3 +105,45 @@ def test_stage_outputs_read_back_as_their_records(tiny_run):
     reference = ReferenceOutput.model_validate(manifest.stages["reference"].outputs)
     assert reference.scores["strict"].n == partitions.pools["heldout"].problems
     assert isinstance(reference.scores["shoppingbench"].per_category, dict)
+
+
+def test_until_runs_the_named_stage_and_what_it_reads_and_a_full_run_resumes_them(tmp_path):
+    out = tmp_path / "run"
+    summary = run_pipeline(
+        PipelineConfig.model_validate(TINY),
+        out,
+        stages=light_stages(),
+        console=_console(),
+        until="partitions",
+        strict=True,  # the stages left out are not "missing": strict does not fail on them
+    )
+    statuses = {name: s["status"] for name, s in summary["stages"].items()}
+    assert statuses == {
+        "catalog": "ran",
+        "index": "ran",
+        "bank": "ran",
+        "partitions": "ran",
+        "reference": "blocked",
+    }
+    assert summary["stages"]["reference"]["reason"] == "not selected"
+    full = run_pipeline(PipelineConfig.model_validate(TINY), out, stages=light_stages(), console=_console())
+    statuses = {name: s["status"] for name, s in full["stages"].items()}
+    assert statuses == {
+        "catalog": "resumed",
+        "index": "resumed",
+        "bank": "resumed",
+        "partitions": "resumed",
+        "reference": "ran",
+    }
+
+
+def test_until_an_unknown_stage_is_refused_before_anything_runs(tmp_path):
+    with pytest.raises(ValueError, match="unknown stage 'sfft'"):
+        run_pipeline(
+            PipelineConfig.model_validate(TINY),
+            tmp_path / "run",
+            stages=light_stages(),
+            console=_console(),
+            until="sfft",
+        )
+    assert not (tmp_path / "run").exists()

@@ -26,6 +26,11 @@ def run(
     restart: bool = typer.Option(
         False, "--restart", help="Start --out over (clears its stage directories) instead of resuming it."
     ),
+    until: str | None = typer.Option(
+        None,
+        "--until",
+        help="Run only this stage and what it reads (e.g. sft: a pilot without held-out eval).",
+    ),
 ) -> None:
     """Run (or resume) every stage whose config or inputs changed, then write RUNDIR/report.html."""
     from shoparena.pipeline import (
@@ -49,11 +54,20 @@ def run(
     except (PipelineConfigError, ValueError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(code=2) from None
+    if until is not None:
+        from shoparena.pipeline.dag import upstream_of
+        from shoparena.pipeline.stages import pipeline_stages
+
+        try:
+            upstream_of(pipeline_stages(), until)
+        except ValueError as exc:
+            typer.echo(f"error: --until: {exc}", err=True)
+            raise typer.Exit(code=2) from None
     if dry_run:
         typer.echo(json.dumps({"config": cfg.model_dump(mode="json"), "plan": plan_run(cfg, out)}, indent=1))
         return
     try:
-        run_pipeline(cfg, out, strict=strict, restart=restart)
+        run_pipeline(cfg, out, strict=strict, restart=restart, until=until)
     except PipelineIncompleteError as exc:
         typer.echo(f"error: pipeline incomplete: {exc}", err=True)
         raise typer.Exit(code=1) from None

@@ -88,6 +88,21 @@ class StageResult:
     reason: str = ""
 
 
+def upstream_of(stages: Sequence[Stage], name: str) -> set[str]:
+    """``name`` and every stage it reads, directly or not (what ``pipeline run --until NAME`` runs)."""
+    by_name = {s.name: s for s in stages}
+    if name not in by_name:
+        raise ValueError(f"unknown stage {name!r}; known: {', '.join(s.name for s in topological(stages))}")
+    needed: set[str] = set()
+    todo = [name]
+    while todo:
+        current = todo.pop()
+        if current not in needed:
+            needed.add(current)
+            todo.extend(by_name[current].deps)
+    return needed
+
+
 def topological(stages: Sequence[Stage]) -> list[Stage]:
     """The stages in an order where every dependency comes first; rejects unknown deps and cycles."""
     by_name = {s.name: s for s in stages}

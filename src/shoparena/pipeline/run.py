@@ -12,7 +12,7 @@ from rich.table import Table
 
 import shoparena
 from shoparena.pipeline.config import PipelineConfig
-from shoparena.pipeline.dag import Stage, StageResult, plan, run_dag
+from shoparena.pipeline.dag import Stage, StageResult, plan, run_dag, upstream_of
 from shoparena.pipeline.layout import REPORT_HTML_NAME, PipelineRun
 from shoparena.pipeline.stages import pipeline_stages
 from shoparena.runs import RunDir, read_manifest
@@ -44,6 +44,7 @@ def run_pipeline(
     strict: bool = False,
     report: bool = True,
     restart: bool = False,
+    until: str | None = None,
 ) -> dict[str, Any]:
     """Run (or resume) every stage, render ``report.html`` and return the summary.
 
@@ -52,6 +53,8 @@ def run_pipeline(
         strict: Raise when a stage is unavailable or blocked instead of reporting it.
         report: Render ``out_dir/report.html`` at the end (cheap; always re-rendered from what exists).
         restart: Start over: clear every stage's directory, the report and the bookkeeping first.
+        until: Run only this stage and the stages it reads (a pilot stops at ``sft``, before any held-out
+            evaluation); the others are reported "not selected" and a later full run resumes what ran.
 
     Raises:
         RunDirError: ``out_dir`` is a file or holds another kind of run; :class:`RunLockedError` while
@@ -60,6 +63,7 @@ def run_pipeline(
     console = console or Console()
     started = time.time()
     stages = list(stages if stages is not None else pipeline_stages())
+    only = sorted(upstream_of(stages, until)) if until is not None else None
     # The identity is the kind alone (RunDir's default): a changed config is the DAG's business (stage
     # hashes re-run exactly the stages it touches), so it resumes instead of being refused.
     run = RunDir(
@@ -70,7 +74,7 @@ def run_pipeline(
         restart=restart,
     )
     try:
-        return _run(run, config, stages, console, started, strict=strict, report=report)
+        return _run(run, config, stages, console, started, strict=strict, report=report, only=only)
     finally:
         run.close()
 
@@ -84,8 +88,9 @@ def _run(
     *,
     strict: bool,
     report: bool,
+    only: list[str] | None = None,
 ) -> dict[str, Any]:
-    results = run_dag(stages, config, run, console=console)
+    results = run_dag(stages, config, run, console=console, only=only)
     summary: dict[str, Any] = {
         "run_dir": str(run.path),
         "preset": config.preset,
@@ -99,7 +104,9 @@ def _run(
     if report:
         console.print(f"[green]report: {summary['report']}")
     if strict:
-        missing = [r for r in results if r.status not in {"ran", "resumed"}]
+        missing = [
+            r for r in results if r.status not in {"ran", "resumed"} and (only is None or r.name in only)
+        ]
         if missing:
             raise PipelineIncompleteError("; ".join(f"{r.name}: {r.status} ({r.reason})" for r in missing))
     return summary

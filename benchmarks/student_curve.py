@@ -1,0 +1,222 @@
+"""A student's scaling curve on problems that are fair to tune on: the corpus's eval split and never-raced
+problems of the train pool, at each saved training checkpoint (never the held-out partition).
+
+Usage:
+  python benchmarks/student_curve.py RUN_DIR [--out DIR] [--pool 80] [--checkpoints 3] [--quick]
+
+RUN_DIR is a ``pipeline run --until sft`` directory (or a whole one: its held-out evaluations are not read).
+For the SFT run's checkpoints (``--checkpoints N``: N of them spread over training, always the final model)
+it evaluates the student strict and greedy with the pipeline's own ``eval`` settings on
+
+* ``eval-split``: the corpus's ``eval`` split (whole leak clusters the student never trained on);
+* ``pool``: ``--pool`` problems of the ``train`` partition that no firehose race drew (balanced by intent,
+  seeded), so they reached neither corpus nor training;
+
+and writes ``OUT/curve.json`` with, per checkpoint and suite: training seconds so far (the model stage's
+plus the SFT run's up to that checkpoint, from file times), training tokens, success by intent and by basket
+size (2 vs 3-4 items) with Wilson intervals, the shortcut floor on the same problems, and (final only) the
+teacher-forced basket decisions on the eval split (``train.teacher_forcing.basket_decisions``). ``--quick``
+evaluates only the final model on 8 problems of each suite. Every evaluation is a resumable ``eval run``
+directory under OUT. Used for the student preset's pilots (docs/fidelity.md, "The student preset").
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import random
+from collections import Counter
+from pathlib import Path
+
+from rich.console import Console
+
+from shoparena.pipeline.config import load_pipeline_config
+from shoparena.pipeline.layout import PipelineRun
+from shoparena.pipeline.outputs import (
+    CorpusOutput,
+    FirehoseOutput,
+    IndexOutput,
+    ModelOutput,
+    PartitionsOutput,
+    TrainOutput,
+)
+from shoparena.pipeline.stages import evaluate_policy
+
+INTENTS = ("Product", "Shop", "Voucher", "Web")
+
+
+def wilson(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """The Wilson score interval of a proportion (the one the eval summaries report)."""
+    if n == 0:
+        return (0.0, 0.0)
+    p = successes / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+def basket_group(problem: dict) -> str:
+    """'1' (one product), '2' or '3-4' items: a problem's reward slots."""
+    reward = problem["reward"]
+    size = len(reward) if isinstance(reward, list) else 1
+    return "1" if size == 1 else "2" if size == 2 else "3-4"
+
+
+def raced_ids(firehose: FirehoseOutput) -> set[str]:
+    """Every problem any firehose race drew (its ``race_suite.json``)."""
+    ids: set[str] = set()
+    for race in firehose.race_dirs:
+        ids |= {p["problem_id"] for p in json.loads((Path(race) / "race_suite.json").read_text())}
+    return ids
+
+
+def eval_split(corpus: CorpusOutput) -> list[dict]:
+    """The corpus's ``eval`` split problems, as an ORO suite (full rewards, for the scorer)."""
+    problems = json.loads((Path(corpus.path) / "problems.json").read_text())
+    return [p for p in problems if p.get("split") == "eval"]
+
+
+def never_raced_pool(partitions: PartitionsOutput, raced: set[str], per_intent: int, seed: int) -> list[dict]:
+    """``per_intent`` problems of each intent from the train pool that no race drew (seeded, sorted by id)."""
+    pool = json.loads(Path(partitions.pools["train"].path).read_text())
+    rng = random.Random(seed)
+    chosen: list[dict] = []
+    for intent in INTENTS:
+        free = sorted(
+            (p for p in pool if p["category"] == intent and p["problem_id"] not in raced),
+            key=lambda p: p["problem_id"],
+        )
+        chosen += rng.sample(free, min(per_intent, len(free)))
+    return chosen
+
+
+def checkpoints(train: TrainOutput, count: int) -> list[Path]:
+    """``count`` checkpoints spread over the SFT run, the final model last."""
+    run = Path(train.path)
+    saved = sorted(run.glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[1]))
+    if count <= 1 or not saved:
+        return [Path(train.final)]
+    picks = [saved[round(i * (len(saved) - 1) / (count - 1))] for i in range(count - 1)]
+    return [*dict.fromkeys(picks), Path(train.final)]
+
+
+def sft_seconds(train: TrainOutput, folder: Path) -> float:
+    """Seconds of SFT up to ``folder`` (its write time against the run's config, written at the start)."""
+    start = (Path(train.path) / "config.yaml").stat().st_mtime
+    stamp = max(p.stat().st_mtime for p in folder.iterdir())
+    return round(stamp - start, 1)
+
+
+def tokens_seen(folder: Path) -> int | None:
+    """Training tokens up to ``folder`` (trainer_state's ``num_input_tokens_seen``) when TRL kept them."""
+    state = folder / "trainer_state.json"
+    if not state.exists():
+        state = folder.parent / "trainer_state.json"
+    if not state.exists():
+        return None
+    value = json.loads(state.read_text()).get("num_input_tokens_seen")
+    return int(value) if value else None
+
+
+def score(eval_dir: Path, problems: list[dict], index: str) -> dict:
+    """Success by intent and basket size of an eval run (strict, greedy), with the shortcut beside it."""
+    from shoparena.eval.run import shortcut_wins
+    from shoparena.search import SearchIndex
+
+    solved = {}
+    for line in (eval_dir / "episodes.jsonl").read_text().splitlines():
+        episode = json.loads(line)
+        if episode.get("sample", 0) == 0:
+            solved[episode["problem_id"]] = bool(episode["success_strict"])
+    floor = shortcut_wins(problems, SearchIndex.open(index), "lexical")["strict"]
+    counts: Counter = Counter()
+    for problem, shortcut in zip(problems, floor, strict=True):
+        for key in ("overall", problem["category"], f"{problem['category']} {basket_group(problem)}"):
+            counts[(key, "n")] += 1
+            counts[(key, "student")] += solved.get(problem["problem_id"], False)
+            counts[(key, "shortcut")] += bool(shortcut)
+    out = {}
+    for key in sorted({k for k, _ in counts}):
+        n, s = counts[(key, "n")], counts[(key, "student")]
+        out[key] = {"n": n, "student": s, "shortcut": counts[(key, "shortcut")], "ci": wilson(s, n)}
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("run_dir", type=Path)
+    parser.add_argument("--out", type=Path, default=None, help="Default: RUN_DIR/curve.")
+    parser.add_argument("--pool", type=int, default=80, help="Never-raced train-pool problems (all intents).")
+    parser.add_argument("--checkpoints", type=int, default=3)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--threads", type=int, default=2, help="Torch threads of each evaluation.")
+    parser.add_argument("--no-decisions", action="store_true", help="Skip the teacher-forced columns.")
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args()
+    console = Console()
+    run = PipelineRun.at(args.run_dir)
+    out = args.out or args.run_dir / "curve"
+    out.mkdir(parents=True, exist_ok=True)
+    section = load_pipeline_config(args.run_dir / "config.yaml").eval
+    section = section.model_copy(update={"options": {**section.options, "threads": args.threads}})
+
+    def output(model_type):
+        recorded = run.stage_outputs(model_type.stage)
+        return None if recorded is None else model_type.model_validate(run.resolve(recorded))
+
+    corpus, index = output(CorpusOutput), output(IndexOutput)
+    partitions, firehose = output(PartitionsOutput), output(FirehoseOutput)
+    train, model = output(TrainOutput), output(ModelOutput)
+    if None in (corpus, index, partitions, firehose, train, model):
+        raise SystemExit(
+            f"{args.run_dir}: run `pipeline run --until sft` first (a stage's output is missing)"
+        )
+    suites = {
+        "eval-split": eval_split(corpus),
+        "pool": never_raced_pool(partitions, raced_ids(firehose), args.pool // len(INTENTS), args.seed),
+    }
+    if args.quick:
+        suites = {name: problems[:: max(1, len(problems) // 8)][:8] for name, problems in suites.items()}
+    model_seconds = run.manifest.stages["model"].seconds
+    rows = []
+    folders = [Path(train.final)] if args.quick else checkpoints(train, args.checkpoints)
+    for folder in folders:
+        row = {
+            "checkpoint": folder.name,
+            "sft_seconds": sft_seconds(train, folder),
+            "model_seconds": model_seconds,
+            "tokens": tokens_seen(folder),
+            "suites": {},
+        }
+        for name, problems in suites.items():
+            suite_file = out / f"{name}.json"
+            suite_file.write_text(json.dumps(problems, indent=1))
+            eval_dir = out / f"{folder.name}-{name}"
+            evaluate_policy(
+                section, model=str(folder), suite=suite_file, index=index.path, out=eval_dir, console=console
+            )
+            row["suites"][name] = score(eval_dir, problems, index.path)
+            table = row["suites"][name]
+            console.print(
+                f"{folder.name} {name}: "
+                + ", ".join(
+                    f"{k} {v['student']}/{v['n']} (shortcut {v['shortcut']})" for k, v in table.items()
+                )
+            )
+        rows.append(row)
+        (out / "curve.json").write_text(json.dumps(rows, indent=1))
+    if not args.no_decisions and not args.quick:
+        from shoparena.train.teacher_forcing import basket_decisions, summarize_decisions
+
+        decisions = summarize_decisions(basket_decisions(train.final, corpus.path))
+        rows[-1]["teacher_forced"] = decisions
+        console.print(f"teacher-forced basket decisions (eval split): {decisions}")
+    (out / "curve.json").write_text(json.dumps(rows, indent=1))
+    console.print(f"[green]{out / 'curve.json'}")
+
+
+if __name__ == "__main__":
+    main()
