@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from shoparena.corpus.layout import CorpusRun
+from shoparena.eval.baskets import BasketTable
 from shoparena.eval.layout import EvalRun
 from shoparena.formats.native import trajectory_to_chat
 from shoparena.jsonl import iter_jsonl
@@ -58,6 +59,7 @@ class ReportData:
     comparison: dict[str, Any] | None = None  # base vs student, paired (eval.compare), when both ran
     comparison_error: str = ""
     missing: dict[str, str] = field(default_factory=dict)  # stage -> which output of a stage that ran is gone
+    baskets: BasketTable | None = None  # student, base, shortcut, planner by intent and basket size
 
     def output(self, model: type[OutputT]) -> OutputT | None:
         """The record the stage that writes ``model`` recorded; None when it has not run (or its record is
@@ -177,8 +179,44 @@ def load_report_data(run_dir: str | Path, examples: int = 3) -> ReportData:
             data.comparison = compare_runs(base_dir, student_dir).model_dump(mode="json")
         except (CompareError, EvalConfigError, OSError, ValueError) as exc:
             data.comparison_error = str(exc)
+        data.baskets = _basket_table(data, base_dir, student_dir)
     data.examples = _examples(data, corpus_dir, examples)
     return data
+
+
+def _basket_table(data: ReportData, base_dir: Path, student_dir: Path) -> BasketTable | None:
+    """Student, base, the shortcut floor and the reference planner on the held-out problems, by intent and
+    basket size (``eval.baskets``); None when a run cannot be read back (the headline says why)."""
+    from shoparena.eval.baskets import eval_run_table
+    from shoparena.eval.compare import CompareError
+    from shoparena.eval.config import EvalConfigError
+
+    try:
+        extra = {}
+        reference = data.output(ReferenceOutput)
+        log = stage_path(data.run_dir, reference.path) if reference is not None else None
+        if log is not None:
+            extra["planner"] = _planner_solved(student_dir, log)
+        return eval_run_table({"student": student_dir, "base": base_dir}, extra=extra)
+    except (CompareError, EvalConfigError, RunFileError, OSError, ValueError, KeyError) as exc:
+        data.missing.setdefault("baskets", f"by basket size: {exc}")
+        return None
+
+
+def _planner_solved(student_dir: Path, log: Path) -> list[bool]:
+    """The reference planner's strict success on the student's problems (its trajectories, scored again)."""
+    from shoparena.eval.compare import _run_problems
+    from shoparena.eval.run import read_run
+    from shoparena.formats.io import read_trajectories
+    from shoparena.scoring.bench import ScoringBench
+    from shoparena.search import SearchIndex
+
+    summary, _, config = read_run(student_dir)
+    problems = _run_problems(student_dir, summary, config)
+    bench = ScoringBench(problems, SearchIndex.open(config.index), config.similarity)
+    verdicts = bench.score_run(list(read_trajectories(log)), "strict", problems).verdicts
+    by_id = {v.problem_id: bool(v.success) for v in verdicts}
+    return [by_id.get(p.problem_id, False) for p in problems]
 
 
 def _examples(

@@ -327,8 +327,29 @@ def per_intent_line(data: ReportData) -> str:
     return f'<p class="intents">{label}: {" · ".join(parts)}</p>' if parts else ""
 
 
+def basket_sizes(data: ReportData) -> str:
+    """Student, base, shortcut floor and planner on one line each, by intent and basket size (greedy,
+    strict, the same held-out problems; Wilson 95 % intervals)."""
+    table = data.baskets
+    if table is None:
+        return ""
+    rows = [
+        [row.policy]
+        + [
+            f"{c.solved}/{c.n} [{c.ci_low:.2f}, {c.ci_high:.2f}]"
+            for c in (row.groups[g] for g in table.groups)
+        ]
+        for row in table.rows
+    ]
+    caption = (
+        '<p class="intents">by intent and basket size (items asked for), greedy strict successes on the '
+        "same held-out problems, Wilson 95 % interval of the rate:</p>"
+    )
+    return caption + _table(["policy", *table.groups], rows)
+
+
 def section_result(data: ReportData, notes: Mapping[str, str]) -> str:
-    parts = [headline(data), per_intent_line(data)]
+    parts = [headline(data), per_intent_line(data), basket_sizes(data)]
     if not any(parts):
         why = data.missing.get("eval_student") or notes.get("eval_student") or notes.get("eval_base")
         raise SectionNotRun(why or "the student and its base have not been evaluated")
