@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint bench clean install
+.PHONY: run student test lint bench clean install
 
 $(STAMP): pyproject.toml scripts/install_system_deps.sh
 	bash scripts/install_system_deps.sh || echo "WARNING: system deps missing: arena sandbox isolation degrades, browser report tests skip" >&2
@@ -18,6 +18,10 @@ install: $(STAMP)
 
 run: $(STAMP)
 	$(BIN)/shoparena pipeline run --out runs/quickstart
+
+# The hour-long CPU student (docs/fidelity.md, "The student preset"): same stages, more data, longer training.
+student: $(STAMP)
+	$(BIN)/shoparena pipeline run --preset student --out runs/student
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q

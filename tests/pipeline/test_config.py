@@ -126,3 +126,33 @@ def test_the_eval_section_builds_the_eval_config_with_its_stated_defaults(tmp_pa
     assert EvalConfig.model_fields["max_steps"].default == 30
     described = EvalConfig.model_fields["max_steps"].description
     assert EvalSection.model_fields["max_steps"].description == described
+
+
+def _leaves(tree: dict, prefix: str = "") -> dict[str, object]:
+    out: dict[str, object] = {}
+    for key, value in tree.items():
+        name = f"{prefix}{key}"
+        out.update(_leaves(value, f"{name}.") if isinstance(value, dict) and value else {name: value})
+    return out
+
+
+def test_the_paper_preset_is_the_student_recipe_with_other_numbers_model_and_engine():
+    from shoparena.pipeline.config import PAPER_DIFFERS_IN
+
+    student = _leaves(load_pipeline_config(preset="student").model_dump(mode="json"))
+    paper = _leaves(load_pipeline_config(preset="paper").model_dump(mode="json"))
+    differ = sorted(k for k in student.keys() | paper.keys() if student.get(k) != paper.get(k))
+    assert differ, "the presets are the same"
+    outside = [k for k in differ if not any(k == p or k.startswith(f"{p}.") for p in PAPER_DIFFERS_IN)]
+    assert outside == []
+    assert paper["firehose.extra_pools"] == student["firehose.extra_pools"] == ["train"]
+
+
+def test_student_preset_dry_run_plans_every_stage(tmp_path):
+    result = CliRunner().invoke(
+        app, ["pipeline", "run", "--preset", "student", "--dry-run", "--out", str(tmp_path / "student")]
+    )
+    assert result.exit_code == 0, result.output
+    config = json.loads(result.output)["config"]
+    assert config["name"] == "student" and config["bank"]["heldout"] == 48
+    assert config["firehose"]["extra_pools"] == ["train"] and config["corpus"]["render_profile"] == "compact"

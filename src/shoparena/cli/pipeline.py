@@ -19,7 +19,11 @@ def run(
     config: Path | None = typer.Option(
         None, "--config", "-c", exists=True, dir_okay=False, help="pipeline.yaml (overlaid on the preset)."
     ),
-    preset: str = typer.Option("default", "--preset", help="default (embedded, laptop) | paper (GPU, vLLM)."),
+    preset: str = typer.Option(
+        "default",
+        "--preset",
+        help="default (embedded, laptop, ~10 min) | student (an hour of CPU training) | paper (GPU, vLLM).",
+    ),
     executor: str | None = typer.Option(None, "--executor", help="process | ray (overrides the config)."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Validate the config and print the stage plan."),
     strict: bool = typer.Option(False, "--strict", help="Fail when a stage is unavailable or blocked."),

@@ -274,8 +274,33 @@ class PipelineConfig(_Section):
     report: ReportSection = Field(default_factory=ReportSection)
 
 
+#: ``make student``: the embedded default's stages with an hour of CPU training, on a world with more
+#: distinct basket problems (docs/fidelity.md, "The student preset": chosen from a scaling curve on two
+#: worlds' eval splits and never-raced train-pool problems, never on the held-out partition). A larger
+#: catalogue keeps four balanced intents in a 3,600-problem bank (5,000 products run out of web and voucher
+#: problems past ~1,200), and the firehose races 2,000 never-public train-pool problems after the public
+#: suites: about eight times the kept rows of the default, most of them baskets.
+STUDENT_PRESET: dict[str, Any] = {
+    "name": "student",
+    "preset": "student",
+    "catalog": {"products": 15000},
+    "bank": {"problems": 3600},
+    "firehose": {"races": 4, "problems_per_race": 2000, "extra_pools": ["train"]},
+    "model": {"layers": 2, "hidden": 128, "pretrain_steps": 400},
+    "sft": {"trainer": {"num_train_epochs": 4}},
+}
+
 #: The paper's full-scale run: 2.5M products, an 18k-trajectory firehose, Qwen3-4B on a GPU behind vLLM.
-PAPER_PRESET: dict[str, Any] = {
+#: Where the GPU recipe differs from the student's: numbers (scale, batch, context), the model, the engine
+#: (vLLM, Ray) and the render profile the model reads; every stage and every other setting is the student
+#: preset's (tests/pipeline/test_config.py checks that the two differ only in these keys).
+PAPER_DIFFERS_IN = (
+    "name", "preset", "executor", "workers", "catalog", "bank", "firehose.races",
+    "firehose.problems_per_race", "firehose.timeout_s", "firehose.options",
+    "corpus.render_profile", "judge", "model", "sft", "eval",
+)  # fmt: skip
+
+PAPER_PRESET: dict[str, Any] = deep_merge(STUDENT_PRESET, {
     "name": "paper",
     "preset": "paper",
     "executor": "ray",
@@ -304,9 +329,9 @@ PAPER_PRESET: dict[str, Any] = {
         "server": "http://localhost:8000/v1",
         "options": {"concurrency": 64, "request_timeout_s": 600},
     },
-}
+})  # fmt: skip
 
-PRESETS: dict[str, dict[str, Any]] = {"default": {}, "paper": PAPER_PRESET}
+PRESETS: dict[str, dict[str, Any]] = {"default": {}, "student": STUDENT_PRESET, "paper": PAPER_PRESET}
 
 
 def load_pipeline_config(path: str | Path | None = None, *, preset: str | None = None) -> PipelineConfig:
