@@ -151,6 +151,12 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=None, help="Default: RUN_DIR/curve.")
     parser.add_argument("--pool", type=int, default=80, help="Never-raced train-pool problems (all intents).")
     parser.add_argument("--checkpoints", type=int, default=3)
+    parser.add_argument(
+        "--split-per-intent",
+        type=int,
+        default=None,
+        help="At most N eval-split problems per intent (seeded).",
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=2, help="Torch threads of each evaluation.")
     parser.add_argument("--no-decisions", action="store_true", help="Skip the teacher-forced columns.")
@@ -174,8 +180,22 @@ def main() -> None:
         raise SystemExit(
             f"{args.run_dir}: run `pipeline run --until sft` first (a stage's output is missing)"
         )
+    split = eval_split(corpus)
+    if args.split_per_intent is not None:
+        rng = random.Random(args.seed)
+        split = [
+            p
+            for intent in INTENTS
+            for p in sorted(
+                rng.sample(
+                    [q for q in split if q["category"] == intent],
+                    min(args.split_per_intent, sum(q["category"] == intent for q in split)),
+                ),
+                key=lambda q: q["problem_id"],
+            )
+        ]
     suites = {
-        "eval-split": eval_split(corpus),
+        "eval-split": split,
         "pool": never_raced_pool(partitions, raced_ids(firehose), args.pool // len(INTENTS), args.seed),
     }
     if args.quick:

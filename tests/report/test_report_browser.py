@@ -175,3 +175,20 @@ def test_report_of_an_arena_run_is_refused_naming_its_kind(tmp_path):
     assert result.exit_code == 2
     assert "not a pipeline run (manifest kind 'arena')" in result.output
     assert not (tmp_path / "report.html").exists()
+
+
+def test_result_shows_each_policy_by_intent_and_basket_size(tmp_path):
+    """One line per policy (student, base; the shortcut and planner rows need the run's index and the
+    planner's log, which this fixture lacks: the table says the rows were left out rather than failing)."""
+    from report_fixtures import BASE_SOLVES, PER_INTENT, STUDENT_SOLVES
+
+    html = render_report(full_run_dir(tmp_path), tmp_path / "r.html").read_text()
+    result = html.split('<section id="result">')[1].split("</section>")[0]
+    table = result.split("by intent and basket size")[1]
+    rows = {row.split("</td>")[0].split("<td>")[-1]: row for row in table.split("<tr>")[2:]}
+    assert set(rows) == {"student", "base"}
+    n = PER_INTENT * len(BASE_SOLVES)
+    assert f"{STUDENT_SOLVES['Shop']}/{PER_INTENT} [" in rows["student"].split("</td>")[2]
+    assert f"{sum(STUDENT_SOLVES.values())}/{n} [" in rows["student"]
+    assert f"{sum(BASE_SOLVES.values())}/{n} [" in rows["base"]
+    assert "shortcut row left out" in result

@@ -345,7 +345,8 @@ def basket_sizes(data: ReportData) -> str:
         '<p class="intents">by intent and basket size (items asked for), greedy strict successes on the '
         "same held-out problems, Wilson 95 % interval of the rate:</p>"
     )
-    return caption + _table(["policy", *table.groups], rows)
+    notes = "".join(f'<p class="notrun">{_esc(note)}</p>' for note in data.basket_notes)
+    return caption + _table(["policy", *table.groups], rows) + notes
 
 
 def section_result(data: ReportData, notes: Mapping[str, str]) -> str:
