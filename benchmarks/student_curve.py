@@ -91,32 +91,49 @@ def never_raced_pool(partitions: PartitionsOutput, raced: set[str], per_intent: 
     return chosen
 
 
-def checkpoints(train: TrainOutput, count: int) -> list[Path]:
-    """``count`` checkpoints spread over the SFT run, the final model last."""
-    run = Path(train.path)
-    saved = sorted(run.glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[1]))
+def checkpoints(train: TrainOutput, count: int, snapshots: Path | None = None) -> list[Path]:
+    """``count`` checkpoints spread over the SFT run, the final model last. The presets keep only the last
+    two checkpoints, so a curve reads ``snapshots`` (copies taken while it trained) when given."""
+    where = snapshots or Path(train.path) / "checkpoints"
+    saved = sorted(where.glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[1]))
     if count <= 1 or not saved:
         return [Path(train.final)]
-    picks = [saved[round(i * (len(saved) - 1) / (count - 1))] for i in range(count - 1)]
+    number = {p: int(p.name.split("-")[1]) for p in saved}
+    last = max(number.values())  # about the run's last step: targets at 1/count, 2/count, ... of it
+    picks = [min(saved, key=lambda p: abs(number[p] - last * k / count)) for k in range(1, count)]
     return [*dict.fromkeys(picks), Path(train.final)]
 
 
-def sft_seconds(train: TrainOutput, folder: Path) -> float:
-    """Seconds of SFT up to ``folder`` (its write time against the run's config, written at the start)."""
-    start = (Path(train.path) / "config.yaml").stat().st_mtime
-    stamp = max(p.stat().st_mtime for p in folder.iterdir())
-    return round(stamp - start, 1)
+def _logs(train: TrainOutput) -> list[dict]:
+    path = Path(train.path) / "logs.jsonl"
+    return (
+        [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
+    )
 
 
-def tokens_seen(folder: Path) -> int | None:
-    """Training tokens up to ``folder`` (trainer_state's ``num_input_tokens_seen``) when TRL kept them."""
+def _step(train: TrainOutput, folder: Path) -> int | None:
+    """The optimizer step of a checkpoint (its trainer_state), or the run's last step for ``final``."""
     state = folder / "trainer_state.json"
-    if not state.exists():
-        state = folder.parent / "trainer_state.json"
-    if not state.exists():
-        return None
-    value = json.loads(state.read_text()).get("num_input_tokens_seen")
-    return int(value) if value else None
+    if state.exists():
+        return int(json.loads(state.read_text())["global_step"])
+    steps = [e["step"] for e in _logs(train) if "step" in e]
+    return max(steps) if steps else None
+
+
+def sft_seconds(train: TrainOutput, folder: Path) -> float | None:
+    """Seconds of SFT up to ``folder``: the run's ``train_runtime`` times its share of the steps."""
+    logs = _logs(train)
+    runtime = next((e["train_runtime"] for e in logs if "train_runtime" in e), None)
+    total = max((e["step"] for e in logs if "step" in e), default=None)
+    step = _step(train, folder)
+    return round(runtime * step / total, 1) if runtime and step and total else None
+
+
+def tokens_seen(train: TrainOutput, folder: Path) -> int | None:
+    """Training tokens up to ``folder`` (the last logged ``num_tokens`` at or before its step)."""
+    step = _step(train, folder)
+    seen = [e["num_tokens"] for e in _logs(train) if "num_tokens" in e and step and e["step"] <= step]
+    return int(seen[-1]) if seen else None
 
 
 def score(eval_dir: Path, problems: list[dict], index: str) -> dict:
@@ -151,6 +168,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=None, help="Default: RUN_DIR/curve.")
     parser.add_argument("--pool", type=int, default=80, help="Never-raced train-pool problems (all intents).")
     parser.add_argument("--checkpoints", type=int, default=3)
+    parser.add_argument("--snapshots", type=Path, default=None, help="Copies of the SFT checkpoints.")
     parser.add_argument(
         "--split-per-intent",
         type=int,
@@ -166,7 +184,8 @@ def main() -> None:
     run = PipelineRun.at(args.run_dir)
     out = args.out or args.run_dir / "curve"
     out.mkdir(parents=True, exist_ok=True)
-    section = load_pipeline_config(args.run_dir / "config.yaml").eval
+    pipeline = load_pipeline_config(args.run_dir / "config.yaml")
+    section = pipeline.eval
     section = section.model_copy(update={"options": {**section.options, "threads": args.threads}})
 
     def output(model_type):
@@ -202,13 +221,13 @@ def main() -> None:
         suites = {name: problems[:: max(1, len(problems) // 8)][:8] for name, problems in suites.items()}
     model_seconds = run.manifest.stages["model"].seconds
     rows = []
-    folders = [Path(train.final)] if args.quick else checkpoints(train, args.checkpoints)
+    folders = [Path(train.final)] if args.quick else checkpoints(train, args.checkpoints, args.snapshots)
     for folder in folders:
         row = {
             "checkpoint": folder.name,
             "sft_seconds": sft_seconds(train, folder),
             "model_seconds": model_seconds,
-            "tokens": tokens_seen(folder),
+            "tokens": tokens_seen(train, folder),
             "suites": {},
         }
         for name, problems in suites.items():
@@ -216,7 +235,13 @@ def main() -> None:
             suite_file.write_text(json.dumps(problems, indent=1))
             eval_dir = out / f"{folder.name}-{name}"
             evaluate_policy(
-                section, model=str(folder), suite=suite_file, index=index.path, out=eval_dir, console=console
+                section,
+                model=str(folder),
+                suite=suite_file,
+                index=index.path,
+                out=eval_dir,
+                console=console,
+                render_profile=pipeline.corpus.render_profile,  # a checkpoint carries no render stamp
             )
             row["suites"][name] = score(eval_dir, problems, index.path)
             table = row["suites"][name]
