@@ -236,6 +236,7 @@ def firehose_pools(ctx: StageContext) -> list[str]:
 def race_summary(race_dir: Path) -> RaceSummary:
     """Race id, suite, winner, trajectories and the weight per miner of one firehose race directory."""
     from shoparena.arena.layout import ArenaRun
+    from shoparena.arena.run_judging import why_no_winner
     from shoparena.runs.layout import open_run
 
     run = open_run(race_dir, ArenaRun)
@@ -257,6 +258,7 @@ def race_summary(race_dir: Path) -> RaceSummary:
         winner=weights.top_hotkey or "",
         trajectories=trajectories,
         weights={k: round(v / total, 4) for k, v in sorted(per_miner.items())},
+        reason="" if weights.top_hotkey else why_no_winner(race_dir),
     )
 
 
