@@ -81,3 +81,21 @@ def test_the_summary_table_has_no_two_columns_with_one_header(monkeypatch, sampl
     cells = [c.strip() for c in header.strip("┃│ ").split("┃")]
     assert len(cells) == len(set(cells)), cells
     assert ("pass@4 %" in cells) == (samples == 4) and "pass@1 % [95 % bootstrap]" in cells
+
+
+def test_a_run_that_failed_before_any_result_does_not_block_the_corrected_command(bank, synth, tmp_path):
+    """``eval run`` on an empty suite fails; the same command with the right suite and the same --out runs
+    (the failed run wrote no result, so there is nothing to protect and no --restart to ask for)."""
+    empty = tmp_path / "empty.json"
+    empty.write_text("[]")
+    out = tmp_path / "run"
+    base = ["eval", "run", "--policy", "planner", "--index", str(synth.index.index_dir), "--limit", "2",
+            "--no-progress", "--out", str(out)]  # fmt: skip
+    failed = CliRunner().invoke(app, [*base, "--suite", str(empty)])
+    assert failed.exit_code == 2 and "error" in failed.stderr
+    fixed = CliRunner().invoke(app, [*base, "--suite", str(bank)])
+    assert fixed.exit_code == 0, fixed.output
+    assert (out / "summary.json").is_file()
+    # A run that wrote results is still protected.
+    other = CliRunner().invoke(app, [*base, "--suite", str(bank), "--limit", "3"])
+    assert other.exit_code == 2 and "--restart" in other.stderr
