@@ -274,7 +274,8 @@ def _arena(run: LoadedRun, arena: ArenaRun) -> None:
                 scores={
                     "strict": success,
                     "judge": judge.score if judge else None,
-                    "judge_status": judge.status if judge else None,
+                    # only when it is news: a judge that could not judge (the row's judge is then empty)
+                    "judge_status": judge.status if judge and judge.status != "ok" else None,
                 },
                 steps=len(traj.steps),
             )
