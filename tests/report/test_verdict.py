@@ -98,3 +98,15 @@ def test_the_report_says_why_a_race_has_no_winner(tmp_path):
     why = "no miner reached the qualifying threshold 0.1: the best, agentic-regular, scored 0.0500"
     assert f"none ({why})" in section
     assert "the whole weight burns" in section
+
+
+def test_a_race_with_one_finisher_says_the_burn_takes_all(tmp_path):
+    one = Qualifier(hotkey="agentic-regular", agent_version_id="a@1", qualifying_score=0.68, race_score=0.68)
+    qualifying = QualifyingResult(status=RaceStatus.RACE_RUNNING, threshold=0.65, qualifiers=[one])
+    race = Race(race_id="race-1", status=RaceStatus.RACE_COMPLETE, qualifiers=[one])
+    run = ArenaRun.at(tmp_path)
+    run.race_path.write_text(RaceDocument(race=race, qualifying=qualifying).model_dump_json())
+    assert why_no_winner(tmp_path) == (
+        "only one miner finished the race (agentic-regular, race score 0.6800); with fewer than two "
+        "finishers ORO's weights give it all to the burn"
+    )

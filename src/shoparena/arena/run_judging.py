@@ -337,6 +337,13 @@ def why_no_winner(run_dir: str | Path) -> str:
     qualifying = doc.qualifying
     scored = [c for c in (*qualifying.qualifiers, *qualifying.rejected) if c.qualifying_score is not None]
     if qualifying.qualifiers:
+        finished = [q for q in doc.race.qualifiers if q.race_score is not None]
+        if len(finished) == 1:  # ORO's weights: fewer than two finishers, the burn takes everything
+            only = finished[0]
+            return (
+                f"only one miner finished the race ({only.hotkey or only.agent_version_id}, race score "
+                f"{only.race_score:.4f}); with fewer than two finishers ORO's weights give it all to the burn"
+            )
         notes = "; ".join(doc.notes)
         return "the qualifiers raced, but none finished with a race score" + (f" ({notes})" if notes else "")
     if not scored:

@@ -219,11 +219,12 @@ def section_races(data: ReportData, notes: Mapping[str, str]) -> str:
         for miner, w in race.weights.items():
             weights.setdefault(miner, [0.0] * len(data.races))[i] = float(w)
     explain = (
-        "<p>Each race ranks the qualified miners on hidden problems; ORO's weights (spec §7) pin 25 % to the"
+        "<p>Each race ranks the qualified miners on hidden problems; ORO's weights pin 25 % to the"
         " winner, share a tapered tail among the next ranks, and give the rest to the <b>burn</b> (UID 0,"
         " emission destroyed). A miner qualifies with a race score (its success rate times the judge's"
         " reasoning coefficient, docs/judge.md) of at least 0.1 and 95 % of the best; with no qualifier the"
-        " race is CANCELLED, has no winner, and the burn takes everything (docs/arena.md).</p>"
+        " race is CANCELLED, has no winner, and the burn takes everything; so it does when fewer than two"
+        " miners finish the race (docs/arena.md).</p>"
     )
     out = explain + _table(["race", "status", "suite", "winner", "trajectories"], rows)
     if weights:
