@@ -24,9 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import random
-from collections import Counter
 from pathlib import Path
 
 from rich.console import Console
@@ -44,23 +42,6 @@ from shoparena.pipeline.outputs import (
 from shoparena.pipeline.stages import evaluate_policy
 
 INTENTS = ("Product", "Shop", "Voucher", "Web")
-
-
-def wilson(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
-    """The Wilson score interval of a proportion (the one the eval summaries report)."""
-    if n == 0:
-        return (0.0, 0.0)
-    p = successes / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return (max(0.0, centre - half), min(1.0, centre + half))
-
-
-def basket_group(problem: dict) -> str:
-    """'1' (one product), '2' or '3-4' items: a problem's reward slots."""
-    reward = problem["reward"]
-    size = len(reward) if isinstance(reward, list) else 1
-    return "1" if size == 1 else "2" if size == 2 else "3-4"
 
 
 def raced_ids(firehose: FirehoseOutput) -> set[str]:
@@ -136,28 +117,22 @@ def tokens_seen(train: TrainOutput, folder: Path) -> int | None:
     return int(seen[-1]) if seen else None
 
 
-def score(eval_dir: Path, problems: list[dict], index: str) -> dict:
-    """Success by intent and basket size of an eval run (strict, greedy), with the shortcut beside it."""
-    from shoparena.eval.run import shortcut_wins
-    from shoparena.search import SearchIndex
+def score(eval_dir: Path) -> dict:
+    """Success by intent and basket size of an eval run (strict, greedy), with the shortcut floor replayed on
+    the same problems (``shoparena.eval.baskets``)."""
+    from shoparena.eval.baskets import eval_run_table
 
-    solved = {}
-    for line in (eval_dir / "episodes.jsonl").read_text().splitlines():
-        episode = json.loads(line)
-        if episode.get("sample", 0) == 0:
-            solved[episode["problem_id"]] = bool(episode["success_strict"])
-    floor = shortcut_wins(problems, SearchIndex.open(index), "lexical")["strict"]
-    counts: Counter = Counter()
-    for problem, shortcut in zip(problems, floor, strict=True):
-        for key in ("overall", problem["category"], f"{problem['category']} {basket_group(problem)}"):
-            counts[(key, "n")] += 1
-            counts[(key, "student")] += solved.get(problem["problem_id"], False)
-            counts[(key, "shortcut")] += bool(shortcut)
-    out = {}
-    for key in sorted({k for k, _ in counts}):
-        n, s = counts[(key, "n")], counts[(key, "student")]
-        out[key] = {"n": n, "student": s, "shortcut": counts[(key, "shortcut")], "ci": wilson(s, n)}
-    return out
+    table = eval_run_table({"student": eval_dir})
+    student, shortcut = table.rows
+    return {
+        group: {
+            "n": student.groups[group].n,
+            "student": student.groups[group].solved,
+            "shortcut": shortcut.groups[group].solved,
+            "ci": (student.groups[group].ci_low, student.groups[group].ci_high),
+        }
+        for group in table.groups
+    }
 
 
 def main() -> None:
@@ -181,7 +156,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args()
     console = Console()
-    run = PipelineRun.at(args.run_dir)
+    run = PipelineRun.open(args.run_dir)
     out = args.out or args.run_dir / "curve"
     out.mkdir(parents=True, exist_ok=True)
     pipeline = load_pipeline_config(args.run_dir / "config.yaml")
@@ -190,7 +165,9 @@ def main() -> None:
 
     def output(model_type):
         recorded = run.stage_outputs(model_type.stage)
-        return None if recorded is None else model_type.model_validate(run.resolve(recorded))
+        if recorded is None:
+            return None
+        return model_type.model_validate(json.loads(json.dumps(run.resolve(recorded), default=str)))
 
     corpus, index = output(CorpusOutput), output(IndexOutput)
     partitions, firehose = output(PartitionsOutput), output(FirehoseOutput)
@@ -243,7 +220,7 @@ def main() -> None:
                 console=console,
                 render_profile=pipeline.corpus.render_profile,  # a checkpoint carries no render stamp
             )
-            row["suites"][name] = score(eval_dir, problems, index.path)
+            row["suites"][name] = score(eval_dir)
             table = row["suites"][name]
             console.print(
                 f"{folder.name} {name}: "

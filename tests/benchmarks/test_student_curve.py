@@ -10,7 +10,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
 from shoparena.pipeline.outputs import FirehoseOutput, PartitionsOutput, PoolOutput, TrainOutput
-from student_curve import basket_group, checkpoints, never_raced_pool, raced_ids, tokens_seen, wilson
+from student_curve import checkpoints, never_raced_pool, raced_ids, tokens_seen
 
 
 def _problem(pid: str, category: str, items: int = 1) -> dict:
@@ -67,9 +67,3 @@ def test_checkpoints_are_spread_and_end_with_the_final_model(tmp_path) -> None:
     (snaps / "checkpoint-40" / "trainer_state.json").write_text(json.dumps({"global_step": 12}))
     assert tokens_seen(train, snaps / "checkpoint-40") == 100
     assert tokens_seen(train, tmp_path / "run" / "final") == 150
-
-
-def test_basket_groups_and_intervals() -> None:
-    assert [basket_group(_problem("a", "Shop", n)) for n in (1, 2, 3, 4)] == ["1", "2", "3-4", "3-4"]
-    low, high = wilson(5, 10)
-    assert 0.2 < low < 0.5 < high < 0.8 and wilson(0, 0) == (0.0, 0.0)

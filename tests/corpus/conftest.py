@@ -34,6 +34,10 @@ def corpus_dir(firehose_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> 
     from shoparena.cli.main import app
 
     out = tmp_path_factory.mktemp("corpus") / "c"
-    result = CliRunner().invoke(app, ["corpus", "build", str(firehose_dir / "race-000"), "--out", str(out)])
+    # Upstream rendering: the view-layout tests read ShoppingBench's own text (the pipeline's compact profile
+    # is covered by the pipeline tests and tests/formats).
+    race = str(firehose_dir / "race-000")
+    args = ["corpus", "build", race, "--out", str(out), "--render-profile", "upstream"]
+    result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
     return out

@@ -26,8 +26,9 @@ def test_corpus_build_refuses_to_resume_through_a_link_out(corpus_dir: Path, fir
     else:
         target.unlink(missing_ok=True)
     target.symlink_to(outside / "summary.json" if planted == "summary.json" else outside)
-    args = ["corpus", "build", str(firehose_dir / "race-000"), "--out", str(corpus)]
-    result = CliRunner().invoke(app, args)
+    race = str(firehose_dir / "race-000")
+    args = ["corpus", "build", race, "--out", str(corpus), "--render-profile", "upstream"]
+    result = CliRunner().invoke(app, args)  # the fixture's own command: a resume
     assert result.exit_code == 2, result.output
     assert "symbolic link" in result.stderr and "Traceback" not in result.output
     assert sorted(p.name for p in outside.iterdir()) == ["keep.txt"]

@@ -213,7 +213,9 @@ def test_cli_partition_rotate_and_exhaustion(app: typer.Typer, tmp_path: Path) -
     assert manifest.pools["public_v1"].problems == 9 and manifest.pools["heldout"].problems == 5
 
     again = CliRunner().invoke(app, args)
-    assert again.exit_code == 2 and "--force" in again.output
+    assert again.exit_code == 2 and "pass --restart" in again.output
+    forced = CliRunner().invoke(app, [*args, "--force"])  # the deprecated alias still works, and says so
+    assert forced.exit_code == 0 and "--force is deprecated" in forced.stderr and "--restart" in forced.stderr
 
     for version in (2, 3):
         result = CliRunner().invoke(app, ["suite", "rotate", "--dir", str(out), "--json"])
@@ -245,3 +247,31 @@ def test_partition_of_shared_suites_keeps_oro_leaks_together(tmp_path: Path) -> 
             gt_pools[g].add(pool_of[p.problem_id])
     assert all(len(v) == 1 for v in gt_pools.values())
     assert Counter(manifest.pools["public_v1"].by_category) == Counter(Product=10, Shop=10, Voucher=10)
+
+
+def test_cli_refuses_sizes_that_leave_the_held_out_pool_empty(app: typer.Typer, tmp_path: Path) -> None:
+    """A 12-problem bank with --heldout 10 and the default public suite (30) and reserve (30): refused,
+    nothing written, the sizes named; with room for some held-out problems but not all, a warning names the
+    pool."""
+    bank_file = tmp_path / "bank.json"
+    write_oro_suite(balanced_singletons(per_cell=2)[:12], bank_file)
+    out = tmp_path / "pools"
+    base = ["suite", "partition", "--bank", str(bank_file), "--out", str(out)]
+    refused = CliRunner().invoke(app, [*base, "--heldout", "10"])
+    assert refused.exit_code == 2 and "held-out pool would be empty" in refused.stderr
+    assert "the bank has 12 problems" in refused.stderr
+    assert "public 30 x 1 + reserve 30 = 60" in refused.stderr
+    assert not out.exists()
+    short = CliRunner().invoke(app, [*base, "--heldout", "10", "--public-size", "4", "--reserve", "0"])
+    assert short.exit_code == 0, short.output
+    assert "warning: pool heldout got 8 of 10 problems (heldout: 10 requested, at most 8 left" in short.stderr
+
+
+def test_size_shortfalls_follow_the_filling_order() -> None:
+    from shoparena.suites.partition import PartitionParams, size_shortfalls
+
+    params = PartitionParams(public_size=30, public_versions=1, heldout=10)
+    assert [(s.pool, s.requested, s.available) for s in size_shortfalls(12, params)] == [
+        ("public_v1", 30, 12), ("public_reserve", 30, 0), ("heldout", 10, 0),
+    ]  # fmt: skip
+    assert size_shortfalls(100, params) == []

@@ -318,3 +318,49 @@ def test_repeat_weighs_categories_and_counts_distinct_rows(tiny_path, corpus) ->
     assert report.used == 3 and report.repeated == len(weighed) == 3 + 3 + 1
     assert [r["input_ids"] for r in weighed][:3] == [plain[0]["input_ids"]] * 3
     assert weighed[3]["input_ids"] == plain[1]["input_ids"]
+
+
+def test_truncated_and_dropped_rows_are_counted_and_said(tiny_path, corpus) -> None:
+    """Rows over max_length are counted as truncated (or dropped with ``data.overlong: drop``), and the
+    line ``train`` prints says how many."""
+    import datasets
+    from transformers import AutoTokenizer
+
+    from shoparena.train.data import DataReport, prepare_sft
+
+    tok = AutoTokenizer.from_pretrained(tiny_path)
+    rows = datasets.load_from_disk(str(corpus / "views" / "sft"))["train"]
+    full = prepare_sft(rows, tok, DataReport(view="sft", split="train", select="kept"), max_length=None)
+    lengths = sorted(len(r["input_ids"]) for r in full)
+    assert lengths[0] < lengths[-1]
+    cap = lengths[-1] - 1  # the longest rows are over the cap, the shortest not
+    over = sum(n > cap for n in lengths)
+    report = DataReport(view="sft", split="train", select="kept", rows=len(rows))
+    prepare_sft(rows, tok, report, max_length=cap)
+    assert report.truncated == over >= 1 and report.used == len(rows)
+    assert f"{over} truncated to max_length {cap} tokens" in report.describe()
+    dropped = DataReport(view="sft", split="train", select="kept", rows=len(rows))
+    prepare_sft(rows, tok, dropped, max_length=cap, overlong="drop")
+    assert dropped.truncated == 0 and dropped.dropped == {"too_long": over}
+    assert f"dropped {over} too_long" in dropped.describe()
+
+
+def test_cli_says_what_became_of_the_rows_and_names_a_missing_corpus(corpus, tmp_path) -> None:
+    runner = CliRunner()
+    out = tmp_path / "run"
+    sets = ["--set", "sft.max_steps=1", "--out", str(out), "--quiet"]
+    missing = runner.invoke(
+        app, ["train", "sft", "-c", "tiny", "--set", f"data.corpus={tmp_path / 'nope'}", *sets]
+    )
+    assert missing.exit_code == 2 and "does not exist" in missing.stderr
+    # The failed run wrote no result: the corrected command runs in the same --out.
+    ok = runner.invoke(app, ["train", "sft", "-c", "tiny", "--set", f"data.corpus={corpus}", *sets])
+    assert ok.exit_code == 0, ok.output
+    assert "data: " in ok.stderr and " rows used" in ok.stderr
+
+
+def test_the_config_help_lists_every_shipped_preset() -> None:
+    from shoparena.cli.train import PRESET_HELP
+    from shoparena.train.config import preset_names
+
+    assert sorted(PRESET_HELP.split(", ")) == preset_names()

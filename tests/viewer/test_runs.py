@@ -44,7 +44,9 @@ def test_unknown_directories_are_one_line_errors(tmp_path) -> None:
     with pytest.raises(ViewerError, match=r"not a run directory.*no manifest"):
         load_runs([tmp_path])
     write_manifest(RunManifest(kind="pipeline"), tmp_path)
-    with pytest.raises(ViewerError, match="a 'pipeline' run directory; the viewer reads"):
+    with pytest.raises(
+        ViewerError, match="a pipeline run directory with no arena, corpus or evaluation run yet"
+    ):
         load_runs([tmp_path])
     write_manifest(RunManifest(kind="corpus"), tmp_path)
     with pytest.raises(ViewerError, match=r"records.jsonl:1: not a CorpusRecord"):

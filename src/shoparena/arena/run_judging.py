@@ -327,6 +327,46 @@ def load_incentives(run_dir: str | Path) -> IncentiveReport | None:
     return IncentiveReport.model_validate_json(path.read_text(encoding="utf-8"))
 
 
+def why_no_winner(run_dir: str | Path) -> str:
+    """One sentence on why a finished race has no winner: the qualifying threshold and what the best
+    candidate scored (with its success rate, judge quality and richness when the run was judged)."""
+    run = ArenaRun.at(run_dir)
+    doc = run.race()
+    if doc is None:
+        return "the race has not finished"
+    qualifying = doc.qualifying
+    scored = [c for c in (*qualifying.qualifiers, *qualifying.rejected) if c.qualifying_score is not None]
+    if qualifying.qualifiers:
+        finished = [q for q in doc.race.qualifiers if q.race_score is not None]
+        if len(finished) == 1:  # ORO's weights: fewer than two finishers, the burn takes everything
+            only = finished[0]
+            return (
+                f"only one miner finished the race ({only.hotkey or only.agent_version_id}, race score "
+                f"{only.race_score:.4f}); with fewer than two finishers ORO's weights give it all to the burn"
+            )
+        notes = "; ".join(doc.notes)
+        return "the qualifiers raced, but none finished with a race score" + (f" ({notes})" if notes else "")
+    if not scored:
+        return f"no miner had a qualifying score to compare with the threshold {qualifying.threshold:g}"
+    best = max(scored, key=lambda c: c.qualifying_score or 0.0)
+    name = best.hotkey or best.agent_version_id.split("@", 1)[0]
+    detail = ""
+    try:
+        incentives = load_incentives(run_dir)
+    except ValueError:  # a torn incentives.json: the threshold and the score still say why
+        incentives = None
+    entry = next((a for a in incentives.agents if a.agent == name), None) if incentives else None
+    if entry is not None and entry.success_rate is not None:
+        detail = (
+            f" (success rate {entry.success_rate:.3f}, judge quality {entry.reasoning_quality:.2f} "
+            f"× coefficient {entry.reasoning_coefficient:.4f}, richness {entry.richness.agentic_richness})"
+        )
+    return (
+        f"no miner reached the qualifying threshold {qualifying.threshold:g}: the best, {name}, scored "
+        f"{best.qualifying_score:.4f}{detail}"
+    )
+
+
 def load_run_verdicts(run_dir: str | Path) -> dict[str, JudgeVerdict]:
     """Every verdict of an arena run directory, keyed ``"<agent>/<problem_id>"``.
 
@@ -382,4 +422,5 @@ __all__ = [
     "load_run_verdicts",
     "make_judge",
     "pair_run_verdicts",
+    "why_no_winner",
 ]

@@ -24,3 +24,19 @@ def field_option(model: type[BaseModel], name: str, *flags: str, default: Any = 
     value = field_default(model, name) if default is ... else default
     extra.setdefault("help", info.description)
     return typer.Option(value, *flags, **extra)
+
+
+def restart_option(help: str) -> Any:
+    """``--restart``: the one flag that starts a command's output over (every command spells it so)."""
+    return typer.Option(False, "--restart", help=help)
+
+
+#: ``--force``, the old name of ``--restart`` in a few commands: still accepted, with a warning.
+FORCE_ALIAS = typer.Option(False, "--force", help="Deprecated alias of --restart.", hidden=True)
+
+
+def restart_or_force(restart: bool, force: bool) -> bool:
+    """``--restart``, or the deprecated ``--force`` (which says so on stderr)."""
+    if force:
+        typer.echo("warning: --force is deprecated and will be removed; use --restart", err=True)
+    return restart or force

@@ -42,6 +42,12 @@ def build(
         False, "--restart", help="Start OUT over (clears its corpus outputs) instead of resuming it."
     ),
     # Not field_option: importing CorpusConfig here would import datasketch and scipy for every command.
+    render_profile: str | None = typer.Option(
+        None,
+        "--render-profile",
+        help="Render profile of the views: compact (CorpusConfig's default, as the pipeline renders them) | "
+        "upstream (ShoppingBench's full tool results, for large-context models).",
+    ),
     workers: int | None = typer.Option(
         None,
         min=1,
@@ -74,6 +80,8 @@ def build(
         base["index"] = index
     if workers is not None:
         base["workers"] = workers
+    if render_profile is not None:
+        base["render_profile"] = render_profile
     try:
         config = CorpusConfig.model_validate(base)
     except ValidationError as err:

@@ -133,29 +133,22 @@ def print_summary(data: dict[str, Any]) -> None:
         f"partition {suite['partition']}, {data['label']}) - {dec['mode']} T={dec['temperature']} "
         f"top_p={dec['top_p']} n={dec['n']} seed={dec['seed']} {dec['format']}"
     )
-    table = Table(
-        "profile",
-        "group",
-        "greedy ASR %",
-        "pass@1 %",
-        f"pass@{k_max} %",
-        f"pass^{k_max} %",
-        "format",
-        "steps",
-        "tokens",
-        "shortcut %",
-        title=title,
-    )
+    # One sample per problem: pass@k and pass^k are pass@1, so they get no columns of their own (two columns
+    # headed "pass@1 %" read as two different numbers).
+    over_k = k_max != "1"
+    headers = ["profile", "group", "greedy ASR % [95 % Wilson]", "pass@1 % [95 % bootstrap]"]
+    headers += [f"pass@{k_max} %", f"pass^{k_max} %"] if over_k else []
+    table = Table(*headers, "format", "steps", "tokens", "shortcut % [95 % Wilson]", title=title)
     for profile, groups in data["profiles"].items():
         floor = data.get("shortcut_floor", {}).get(profile, {})
         for group, m in groups.items():
+            at_k = [_fmt(m["pass@k"].get(k_max)), _fmt(m["pass^k"].get(k_max))] if over_k else []
             table.add_row(
                 profile,
                 group,
                 _fmt(m.get("greedy_asr")),
                 _fmt(m["pass@1"]),
-                _fmt(m["pass@k"].get(k_max)),
-                _fmt(m["pass^k"].get(k_max)),
+                *at_k,
                 f"{m['format_score']['value']:.2f}",
                 f"{m['mean_steps']:.1f}",
                 f"{m['mean_tokens']:.0f}",

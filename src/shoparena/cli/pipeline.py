@@ -22,7 +22,8 @@ def run(
     preset: str = typer.Option(
         "default",
         "--preset",
-        help="default (embedded, laptop, ~10 min) | student (an hour of CPU training) | paper (GPU, vLLM).",
+        help="default (the embedded run, ~8 min on 2 cores) | small (a few minutes: try a change) | student "
+        "(an hour of CPU training) | paper (GPU, vLLM); `shoparena pipeline presets` lists every one.",
     ),
     executor: str | None = typer.Option(None, "--executor", help="process | ray (overrides the config)."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Validate the config and print the stage plan."),
@@ -67,6 +68,10 @@ def run(
         except ValueError as exc:
             typer.echo(f"error: --until: {exc}", err=True)
             raise typer.Exit(code=2) from None
+    from shoparena.pipeline.checks import size_warnings
+
+    for line in size_warnings(cfg):  # the run goes on with less; say so before its minutes are spent
+        typer.echo(f"warning: {line}", err=True)
     if dry_run:
         typer.echo(json.dumps({"config": cfg.model_dump(mode="json"), "plan": plan_run(cfg, out)}, indent=1))
         return
@@ -79,6 +84,20 @@ def run(
         logging.getLogger(__name__).debug("stage failure", exc_info=exc.__cause__)
         typer.echo(f"error: {exc} (in {out}: re-running resumes; -v shows the traceback)", err=True)
         raise typer.Exit(code=1) from None
+
+
+@pipeline_app.command("presets")
+def presets() -> None:
+    """List the pipeline presets (``--preset NAME``) with their sizes."""
+    from shoparena.pipeline.config import PRESETS, load_pipeline_config
+
+    for name in PRESETS:
+        cfg = load_pipeline_config(preset=name)
+        typer.echo(
+            f"{name}: {cfg.catalog.products:,} products, {cfg.bank.problems:,} problems "
+            f"({cfg.bank.heldout} held out), {cfg.firehose.races} race(s) x {cfg.firehose.problems_per_race} "
+            f"problems, model {cfg.model.base}, sft preset {cfg.sft.preset}"
+        )
 
 
 def register(app: typer.Typer) -> None:

@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from shoparena.cli._options import field_default, field_option
+from shoparena.cli._options import FORCE_ALIAS, field_default, field_option, restart_option, restart_or_force
 from shoparena.suites.options import INTENT_NAMES, SynthOptions
+
+if TYPE_CHECKING:
+    from shoparena.suites.partition import PartitionParams, PoolShortfall
 
 suite_app = typer.Typer(
     help="Problem suites: validate, synthesise, leak clusters, partitions, rotation, audit.",
@@ -183,16 +187,18 @@ def partition(
     catalog: Path | None = typer.Option(
         None, "--catalog", exists=True, dir_okay=False, help="Catalog file for shop ids (without --index)."
     ),
-    force: bool = typer.Option(False, "--force", help="Overwrite an existing partition in OUT."),
+    restart: bool = restart_option("Start OUT over (its partition and rotation history are replaced)."),
+    force: bool = FORCE_ALIAS,
     as_json: bool = typer.Option(False, "--json", help="Print the manifest as JSON."),
 ) -> None:
     """Assign whole leak clusters to public suites, reserve, held-out, hidden and train pools."""
     from shoparena.runs.manifest import MANIFEST_NAME
     from shoparena.suites.clusters import load_problem_files, shop_lookup_for
-    from shoparena.suites.partition import PartitionParams, partition_bank, summary_rows
+    from shoparena.suites.partition import PartitionParams, partition_bank, size_shortfalls, summary_rows
 
-    if (out / MANIFEST_NAME).exists() and not force:
-        typer.echo(f"error: {out / MANIFEST_NAME} exists (rotation history would be lost): --force", err=True)
+    if (out / MANIFEST_NAME).exists() and not restart_or_force(restart, force):
+        lost = "its rotation history would be lost"
+        typer.echo(f"error: {out / MANIFEST_NAME} exists ({lost}): pass --restart", err=True)
         raise typer.Exit(code=2)
     problems, inputs = load_problem_files(bank)
     shop_of, links = shop_lookup_for(problems, index_dir=index, catalog=catalog)
@@ -204,14 +210,39 @@ def partition(
         hidden=hidden,
         heldout=heldout,
     )
+    bank_size = len({p.problem_id for p in problems})
+    short = size_shortfalls(bank_size, params)
+    _refuse_an_empty_heldout(short, params, bank_size)
     manifest = partition_bank(
         problems, out, params=params, shop_of=shop_of, shop_links=links, bank_files=inputs
     )
+    for pool in manifest.pools.values():
+        if pool.shortfall:
+            why = next((s.line() for s in short if s.pool == pool.name), "whole leak clusters did not fit")
+            got = f"{pool.problems} of {pool.requested}"
+            typer.echo(f"warning: pool {pool.name} got {got} problems ({why})", err=True)
     if as_json:
         typer.echo(manifest.model_dump_json())
         return
     title = f"{out}: {manifest.bank_problems} problems, seed {seed}"
     _print_pools(manifest.clusters.notes, summary_rows(manifest), title)
+
+
+def _refuse_an_empty_heldout(short: list[PoolShortfall], params: PartitionParams, bank_size: int) -> None:
+    """Exit 2, naming the sizes, when the pools filled before the held-out one leave it no problem."""
+    heldout = next((s for s in short if s.pool == "heldout"), None)
+    if heldout is None or heldout.available > 0:
+        return
+    public = params.public_size * params.public_versions
+    reserve = params.reserve if params.reserve is not None else public
+    typer.echo(
+        f"error: the held-out pool would be empty ({heldout.requested} requested): the bank has {bank_size} "
+        f"problems and the public suites and reserve are filled first (public {params.public_size} x "
+        f"{params.public_versions} + reserve {reserve} = {public + reserve}); lower --public-size and "
+        "--reserve (e.g. --public-size 2 --reserve 0), or give a larger bank",
+        err=True,
+    )
+    raise typer.Exit(code=2)
 
 
 def _print_pools(notes: list[str], rows: list[list[str]], title: str) -> None:

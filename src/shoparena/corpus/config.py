@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from shoparena.formats.profiles import DEFAULT_PROFILE, ProfileName
+from shoparena.formats.profiles import ProfileName, RenderProfile
 from shoparena.suites.clusters import NEAR_DUP_THRESHOLD
 
 
@@ -94,9 +94,11 @@ class CorpusConfig(BaseModel):
     tokenizer: str | None = Field(
         default=None, description="Tokenizer folder for the token gate; None = the tiny Qwen3 tokenizer."
     )
+    # compact, as the pipeline renders it: what a small student is trained and evaluated on (upstream's
+    # full JSON results make rows the tiny and student-word presets' max_length cuts).
     render_profile: ProfileName = Field(
-        default=DEFAULT_PROFILE,
-        description="Render profile of the views (upstream | compact; shoparena.formats.profiles).",
+        default=RenderProfile.COMPACT.value,
+        description="Render profile of the views (compact | upstream; shoparena.formats.profiles).",
     )
     # Excluded from dumps: it changes no output byte, so it is neither in the build's identity nor in
     # config.yaml (a build resumed with another count is the same build).

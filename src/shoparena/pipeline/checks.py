@@ -65,6 +65,57 @@ def _check_trainer(where: str, config: Any) -> None:
         raise PipelineConfigError(f"{where}: field sft.trainer: {exc}") from None
 
 
+def _partition_params(config: Any) -> Any:
+    from shoparena.suites.partition import PartitionParams
+
+    bank = config.bank
+    return PartitionParams(
+        seed=bank.seed,
+        public_size=bank.public_size,
+        public_versions=bank.public_versions,
+        reserve=bank.reserve,
+        heldout=bank.heldout,
+        hidden=bank.hidden,
+    )
+
+
+def _check_sizes(where: str, config: Any) -> None:
+    """Refuse pool sizes that leave the held-out pool empty (the partitions stage would fail on it)."""
+    from shoparena.suites.partition import size_shortfalls
+
+    bank = config.bank
+    heldout = next(
+        (s for s in size_shortfalls(bank.problems, _partition_params(config)) if s.pool == "heldout"), None
+    )
+    if heldout is not None and heldout.available <= 0:
+        raise PipelineConfigError(
+            f"{where}: field bank.heldout: {bank.heldout} held-out problems requested, but the "
+            f"{bank.problems} problems of bank.problems go first to the public suites and the reserve "
+            f"(public_size {bank.public_size} x public_versions {bank.public_versions} + reserve "
+            f"{bank.reserve}): raise bank.problems or lower bank.public_size and bank.reserve"
+        )
+
+
+def size_warnings(config: Any) -> list[str]:
+    """Sizes of ``config`` that the run cannot meet in full (it runs, with less): pools the bank cannot
+    fill, races longer than their suite. One line each, naming the fields."""
+    from shoparena.suites.partition import size_shortfalls
+
+    bank = config.bank
+    lines = [
+        f"bank.problems {bank.problems}: pool {s.line()} (pools fill in order: public, reserve, held-out, "
+        "hidden)"
+        for s in size_shortfalls(bank.problems, _partition_params(config))
+    ]
+    # With extra pools (the student preset races the train pool) a longer race is what draws from them.
+    if config.firehose.problems_per_race > bank.public_size and not config.firehose.extra_pools:
+        lines.append(
+            f"firehose.problems_per_race {config.firehose.problems_per_race} > bank.public_size "
+            f"{bank.public_size}: each race runs the {bank.public_size} problems of its public suite at most"
+        )
+    return lines
+
+
 def check_pipeline_config(config: Any, where: str) -> None:
     """Every section of ``config`` (a :class:`~shoparena.pipeline.config.PipelineConfig`) as its stage will
     use it.
@@ -92,8 +143,9 @@ def check_pipeline_config(config: Any, where: str) -> None:
         config.eval.options,
         {"policy": "planner", "suite": placeholder, "index": placeholder, "out": placeholder},
     )
+    _check_sizes(where, config)
     _check_model_base(where, config.model.base, served=bool(config.eval.server))
     _check_trainer(where, config)
 
 
-__all__ = ["KNOWN_MODELS", "PipelineConfigError", "check_pipeline_config"]
+__all__ = ["KNOWN_MODELS", "PipelineConfigError", "check_pipeline_config", "size_warnings"]

@@ -12,6 +12,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic.fields import FieldInfo
 
+from shoparena.corpus.config import CorpusConfig
 from shoparena.corpus.views import normalize_selection
 from shoparena.eval.config import EvalConfig
 from shoparena.formats.profiles import ProfileName, RenderProfile
@@ -135,9 +136,11 @@ class JudgeSection(_Section):
 
 
 class CorpusSection(_Section):
-    recover: bool = Field(default=True, description="Rewrite sub-task trajectories as agentic ones.")
-    render_profile: ProfileName = Field(
-        default=RenderProfile.COMPACT.value,
+    """The corpus stage: ``corpus build``'s defaults (``CorpusConfig``), the same in both."""
+
+    recover: bool = FieldInfo.merge_field_infos(CorpusConfig.model_fields["recover"])
+    render_profile: ProfileName = FieldInfo.merge_field_infos(
+        CorpusConfig.model_fields["render_profile"],
         description="Render profile of the views, and of base and student evaluation (upstream | compact).",
     )
 
@@ -331,7 +334,31 @@ PAPER_PRESET: dict[str, Any] = deep_merge(STUDENT_PRESET, {
     },
 })  # fmt: skip
 
-PRESETS: dict[str, dict[str, Any]] = {"default": {}, "student": STUDENT_PRESET, "paper": PAPER_PRESET}
+#: A few minutes on 2 cores, to try a change before the default's run: the same stages and miners on a
+#: 1,000-product catalogue, two races of 24 problems, a smaller pretraining and SFT, 16 held-out problems.
+SMALL_PRESET: dict[str, Any] = {
+    "name": "small",
+    "preset": "small",
+    "catalog": {"products": 1000},
+    "bank": {
+        "problems": 120,
+        "public_size": 24,
+        "public_versions": 2,
+        "reserve": 8,
+        "heldout": 16,
+        "hidden": 4,
+    },
+    "firehose": {"races": 2, "problems_per_race": 24},
+    "model": {"pretrain_steps": 100},
+    "sft": {"trainer": {"num_train_epochs": 3}},
+}
+
+PRESETS: dict[str, dict[str, Any]] = {
+    "default": {},
+    "small": SMALL_PRESET,
+    "student": STUDENT_PRESET,
+    "paper": PAPER_PRESET,
+}
 
 
 def load_pipeline_config(path: str | Path | None = None, *, preset: str | None = None) -> PipelineConfig:

@@ -105,6 +105,8 @@ class RaceSummary(StageOutput):
     winner: str
     trajectories: int
     weights: dict[str, Number]
+    #: Why the race has no winner (empty when it has one, and in manifests written before it was recorded).
+    reason: str = ""
 
 
 class FirehoseOutput(StageOutput):

@@ -236,6 +236,7 @@ def firehose_pools(ctx: StageContext) -> list[str]:
 def race_summary(race_dir: Path) -> RaceSummary:
     """Race id, suite, winner, trajectories and the weight per miner of one firehose race directory."""
     from shoparena.arena.layout import ArenaRun
+    from shoparena.arena.run_judging import why_no_winner
     from shoparena.runs.layout import open_run
 
     run = open_run(race_dir, ArenaRun)
@@ -257,6 +258,7 @@ def race_summary(race_dir: Path) -> RaceSummary:
         winner=weights.top_hotkey or "",
         trajectories=trajectories,
         weights={k: round(v / total, 4) for k, v in sorted(per_miner.items())},
+        reason="" if weights.top_hotkey else why_no_winner(race_dir),
     )
 
 
@@ -336,10 +338,12 @@ def train_policy(
     max_rows: int | None = None,
     sample_seed: int | None = None,
     threads: int | None = None,
+    say: Any = None,
 ) -> TrainOutput:
     """Train ``model`` on a corpus view with ``shoparena.train`` (SFT, GRPO or KTO); resumable in ``out``.
     ``max_rows`` keeps N selected rows: the first N, or a seeded uniform sample with ``sample_seed``;
-    ``threads``: torch intra-op threads while it trains (None: torch's default)."""
+    ``threads``: torch intra-op threads while it trains (None: torch's default); ``say``: called with the
+    training's own lines (processes and batch; what became of the rows: used, truncated, dropped)."""
     with extra_needed("train"):
         from shoparena.train import load_config
         from shoparena.train.layout import TrainRun
@@ -352,7 +356,9 @@ def train_policy(
         overrides.append(f"data.sample_seed={sample_seed}")
     overrides += [f"trainer.{key}={json.dumps(value)}" for key, value in trainer.items()]  # JSON is YAML
     with torch_threads(threads):
-        summary = train(load_config(preset, method, overrides), out, progress=True, restart="changed")
+        summary = train(
+            load_config(preset, method, overrides), out, progress=True, restart="changed", say=say
+        )
     return TrainOutput(
         path=str(out),
         final=str(TrainRun.at(out).final_dir),
@@ -403,6 +409,7 @@ def sft_stage(ctx: StageContext) -> TrainOutput:
         trainer=section.trainer,
         out=ctx.dir / ctx.stage_hash,
         threads=section.threads,
+        say=lambda line: ctx.console.print(line, highlight=False),
     )
 
 

@@ -101,6 +101,21 @@ def _dir_of(run: Path, output: StageOutput | None) -> Path | None:
     return path if path.is_dir() else path.parent
 
 
+def _races_with_reasons(run: Path, firehose: FirehoseOutput) -> list[RaceSummary]:
+    """The firehose's races, each race without a winner with the reason it has none (read from its race
+    directory when the manifest was written before reasons were recorded)."""
+    from shoparena.arena.run_judging import why_no_winner
+
+    races = []
+    for i, race in enumerate(firehose.races):
+        if not race.winner and not race.reason and i < len(firehose.race_dirs):
+            race_dir = stage_path(run, firehose.race_dirs[i])
+            if race_dir is not None and race_dir.is_dir():
+                race = race.model_copy(update={"reason": why_no_winner(race_dir)})
+        races.append(race)
+    return races
+
+
 def stage_path(run: Path, value: str) -> Path | None:
     """A stage output path as the manifest records it, found inside ``run`` whatever the working directory.
 
@@ -159,7 +174,7 @@ def load_report_data(run_dir: str | Path, examples: int = 3) -> ReportData:
         name = CorpusRun.at(run).report_path.name
         data.missing["corpus"] = f"stage corpus ran, but its {name} is not in {run} (moved or deleted)"
     firehose = data.output(FirehoseOutput)
-    data.races = firehose.races if firehose is not None else None
+    data.races = _races_with_reasons(run, firehose) if firehose is not None else None
     eval_dirs = {}
     for model, label in ((EvalOutput, "base"), (StudentEvalOutput, "student")):
         eval_dirs[label] = eval_dir = _dir_of(run, data.output(model))

@@ -40,6 +40,7 @@ font-size:.85em}
 .system{background:#fff7e6} .role{font-weight:600;font-size:.8em;color:#555}
 .call{font-family:monospace;color:#6a3d9a} svg{max-width:100%;height:auto}
 .headline{font-size:1.15em;background:#eef6ee;border-left:4px solid #55A868;padding:.5em .8em}
+.headline.warn{background:#fdf6e3;border-left-color:#C44E52}
 details{margin:.4em 0} .stamp{color:#777;font-size:.85em}
 """
 
@@ -212,16 +213,18 @@ def section_races(data: ReportData, notes: Mapping[str, str]) -> str:
         raise SectionNotRun("the firehose recorded no races")
     rows, weights = [], {}
     for i, race in enumerate(data.races):
-        winner = race.winner or "none: no miner qualified, the whole weight burns"
+        why = race.reason or "no miner qualified"
+        winner = race.winner or f"none ({why}); the whole weight burns"
         rows.append([race.race_id, race.status, race.suite, winner, race.trajectories])
         for miner, w in race.weights.items():
             weights.setdefault(miner, [0.0] * len(data.races))[i] = float(w)
     explain = (
-        "<p>Each race ranks the qualified miners on hidden problems; ORO's weights (spec §7) pin 25 % to the"
+        "<p>Each race ranks the qualified miners on hidden problems; ORO's weights pin 25 % to the"
         " winner, share a tapered tail among the next ranks, and give the rest to the <b>burn</b> (UID 0,"
         " emission destroyed). A miner qualifies with a race score (its success rate times the judge's"
         " reasoning coefficient, docs/judge.md) of at least 0.1 and 95 % of the best; with no qualifier the"
-        " race is CANCELLED, has no winner, and the burn takes everything (docs/arena.md).</p>"
+        " race is CANCELLED, has no winner, and the burn takes everything; so it does when fewer than two"
+        " miners finish the race (docs/arena.md).</p>"
     )
     out = explain + _table(["race", "status", "suite", "winner", "trajectories"], rows)
     if weights:
@@ -256,26 +259,76 @@ def _asr_rows(
     }
 
 
+#: The verdict against the shortcut floor, by where the paired interval of the difference lies.
+VERDICTS = {
+    "beats": "it has learnt something beyond searching the request and taking the top hit",
+    "ties": "it has learnt nothing measurable beyond searching the request and taking the top hit",
+    "falls below": "it does worse than searching the request and taking the top hit",
+}
+
+
+def verdict_word(ci_low: float, ci_high: float) -> str:
+    """``beats`` when the paired 95 % interval of (student − shortcut) lies above 0, ``falls below`` when it
+    lies below, else ``ties`` (the problems cannot tell the two apart)."""
+    if ci_low > 0:
+        return "beats"
+    if ci_high < 0:
+        return "falls below"
+    return "ties"
+
+
+def _planner_ceiling(data: ReportData) -> str:
+    """``, planner ceiling 40/48`` (the rule-based reference on the same held-out problems), or ""."""
+    reference = data.output(ReferenceOutput)
+    score = reference.scores.get(ScoringProfileName.STRICT) if reference is not None else None
+    if score is None or not score.n:
+        return ""
+    return f"; the planner's ceiling (the rule-based reference that taught it) {score.successes}/{score.n}"
+
+
+def verdict(data: ReportData) -> str:
+    """The result in words: whether the student beats, ties or falls below the shortcut floor, what that
+    means in one sentence, and the planner's ceiling beside it; empty when the stage paired no shortcut."""
+    student = data.output(StudentEvalOutput)
+    paired = student.vs_shortcut if student is not None else None
+    if paired is None:
+        return ""
+    greedy, diff = paired.greedy, paired.greedy_asr
+    n = greedy.a_only + greedy.b_only + greedy.both + greedy.neither
+    word = verdict_word(diff.ci_low, diff.ci_high)
+    interval = "includes 0" if word == "ties" else "excludes 0"
+    mood = "good" if word == "beats" else "warn"
+    return (
+        f'<p class="headline {mood}"><b>The student {word} the shortcut floor</b>: '
+        f"{greedy.b_only + greedy.both}/{n} solved vs the shortcut's {greedy.a_only + greedy.both}/{n} on "
+        f"the same held-out problems{_planner_ceiling(data)}. The shortcut floor is what a policy gets with "
+        f"no learning at all (search the request verbatim, recommend the top hit), so {VERDICTS[word]} (the "
+        f"paired 95 % bootstrap interval of the difference, [{diff.ci_low:+.3f}, {diff.ci_high:+.3f}], "
+        f"{interval}).</p>"
+    )
+
+
 def headline(data: ReportData) -> str:
-    """Student vs base on the same held-out problems: greedy strict ASR of each, the paired difference with
-    its bootstrap interval, and McNemar's exact p on the discordant problems."""
+    """The verdict in words, then student vs base on the same held-out problems: greedy strict ASR of each,
+    the paired difference with its bootstrap interval, and McNemar's exact p on the discordant problems."""
     if data.comparison is None:
         return (
             f'<p class="notrun">no paired comparison: {_esc(data.comparison_error)}</p>'
             if (data.comparison_error)
-            else ""
+            else verdict(data)
         )
     block = (data.comparison.get("profiles") or {}).get(ScoringProfileName.STRICT) or {}
     greedy, diff = block.get("greedy"), block.get("greedy_asr")
     if not greedy or not diff:
-        return ""
+        return verdict(data)
     n = block.get("problems", 0)
     base, student = greedy["a_only"] + greedy["both"], greedy["b_only"] + greedy["both"]
-    return (
-        f'<p class="headline"><b>student {student}/{n} vs base {base}/{n}</b> (strict, greedy, held-out): '
-        f"difference {diff['diff']:+.3f} [{diff['ci_low']:+.3f}, {diff['ci_high']:+.3f}] (paired 95 % "
-        f"bootstrap), McNemar exact p = {greedy['p_value']:.2g} ({greedy['b_only']} problems only the "
-        f"student solves, {greedy['a_only']} only the base){_versus_shortcut(data)}</p>"
+    return verdict(data) + (
+        f'<p class="detail"><b>student {student}/{n} vs base {base}/{n}</b> (strict, greedy, held-out): '
+        f"difference {diff['diff']:+.3f}, paired 95 % bootstrap interval of the difference "
+        f"[{diff['ci_low']:+.3f}, {diff['ci_high']:+.3f}]; McNemar exact p = {greedy['p_value']:.2g} "
+        f"({greedy['b_only']} problems only the student solves, {greedy['a_only']} only the base)"
+        f"{_versus_shortcut(data)}</p>"
     )
 
 
@@ -289,9 +342,9 @@ def _versus_shortcut(data: ReportData) -> str:
     greedy, diff = paired.greedy, paired.greedy_asr
     n = greedy.a_only + greedy.b_only + greedy.both + greedy.neither
     return (
-        f"; <b>vs the shortcut {greedy.a_only + greedy.both}/{n}</b> (search the request verbatim, "
-        f"recommend the top hit): difference {diff.diff:+.3f} [{diff.ci_low:+.3f}, "
-        f"{diff.ci_high:+.3f}], McNemar exact p = {greedy.p_value:.2g}"
+        f"; <b>vs the shortcut {greedy.a_only + greedy.both}/{n}</b>: difference {diff.diff:+.3f}, paired "
+        f"95 % bootstrap interval of the difference [{diff.ci_low:+.3f}, {diff.ci_high:+.3f}]; McNemar "
+        f"exact p = {greedy.p_value:.2g}"
     )
 
 
@@ -371,9 +424,9 @@ def _asr_block(
         for c, v in zip(categories, vals, strict=True)
     ]
     html_ = (
-        f"<h3>profile {scoring_profile.value} (held-out partition, greedy, 95 % CI)</h3>"
+        f"<h3>profile {scoring_profile.value} (held-out partition, greedy; bars: 95 % Wilson intervals)</h3>"
         + charts.grouped_bars(categories, series, ylabel="ASR", errors=errors, ylim=(0, 1))
-        + _table(["model", "category", "ASR", "95 % CI"], rows)
+        + _table(["model", "category", "ASR", "95 % Wilson interval of the ASR"], rows)
     )
     return html_, {m: [tuple(v) for v in vals] for m, vals in models.items()}
 
@@ -443,7 +496,8 @@ def section_pass_at_k(data: ReportData, notes: Mapping[str, str]) -> str:
         )
     else:
         chart = charts.curves(series, xlabel="k", ylabel="pass@k (strict)")
-    return chart + caption + _table(["model", "k", "pass@k", "95 % CI"], rows)
+    header = ["model", "k", "pass@k", "95 % bootstrap interval (problems resampled)"]
+    return chart + caption + _table(header, rows)
 
 
 #: Characters of one message shown before it is cut (tool results can be whole search pages).

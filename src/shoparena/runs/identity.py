@@ -8,7 +8,8 @@ every later claim, before the command writes anything (:func:`claim_run_dir`):
   inputs (or holds one), a file, a symbolic link, a non-empty directory that no run wrote: refused, nothing
   written (:func:`refuse_foreign_destination` is the same rule for a destination that is not a run);
 * the same kind with another config or other inputs: refused with a one-line :class:`RunDirError` that names
-  what differs, unless ``restart`` clears the directory's own outputs (never anything else) first.
+  what differs, unless ``restart`` clears the directory's own outputs (never anything else) first; a run
+  that failed before writing any result (no summary, none of its own outputs) is started over without it.
 
 Inputs are identified by content (:func:`fingerprint`), never by position or path, so a race rebuilt in place
 or another race at the same path is a different input, and a moved input is the same one. :class:`RunLock`
@@ -355,7 +356,9 @@ def _check(
     changed = previous is not None and (
         previous.config_hash != identity.config_hash or previous.inputs_hash != identity.inputs_hash
     )
-    start_over = start_over or (changed and restart == "changed")
+    # A run that failed before writing any result (a mistyped path, an empty suite) claims nothing: the
+    # corrected command starts over instead of being told to pass --restart.
+    start_over = start_over or (changed and (restart == "changed" or not _holds_results(path, explicit_own)))
     if changed and not start_over and previous is not None:
         diff = "; ".join(previous.differences(identity)[:4])
         raise RunDirError(
@@ -363,6 +366,20 @@ def _check(
             "pass --restart to start it over, or use another directory"
         )
     return found, start_over
+
+
+def _holds_results(path: Path, explicit_own: frozenset[str]) -> bool:
+    """Whether a run directory holds anything a run wrote beyond its bookkeeping (identity, lock, manifest,
+    config): a summary, or one of the kind's own outputs that is a non-empty file or directory."""
+    if (path / SUMMARY_NAME).exists():
+        return True
+    for name in explicit_own - {MANIFEST_NAME, CONFIG_NAME, IDENTITY_NAME, LOCK_NAME}:
+        entry = path / name
+        if entry.is_symlink() or (entry.is_file() and entry.stat().st_size > 0):
+            return True
+        if entry.is_dir() and any(entry.iterdir()):
+            return True
+    return False
 
 
 def _refuse_links_out(path: Path, names: Iterable[str], option: str) -> None:

@@ -324,6 +324,37 @@ class PoolPlan:
         return sorted(pid for u in self.units for pid in u.members)
 
 
+class PoolShortfall(BaseModel):
+    """A pool whose requested size the bank cannot meet, counted before clustering (whole clusters can only
+    make it worse)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    pool: str
+    requested: int
+    available: int
+
+    def line(self) -> str:
+        return f"{self.pool}: {self.requested} requested, at most {max(self.available, 0)} left in the bank"
+
+
+def size_shortfalls(bank_problems: int, params: PartitionParams) -> list[PoolShortfall]:
+    """The pools (in the order they are filled: public versions, reserve, held-out, hidden) that ``params``
+    asks more problems of than a bank of ``bank_problems`` has left for them."""
+    reserve = params.reserve if params.reserve is not None else params.public_size * params.public_versions
+    heldout = (
+        params.heldout if params.heldout is not None else round(DEFAULT_HELDOUT_FRACTION * bank_problems)
+    )
+    wanted = [(f"public_v{v}", params.public_size) for v in range(1, params.public_versions + 1)]
+    wanted += [(RESERVE_POOL, reserve), ("heldout", heldout), ("hidden", params.hidden)]
+    left, short = bank_problems, []
+    for pool, size in wanted:
+        if size > left:
+            short.append(PoolShortfall(pool=pool, requested=size, available=left))
+        left = max(0, left - size)
+    return short
+
+
 def plan_partition(
     problems: Mapping[str, Problem], report: ClusterReport, params: PartitionParams
 ) -> list[PoolPlan]:

@@ -45,9 +45,29 @@ class DataReport:
     data_hash: str = ""
     skipped: dict[str, int] = field(default_factory=dict)
     derived: dict[str, Any] = field(default_factory=dict)
+    #: SFT rows cut to ``max_length`` (trained on their first tokens only; ``data.overlong: drop`` leaves
+    #: them out instead, counted in ``dropped['too_long']``).
+    truncated: int = 0
+    max_length: int | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
+
+    def describe(self) -> str:
+        """One line on what became of the view's rows: used, truncated, dropped, not selected."""
+        parts = [f"data: {self.used} of {self.rows} {self.view}/{self.split} rows used"]
+        if self.truncated:
+            parts.append(
+                f"{self.truncated} truncated to max_length {self.max_length} tokens (their tokens past it "
+                "are not trained; raise trainer.max_length or set data.overlong: drop)"
+            )
+        dropped = {reason: n for reason, n in self.dropped.items() if n}
+        if dropped:
+            parts.append("dropped " + ", ".join(f"{n} {reason}" for reason, n in sorted(dropped.items())))
+        not_selected = sum(self.not_selected.values())
+        if not_selected:
+            parts.append(f"{not_selected} not selected by data.select {self.select}")
+        return "; ".join(parts)
 
 
 def load_view(data: DataSection, view: str) -> Any:
@@ -85,6 +105,8 @@ def load_view(data: DataSection, view: str) -> Any:
             return datasets.Dataset.from_parquet(str(parquet))
         except ValueError as exc:  # datasets reads a file with no row groups as "no data"
             raise ConfigError(f"{parquet}: empty or unreadable ({exc})") from None
+    if not root.is_dir():
+        raise ConfigError(f"data.corpus: {root} does not exist (a `shoparena corpus build` directory)")
     raise ConfigError(f"data.corpus: {root} has no view {view!r} ({saved} or {parquet})")
 
 
@@ -312,6 +334,7 @@ def prepare_sft(
     import datasets
 
     rows = []
+    report.max_length = max_length
     for row in dataset:
         try:
             enc = render_sft_record(
@@ -323,7 +346,8 @@ def prepare_sft(
         if max_length is not None and len(enc["input_ids"]) > max_length and overlong == "drop":
             report.dropped["too_long"] = report.dropped.get("too_long", 0) + 1
             continue
-        if max_length is not None:
+        if max_length is not None and len(enc["input_ids"]) > max_length:
+            report.truncated += 1
             enc = {k: v[:max_length] for k, v in enc.items()}
         if not any(enc["assistant_masks"]):
             report.dropped["no_trainable_tokens"] = report.dropped.get("no_trainable_tokens", 0) + 1
@@ -517,9 +541,7 @@ def kto_class_weights(n_desirable: int, n_undesirable: int) -> tuple[float, floa
     return KTO_TARGET_RATIO * n_undesirable / n_desirable, 1.0
 
 
-def kto_balance(
-    labels: list[bool], args: Any, given: dict[str, Any], report: DataReport
-) -> dict[str, Any]:
+def kto_balance(labels: list[bool], args: Any, given: dict[str, Any], report: DataReport) -> dict[str, Any]:
     """Set ``args``'s KTO class weights from the rows' balance unless the config gives either weight
     (``given``: the ``kto`` section), and record what was used in ``report.derived['kto']`` (the run summary).
     """

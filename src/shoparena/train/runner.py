@@ -283,7 +283,7 @@ def train(
             run.close()
         return start.summary
     try:
-        return _train(cfg, args, run, root, procs, start, progress)
+        return _train(cfg, args, run, root, procs, start, progress, say)
     finally:
         if run is not None:
             run.close()
@@ -320,6 +320,7 @@ def _train(
     procs: Processes,
     start: _Start,
     progress: bool,
+    say: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """Every process: prepare the data (the same on each, checked), train, save; the main one (``run``
     given) writes the manifest, the final model and the summary, which every process returns."""
@@ -342,6 +343,8 @@ def _train(
     render_profile = corpus_render_profile(cfg)
     dataset = methods.prepare(cfg, args, rows, tokenizer, report)
     check_same_everywhere(procs, "the prepared data (hash, rows)", (report.data_hash, len(dataset)))
+    if say is not None and procs.is_main:
+        say(report.describe())
     if run is not None:
         run.manifest.data_hash, run.manifest.rows_used = report.data_hash, report.used
         run.manifest.render_profile = render_profile

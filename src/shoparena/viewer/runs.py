@@ -8,8 +8,11 @@ three kinds are shown:
 * **eval** (``eval.layout.EvalRun``): the episode records, the envelopes as ``records.Trajectory``
   (``formats.io``), re-scored under ``strict`` for the verdict's checks when the run's suite and index are
   still there;
-* **arena** (``arena.layout.ArenaRun``): each agent's trajectories with its judge verdicts and the
-  verdict's checks (suite and index from the run's config).
+* **arena** (``arena.layout.ArenaRun``): each agent's trajectories with its judge verdicts, the strict
+  outcome and the category (suite and index from the run's config) and the verdict's checks.
+
+A **pipeline** directory (``pipeline run``, ``make run``) is opened as the runs it holds, each named by its
+role: ``arena <race id>`` per firehose race, ``corpus``, ``base`` and ``student``.
 
 :class:`ViewerRow` is the light summary listed in the page; :func:`episode_detail` builds the full view of one
 row (conversation, checks, judge, richness) only when the page opens it.
@@ -28,6 +31,8 @@ from shoparena.corpus.layout import CorpusRun
 from shoparena.eval.layout import EvalRun
 from shoparena.formats.io import read_trajectories
 from shoparena.formats.native import trajectory_to_chat
+from shoparena.pipeline.layout import PipelineRun
+from shoparena.pipeline.outputs import CorpusOutput, EvalOutput, FirehoseOutput, StudentEvalOutput
 from shoparena.records.corpus import CorpusRecord
 from shoparena.records.trajectory import Trajectory
 from shoparena.runs.files import RunFileError
@@ -143,13 +148,48 @@ def _handle(path: Path) -> RunHandle:
     except RunFileError as exc:
         reason = str(exc).splitlines()[0]
         raise ViewerError(
-            f"{path}: not a run directory the viewer reads (corpus, eval or arena run): {reason}"
+            f"{path}: not a run directory the viewer reads (pipeline, corpus, eval or arena run): {reason}"
         ) from None
-    if not isinstance(handle, CorpusRun | EvalRun | ArenaRun):
+    if not isinstance(handle, CorpusRun | EvalRun | ArenaRun | PipelineRun):
         raise ViewerError(
-            f"{path}: a {handle.kind!r} run directory; the viewer reads corpus, eval and arena runs"
+            f"{path}: a {handle.kind!r} run directory; the viewer reads pipeline, corpus, eval and arena runs"
         )
     return handle
+
+
+def _run_folder(pipeline: PipelineRun, value: str) -> Path:
+    path = Path(pipeline.resolve(value))
+    return path if path.is_dir() or not path.suffix else path.parent
+
+
+def pipeline_parts(path: Path, pipeline: PipelineRun) -> list[tuple[Path, str]]:
+    """``(directory, role)`` of each run a pipeline directory holds, in pipeline order: each firehose race
+    (``arena <race id>``), the corpus, the base and the student evaluations.
+
+    Raises:
+        ViewerError: none of them has run yet, or one is no longer in the directory (names it).
+    """
+    try:
+        firehose = pipeline.stage_output(FirehoseOutput)
+        roles = ((CorpusOutput, "corpus"), (EvalOutput, "base"), (StudentEvalOutput, "student"))
+        outputs = [(pipeline.stage_output(model), role) for model, role in roles]
+    except RunFileError as exc:
+        raise ViewerError(str(exc).splitlines()[0]) from None
+    parts: list[tuple[Path, str]] = []
+    if firehose is not None:
+        for i, race_dir in enumerate(firehose.race_dirs):
+            race_id = firehose.races[i].race_id if i < len(firehose.races) else Path(race_dir).name
+            parts.append((_run_folder(pipeline, race_dir), f"arena {race_id}"))
+    parts += [(_run_folder(pipeline, output.path), role) for output, role in outputs if output is not None]
+    if not parts:
+        raise ViewerError(
+            f"{path}: a pipeline run directory with no arena, corpus or evaluation run yet (`shoparena "
+            "pipeline run` writes them; the viewer also opens each stage's directory on its own)"
+        )
+    for folder, role in parts:
+        if not folder.is_dir():
+            raise ViewerError(f"{path}: its {role} run {folder} is not there (moved or deleted)")
+    return parts
 
 
 def _corpus(run: LoadedRun, corpus: CorpusRun) -> None:
@@ -220,34 +260,69 @@ def _arena(run: LoadedRun, arena: ArenaRun) -> None:
                 if judge
                 else None
             )
+            outcome, success, category = _arena_outcome(run, traj)
             run.add(
                 trajectory=traj,
                 judge=detail,
                 problem_id=traj.problem_id,
                 rollout=traj.rollout_idx,
                 agent=agent,
+                category=category,
                 query=traj.query,
-                outcome=f"envelope {traj.status.value.lower()}",
+                outcome=outcome,
+                success=success,
                 scores={
+                    "strict": success,
                     "judge": judge.score if judge else None,
-                    "judge_status": judge.status if judge else None,
+                    # only when it is news: a judge that could not judge (the row's judge is then empty)
+                    "judge_status": judge.status if judge and judge.status != "ok" else None,
                 },
                 steps=len(traj.steps),
             )
 
 
-def load_runs(paths: list[str | Path]) -> list[LoadedRun]:
-    """Read each run directory (labels are the directory names, made unique)."""
-    runs: list[LoadedRun] = []
-    seen: dict[str, int] = {}
-    for number, raw in enumerate(paths):
+def _arena_outcome(run: LoadedRun, traj: Trajectory) -> tuple[str, bool | None, str]:
+    """(outcome, strict success, category) of an arena trajectory: ``success`` / ``failure`` as the strict
+    scorer rates a returned envelope, else the envelope's status (``failed``, ``timed_out``); the category
+    from the run's suite (the envelope's own when the suite is gone)."""
+    if run._bench is None:
+        run._bench = _open_bench(run.suite, run.index, run.similarity) or False
+    problem = run._bench.problems.get(traj.problem_id) if run._bench else None
+    category = problem.category_label if problem is not None else str(traj.meta.get("category") or "")
+    if traj.status.value != "SUCCESS" or problem is None:
+        return traj.status.value.lower(), (False if traj.status.value != "SUCCESS" else None), category
+    verdict = _strict_verdict(run._bench, traj) if run._bench else None
+    if verdict is None:
+        return "success", None, category
+    success = bool(verdict["success"])
+    return ("success" if success else "failure"), success, category
+
+
+def _expand(paths: list[str | Path]) -> list[tuple[Path, str, RunHandle]]:
+    """Each directory with its label and handle; a pipeline directory becomes the runs it holds, labelled by
+    role (prefixed with its own name when several directories are given)."""
+    expanded: list[tuple[Path, str, RunHandle]] = []
+    for raw in paths:
         path = Path(raw)
         if not path.is_dir():
             raise ViewerError(f"{path}: not a directory")
-        name = path.name or str(path)
+        handle = _handle(path)
+        name = path.resolve().name or str(path)
+        if not isinstance(handle, PipelineRun):
+            expanded.append((path, name, handle))
+            continue
+        for folder, role in pipeline_parts(path, handle):
+            expanded.append((folder, role if len(paths) == 1 else f"{name} {role}", _handle(folder)))
+    return expanded
+
+
+def load_runs(paths: list[str | Path]) -> list[LoadedRun]:
+    """Read each run directory (labels are the directory names, or a pipeline's roles, made unique)."""
+    runs: list[LoadedRun] = []
+    seen: dict[str, int] = {}
+    for number, (path, name, handle) in enumerate(_expand(paths)):
         seen[name] = seen.get(name, 0) + 1
         label = name if seen[name] == 1 else f"{name} ({seen[name]})"
-        handle = _handle(path)
         run = LoadedRun(path=path, label=label, kind=handle.kind, number=number)
         try:
             if isinstance(handle, CorpusRun):
@@ -311,4 +386,4 @@ def episode_detail(item: _Item) -> dict[str, Any]:
     return detail
 
 
-__all__ = ["LoadedRun", "ViewerError", "ViewerRow", "episode_detail", "load_runs"]
+__all__ = ["LoadedRun", "ViewerError", "ViewerRow", "episode_detail", "load_runs", "pipeline_parts"]
