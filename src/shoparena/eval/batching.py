@@ -39,7 +39,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from shoparena.eval.prefix_cache import PrefixStore, cache_layers, dynamic_cache, row_entry, stack_rows
+from shoparena.eval.prefix_cache import (
+    PrefixStore,
+    cache_layers,
+    common_prefix,
+    dynamic_cache,
+    row_entry,
+    stack_rows,
+)
 from shoparena.llm.transformers_backend import parse_generated_text
 from shoparena.llm.types import BackendError, ChatRequest, ChatResponse, Usage
 
@@ -57,6 +64,8 @@ class GenerationJob:
     stop: tuple[str, ...] = ()
     #: The episode this prompt belongs to: its cache is kept for the next turn (None: nothing kept).
     session: str | None = None
+    #: Leading prompt tokens that are the conversation (the rest is the generation prompt); None: all.
+    history_len: int | None = None
     future: Future[tuple[list[int], str]] = field(default_factory=Future)
     #: Set by the worker before the future resolves: prompt tokens computed (not reused), and whether the
     #: prompt failed to extend its episode's previous prompt.
@@ -361,9 +370,8 @@ class BatchedGenerator(QueuedGenerator):
         for row, job in enumerate(batch):
             if job.session is not None:
                 tokens = [*job.prompt_ids, *new[row][:-1]]
-                self.store.remember(
-                    job.session, row_entry(layers, row, pads[row], tokens, len(job.prompt_ids))
-                )
+                history = job.history_len if job.history_len is not None else len(job.prompt_ids)
+                self.store.remember(job.session, row_entry(layers, row, pads[row], tokens, history))
 
 
 def _eos_ids(model: Any, tokenizer: Any) -> set[int]:
@@ -418,15 +426,20 @@ class GeneratorChatBackend:
     name: str
     default_max_tokens: int
 
-    def render(self, request: ChatRequest) -> list[int]:
+    def render(self, request: ChatRequest, *, generation_prompt: bool = True) -> list[int]:
         """The prompt token ids for a request (chat template with its tools and template kwargs)."""
         kwargs: dict[str, Any] = dict(request.extra_body.get("chat_template_kwargs") or {})
         if request.tools:
             kwargs["tools"] = request.tools
         text = self.tokenizer.apply_chat_template(
-            request.messages, tokenize=False, add_generation_prompt=True, **kwargs
+            request.messages, tokenize=False, add_generation_prompt=generation_prompt, **kwargs
         )
         return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+
+    def history_len(self, request: ChatRequest, prompt: list[int]) -> int:
+        """How many leading tokens of ``prompt`` are the conversation, not the generation prompt: the next
+        turn of the episode must repeat them (see :class:`~shoparena.eval.prefix_cache.KVEntry`)."""
+        return common_prefix(self.render(request, generation_prompt=False), prompt, len(prompt))
 
     def release(self, session: str) -> None:
         """Forget what the engine kept of an episode (called when the episode ends)."""
@@ -447,6 +460,7 @@ class GeneratorChatBackend:
                 top_p=float(top_p if top_p is not None else 1.0),
                 stop=tuple(request.stop or ()),
                 session=request.session,
+                history_len=self.history_len(request, prompt) if request.session is not None else None,
             )
             future = self.generator.submit(job)
         new, text = future.result(timeout=request.timeout_s)

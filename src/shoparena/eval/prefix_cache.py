@@ -34,9 +34,10 @@ class KVEntry:
 
     tokens: tuple[int, ...]
     layers: tuple[Layer, ...]
-    #: How many of ``tokens`` were the prompt (the rest were generated); a later prompt that does not
-    #: start with these tokens is a miss.
-    prompt_len: int
+    #: How many of ``tokens`` the episode's next prompt must repeat: the conversation so far, without the
+    #: generation prompt that opened the reply (a template may render the finished turn differently, as
+    #: Qwen3's does its empty think block). A later prompt that does not start with them is a miss.
+    history_len: int
 
     def head(self, n: int) -> list[Layer]:
         """The states of the first ``n`` tokens (views, not copies)."""
@@ -109,7 +110,7 @@ class PrefixStore:
         best = Match(0, None, False)
         if own is not None:
             n = common_prefix(own.tokens, prompt, limit)
-            miss = common_prefix(own.tokens, prompt, own.prompt_len) < own.prompt_len
+            miss = common_prefix(own.tokens, prompt, own.history_len) < own.history_len
             best = Match(n, own if n else None, miss)
         if shared is not None:
             n = common_prefix(shared.tokens, prompt, limit)
@@ -153,13 +154,13 @@ def _clone(layers: list[Layer], n: int) -> list[Layer]:
     return [(k[:, :, :n].clone(), v[:, :, :n].clone()) for k, v in layers]
 
 
-def row_entry(layers: list[Layer], row: int, start: int, tokens: list[int], prompt_len: int) -> KVEntry:
+def row_entry(layers: list[Layer], row: int, start: int, tokens: list[int], history_len: int) -> KVEntry:
     """The entry of one batch row: ``len(tokens)`` positions from ``start`` (after its left padding)."""
     end = start + len(tokens)
     kept = tuple(
         (k[row : row + 1, :, start:end].clone(), v[row : row + 1, :, start:end].clone()) for k, v in layers
     )
-    return KVEntry(tuple(tokens), kept, prompt_len)
+    return KVEntry(tuple(tokens), kept, history_len)
 
 
 def stack_rows(rows: list[list[Layer]], pad_value: float = 0.0) -> tuple[list[Layer], list[int]]:
