@@ -48,11 +48,15 @@ def _records(run_dir) -> list[dict]:
     return [json.loads(x) for x in (run_dir / "episodes.jsonl").read_text().splitlines() if x.strip()]
 
 
-@pytest.mark.parametrize("concurrency", [1, 3])
-def test_greedy_episodes_are_identical_with_and_without_the_cache(make_config, tiny_model, concurrency):
+@pytest.mark.parametrize(("concurrency", "profile"), [(1, "upstream"), (3, "upstream"), (3, "compact")])
+def test_greedy_episodes_are_identical_with_and_without_the_cache(
+    make_config, tiny_model, concurrency, profile
+) -> None:
     from shoparena.eval.run import run_eval
 
-    common = dict(limit=3, max_steps=4, max_tokens=12, concurrency=concurrency, threads=1)
+    common = dict(
+        limit=3, max_steps=4, max_tokens=12, concurrency=concurrency, threads=1, render_profile=profile
+    )
     cached = make_config(f"hf:{tiny_model}", out="cached", **common)
     whole = make_config(f"hf:{tiny_model}", out="whole", prefix_cache=False, **common)
     with_cache, without = run_eval(cached).dump(), run_eval(whole).dump()
@@ -182,3 +186,24 @@ def test_the_store_keeps_the_latest_sessions_and_nothing_when_disabled() -> None
     assert len(off) == 0 and off.match([1, 2, 3, 4], "a").length == 0
     with pytest.raises(ValueError, match="max_sessions"):
         PrefixStore(max_sessions=0)
+
+
+def test_an_openai_policy_records_what_the_server_says_it_computed(make_config, tiny_model) -> None:
+    # `eval serve` reports cached_tokens (its shared prefix; an HTTP request names no episode), and the
+    # openai: policy records prompt minus cached as prefilled_tokens.
+    from shoparena.eval.batching import BatchedTransformersBackend
+    from shoparena.eval.run import run_eval
+    from shoparena.eval.server import LoopbackServer, create_app
+
+    backend = BatchedTransformersBackend(tiny_model, threads=1)
+    try:
+        with LoopbackServer(create_app(backend, "tiny")) as server:
+            config = make_config(f"openai:{server.base_url}#tiny", limit=2, max_steps=2, max_tokens=6)
+            summary = run_eval(config).dump()
+    finally:
+        backend.close()
+    rows = _records(config.out)
+    assert len(rows) == 2 and all(r["calls"] == 2 for r in rows)
+    assert all(r["prefilled_tokens"] is not None for r in rows)
+    assert sum(r["prefilled_tokens"] for r in rows) < sum(r["prompt_tokens"] for r in rows)
+    assert summary["prefix_cache"]["prefilled_tokens"] == backend.generator.stats.prefilled_tokens
