@@ -447,6 +447,11 @@ class GeneratorChatBackend:
         if release is not None:
             release(session)
 
+    def _keeps(self, request: ChatRequest) -> bool:
+        """Whether the engine keeps this request's episode between turns (then it needs the history)."""
+        store = getattr(self.generator, "store", None)
+        return request.session is not None and store is not None and store.enabled
+
     def complete(self, request: ChatRequest) -> ChatResponse:
         """Generate one assistant turn (blocks until its batch is done)."""
         with self.generator.arriving():  # until submitted: the worker holds its batch open for it
@@ -460,7 +465,7 @@ class GeneratorChatBackend:
                 top_p=float(top_p if top_p is not None else 1.0),
                 stop=tuple(request.stop or ()),
                 session=request.session,
-                history_len=self.history_len(request, prompt) if request.session is not None else None,
+                history_len=self.history_len(request, prompt) if self._keeps(request) else None,
             )
             future = self.generator.submit(job)
         new, text = future.result(timeout=request.timeout_s)
