@@ -73,6 +73,9 @@ def one_run(model: Path, profile: str, cache: bool, suite: Path, index: Path, ou
         allow_profile_mismatch=True,
         prefix_cache=cache,
         progress=False,
+        # A starved process (nice 19 on a busy host) must not turn slowness into failed episodes.
+        request_timeout_s=args.timeout,
+        episode_timeout_s=args.timeout,
     )
     load_before = os.getloadavg()
     wall, cpu = time.perf_counter(), time.process_time()
@@ -143,6 +146,7 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=4)
     parser.add_argument("--profiles", nargs="+", default=["upstream", "compact"])
     parser.add_argument("--order", choices=["on-off", "off-on"], default="on-off")
+    parser.add_argument("--timeout", type=float, default=7200.0, help="Request and episode limit, s.")
     args = parser.parse_args()
     args.problems = args.problems or (4 if args.quick else 48)
     args.max_tokens = args.max_tokens or (32 if args.quick else 64)
