@@ -51,7 +51,7 @@ def steps_of(run_dir: Path) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     for line in (run_dir / "output.jsonl").read_text(encoding="utf-8").splitlines():
         envelope = json.loads(line)
-        dialogue = envelope["dialogue"]
+        dialogue = envelope.get("dialogue") or []  # an episode that failed before a step has none
         out[envelope["problem_id"]] = [json.dumps(d["completion"], sort_keys=True) for d in dialogue]
     return out
 
