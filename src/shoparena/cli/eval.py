@@ -52,6 +52,7 @@ def run(
     max_batch: int = field_option(EvalConfig, "max_batch", "--max-batch", min=1),
     threads: int | None = field_option(EvalConfig, "threads", "--threads", min=1),
     engine: str = field_option(EvalConfig, "engine", "--engine"),
+    prefix_cache: bool = field_option(EvalConfig, "prefix_cache", "--prefix-cache/--no-prefix-cache"),
     progress: bool = field_option(EvalConfig, "progress", "--progress/--no-progress"),
     render_profile: str | None = field_option(EvalConfig, "render_profile", "--render-profile"),
     allow_profile_mismatch: bool = field_option(
@@ -161,6 +162,15 @@ def print_summary(data: dict[str, Any]) -> None:
         f"title backend {data['scoring'].get('title_backend')}; {data['throughput']}",
         highlight=False,
     )
+    cache = data.get("prefix_cache") or {}
+    if cache.get("prompt_tokens"):
+        computed = cache.get("prefilled_tokens")
+        console.print(
+            f"prompt tokens {cache['prompt_tokens']}, computed "
+            f"{computed if computed is not None else 'not reported'} "
+            f"(prefix cache {'on' if cache.get('enabled') else 'off'}, {cache.get('misses', 0)} miss(es))",
+            highlight=False,
+        )
     for note in data.get("notes", []):
         console.print(f"[yellow]note[/yellow] {note}", highlight=False)
 

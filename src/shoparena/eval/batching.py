@@ -10,10 +10,11 @@ static batching: a batch ends when its last row stops, so rows of very different
 On a CPU the prompt, not the reply, is the cost: the native prompt of a shopping episode is ~830 tokens
 (system turn plus tool schemas) and its prefill takes ~10 s for SmolLM2-135M on one busy core, against
 ~0.03 s per decoded token; batching cannot shrink prefill, which is compute-bound. So the generator keeps
-the KV cache of the longest prompt prefix it has seen shared (the system turn and tools every request
-repeats), reuses it for every later prompt that starts the same way, and prefills only the rest.
-Decoding is a small explicit loop over the cache (greedy, or temperature with top-p), with per-row
-positions and a padding mask.
+key/value caches between calls (:mod:`shoparena.eval.prefix_cache`): the shared system turn and tools,
+computed once, and each episode's previous turn (its prompt and reply), so a turn computes only the
+tokens its prompt adds. Each row is prefilled on its own (no row pays for another's padding); decoding
+is a small explicit loop over the rows' caches stacked into one batch (greedy, or temperature with top-p),
+with per-row positions and a padding mask.
 
 Threads: a decoded token is thousands of small ops; with torch's default of one OpenMP thread per core,
 each op ends at a barrier that waits for the other thread, and on a shared machine that thread is often
@@ -38,6 +39,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from shoparena.eval.prefix_cache import (
+    PrefixStore,
+    cache_layers,
+    common_prefix,
+    dynamic_cache,
+    row_entry,
+    stack_rows,
+)
 from shoparena.llm.transformers_backend import parse_generated_text
 from shoparena.llm.types import BackendError, ChatRequest, ChatResponse, Usage
 
@@ -53,7 +62,15 @@ class GenerationJob:
     temperature: float = 0.0
     top_p: float = 1.0
     stop: tuple[str, ...] = ()
+    #: The episode this prompt belongs to: its cache is kept for the next turn (None: nothing kept).
+    session: str | None = None
+    #: Leading prompt tokens that are the conversation (the rest is the generation prompt); None: all.
+    history_len: int | None = None
     future: Future[tuple[list[int], str]] = field(default_factory=Future)
+    #: Set by the worker before the future resolves: prompt tokens computed (not reused), and whether the
+    #: prompt failed to extend its episode's previous prompt.
+    prefilled: int | None = None
+    miss: bool = False
 
     @property
     def group(self) -> tuple[Any, ...]:
@@ -72,6 +89,7 @@ class BatchStats:
     prompt_tokens: int = 0
     prefilled_tokens: int = 0
     prefix_hits: int = 0
+    prefix_misses: int = 0
     max_batch_seen: int = 0
     busy_s: float = 0.0
 
@@ -201,6 +219,12 @@ class QueuedGenerator:
 class BatchedGenerator(QueuedGenerator):
     """Owns a causal LM and generates submitted prompts in batches on one worker thread.
 
+    Each row of a batch is prefilled on its own from the longest prefix it can reuse
+    (:class:`~shoparena.eval.prefix_cache.PrefixStore`: its episode's previous turn, else the shared system
+    turn and tools), so only its new tokens are computed and no row pays for another's padding; the rows'
+    caches are then left-padded into one batch and decoded together. After decoding, each row that names
+    an episode (``GenerationJob.session``) leaves its prompt and reply in the store for the next turn.
+
     Args:
         model: A loaded transformers causal LM (eval mode).
         tokenizer: Its tokenizer.
@@ -208,6 +232,8 @@ class BatchedGenerator(QueuedGenerator):
         gather_s: How long the worker waits for more requests after the first one arrives.
         seed: Seed of the sampling generator (sampled decoding is reproducible only for the same batches).
         min_prefix: Shortest shared prompt prefix worth caching, in tokens.
+        prefix_cache: Reuse computed prefixes (False: every prompt is computed whole).
+        max_sessions: Most episode caches kept at once (least recently used dropped first).
     """
 
     def __init__(
@@ -219,6 +245,8 @@ class BatchedGenerator(QueuedGenerator):
         gather_s: float = 0.01,
         seed: int = 0,
         min_prefix: int = 32,
+        prefix_cache: bool = True,
+        max_sessions: int = 64,
     ) -> None:
         super().__init__(max_batch=max_batch, gather_s=gather_s, name="batched-generate")
         self.model, self.tokenizer = model, tokenizer
@@ -230,48 +258,37 @@ class BatchedGenerator(QueuedGenerator):
         import torch
 
         self._rng = torch.Generator(device=model.device).manual_seed(seed)
-        self.min_prefix = min_prefix
-        self._prefix_ids: list[int] = []
-        self._prefix_kv: Any = None
+        self.store = PrefixStore(min_prefix=min_prefix, max_sessions=max_sessions, enabled=prefix_cache)
         # transformers 5.x names the cache argument ``cache`` (``past_key_values`` before).
         params = inspect.signature(model.forward).parameters
         self._cache_kw = "cache" if "cache" in params else "past_key_values"
         self._thread.start()
 
+    def release(self, session: str) -> None:
+        """Forget an episode's cache (it ended)."""
+        self.store.release(session)
+
     def _forward(self, **kwargs: Any) -> Any:
         cache = kwargs.pop("cache")
         return self.model(**kwargs, use_cache=True, **{self._cache_kw: cache})
 
-    def _prefix_cache(self, prompts: list[list[int]]) -> tuple[int, Any]:
-        """(shared prefix length m, a fresh copy of its KV cache for batch size 1 or None when m == 0)."""
-        import copy
-
+    def _prefill(self, job: GenerationJob) -> tuple[list[Any], Any]:
+        """Compute one row's prompt from the longest prefix it can reuse: (layers' states, last logits)."""
         import torch
-        from transformers import DynamicCache
 
-        shortest = min(len(p) for p in prompts) - 1  # every row keeps >= 1 token to prefill
-        reuse = 0
-        if self._prefix_ids:
-            limit = min(shortest, len(self._prefix_ids))
-            while reuse < limit and all(p[reuse] == self._prefix_ids[reuse] for p in prompts):
-                reuse += 1
-        if reuse >= self.min_prefix:
-            cache = copy.deepcopy(self._prefix_kv)
-            if reuse < len(self._prefix_ids):
-                cache.crop(reuse - len(self._prefix_ids))  # negative: drop that many tokens off the end
-            self.stats.prefix_hits += 1
-            return reuse, cache
-        common = 0
-        while common < shortest and all(p[common] == prompts[0][common] for p in prompts):
-            common += 1
-        if common < self.min_prefix:
-            return 0, None
-        cache = DynamicCache()
-        ids = torch.tensor([prompts[0][:common]], dtype=torch.long, device=self.model.device)
-        self._forward(input_ids=ids, cache=cache, logits_to_keep=1)
-        self.stats.prefilled_tokens += common
-        self._prefix_ids, self._prefix_kv = list(prompts[0][:common]), cache
-        return common, copy.deepcopy(cache)
+        prompt = job.prompt_ids
+        found = self.store.match(prompt, job.session)
+        cache = dynamic_cache(found.entry.head(found.length) if found.entry is not None else None)
+        device = self.model.device
+        rest = torch.tensor([prompt[found.length :]], dtype=torch.long, device=device)
+        positions = torch.arange(found.length, len(prompt), dtype=torch.long, device=device)[None]
+        logits = self._forward(input_ids=rest, position_ids=positions, cache=cache, logits_to_keep=1).logits
+        layers = cache_layers(cache)
+        self.store.offer_shared(prompt, layers, found)
+        job.prefilled, job.miss = len(prompt) - found.length, found.miss
+        self.stats.prefix_hits += 1 if found.length else 0
+        self.stats.prefix_misses += 1 if found.miss else 0
+        return layers, logits[0, -1]
 
     def _pick(self, logits: Any, job: GenerationJob) -> int:
         import torch
@@ -287,67 +304,74 @@ class BatchedGenerator(QueuedGenerator):
 
     def _generate(self, batch: list[GenerationJob]) -> list[tuple[list[int], str]]:
         import torch
-        from transformers import DynamicCache
 
-        device = self.model.device
-        prompts = [j.prompt_ids for j in batch]
         with torch.no_grad():
-            shared, cache = self._prefix_cache(prompts)
+            prefilled = [self._prefill(job) for job in batch]
+            stacked, pads = stack_rows([layers for layers, _ in prefilled])
+            cache = dynamic_cache(stacked)
             rows = len(batch)
-            if cache is None:
-                cache = DynamicCache()
-            elif rows > 1:
-                cache.batch_repeat_interleave(rows)
-            rests = [p[shared:] for p in prompts]
-            width = max(len(r) for r in rests)
-            ids = torch.full((rows, width), self.pad_id, dtype=torch.long)
-            mask = torch.zeros((rows, shared + width), dtype=torch.long)
-            mask[:, :shared] = 1
-            for row, rest in enumerate(rests):
-                ids[row, width - len(rest) :] = torch.tensor(rest, dtype=torch.long)  # left padding
-                mask[row, shared + width - len(rest) :] = 1
-            positions = (mask.cumsum(-1) - 1).clamp(min=0)[:, shared:]
-            logits = self._forward(
-                input_ids=ids.to(device),
-                attention_mask=mask.to(device),
-                position_ids=positions.to(device),
-                cache=cache,
-                logits_to_keep=1,
-            ).logits[:, -1]
-            next_pos = mask.sum(-1)
-            eos = _eos_ids(self.model, self.tokenizer)
-            new: list[list[int]] = [[] for _ in batch]
-            done = [False] * rows
-            limit = max(j.max_new_tokens for j in batch)
-            for _ in range(limit):
-                step = []
-                for row, job in enumerate(batch):
-                    token = self.pad_id if done[row] else self._pick(logits[row], job)
-                    step.append(token)
-                    if done[row]:
-                        continue
-                    new[row].append(token)
-                    if token in eos or len(new[row]) >= job.max_new_tokens or self._stopped(new[row], job):
-                        done[row] = True
-                if all(done):
-                    break
-                mask = torch.cat([mask, torch.ones((rows, 1), dtype=torch.long)], dim=-1)
-                logits = self._forward(
-                    input_ids=torch.tensor(step, dtype=torch.long, device=device)[:, None],
-                    attention_mask=mask.to(device),
-                    position_ids=next_pos[:, None].to(device),
-                    cache=cache,
-                    logits_to_keep=1,
-                ).logits[:, -1]
-                next_pos = next_pos + 1
+            mask = torch.ones((rows, stacked[0][0].shape[-2]), dtype=torch.long)
+            for row, pad in enumerate(pads):
+                mask[row, :pad] = 0  # left padding
+            logits = torch.stack([last for _, last in prefilled])
+            next_pos = torch.tensor([len(j.prompt_ids) for j in batch], dtype=torch.long)
+            new = self._decode(batch, cache, mask, logits, next_pos)
+            self._remember(batch, cache_layers(cache), pads, new)
         results = [(new[row], self._text(new[row], job)) for row, job in enumerate(batch)]
         self.stats.batches += 1
         self.stats.sequences += rows
         self.stats.generated_tokens += sum(len(r[0]) for r in results)
-        self.stats.prompt_tokens += sum(len(p) for p in prompts)
-        self.stats.prefilled_tokens += rows * width
+        self.stats.prompt_tokens += sum(len(j.prompt_ids) for j in batch)
+        self.stats.prefilled_tokens += sum(j.prefilled or 0 for j in batch)
         self.stats.max_batch_seen = max(self.stats.max_batch_seen, rows)
         return results
+
+    def _decode(
+        self, batch: list[GenerationJob], cache: Any, mask: Any, logits: Any, next_pos: Any
+    ) -> list[list[int]]:
+        """The batched decoding loop: each row until its EOS, token cap or stop string."""
+        import torch
+
+        device = self.model.device
+        rows = len(batch)
+        eos = _eos_ids(self.model, self.tokenizer)
+        new: list[list[int]] = [[] for _ in batch]
+        done = [False] * rows
+        for _ in range(max(j.max_new_tokens for j in batch)):
+            step = []
+            for row, job in enumerate(batch):
+                token = self.pad_id if done[row] else self._pick(logits[row], job)
+                step.append(token)
+                if done[row]:
+                    continue
+                new[row].append(token)
+                if token in eos or len(new[row]) >= job.max_new_tokens or self._stopped(new[row], job):
+                    done[row] = True
+            if all(done):
+                break
+            mask = torch.cat([mask, torch.ones((rows, 1), dtype=torch.long)], dim=-1)
+            logits = self._forward(
+                input_ids=torch.tensor(step, dtype=torch.long, device=device)[:, None],
+                attention_mask=mask.to(device),
+                position_ids=next_pos[:, None].to(device),
+                cache=cache,
+                logits_to_keep=1,
+            ).logits[:, -1]
+            next_pos = next_pos + 1
+        return new
+
+    def _remember(
+        self, batch: list[GenerationJob], layers: list[Any], pads: list[int], new: list[list[int]]
+    ) -> None:
+        """Store each episode row's prompt and the reply tokens whose states the cache holds (all but the
+        last: it was never fed back)."""
+        if not self.store.enabled:
+            return
+        for row, job in enumerate(batch):
+            if job.session is not None:
+                tokens = [*job.prompt_ids, *new[row][:-1]]
+                history = job.history_len if job.history_len is not None else len(job.prompt_ids)
+                self.store.remember(job.session, row_entry(layers, row, pads[row], tokens, history))
 
 
 def _eos_ids(model: Any, tokenizer: Any) -> set[int]:
@@ -402,15 +426,31 @@ class GeneratorChatBackend:
     name: str
     default_max_tokens: int
 
-    def render(self, request: ChatRequest) -> list[int]:
+    def render(self, request: ChatRequest, *, generation_prompt: bool = True) -> list[int]:
         """The prompt token ids for a request (chat template with its tools and template kwargs)."""
         kwargs: dict[str, Any] = dict(request.extra_body.get("chat_template_kwargs") or {})
         if request.tools:
             kwargs["tools"] = request.tools
         text = self.tokenizer.apply_chat_template(
-            request.messages, tokenize=False, add_generation_prompt=True, **kwargs
+            request.messages, tokenize=False, add_generation_prompt=generation_prompt, **kwargs
         )
         return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+
+    def history_len(self, request: ChatRequest, prompt: list[int]) -> int:
+        """How many leading tokens of ``prompt`` are the conversation, not the generation prompt: the next
+        turn of the episode must repeat them (see :class:`~shoparena.eval.prefix_cache.KVEntry`)."""
+        return common_prefix(self.render(request, generation_prompt=False), prompt, len(prompt))
+
+    def release(self, session: str) -> None:
+        """Forget what the engine kept of an episode (called when the episode ends)."""
+        release = getattr(self.generator, "release", None)
+        if release is not None:
+            release(session)
+
+    def _keeps(self, request: ChatRequest) -> bool:
+        """Whether the engine keeps this request's episode between turns (then it needs the history)."""
+        store = getattr(self.generator, "store", None)
+        return request.session is not None and store is not None and store.enabled
 
     def complete(self, request: ChatRequest) -> ChatResponse:
         """Generate one assistant turn (blocks until its batch is done)."""
@@ -424,13 +464,21 @@ class GeneratorChatBackend:
                 temperature=float(request.temperature or 0.0),
                 top_p=float(top_p if top_p is not None else 1.0),
                 stop=tuple(request.stop or ()),
+                session=request.session,
+                history_len=self.history_len(request, prompt) if self._keeps(request) else None,
             )
             future = self.generator.submit(job)
         new, text = future.result(timeout=request.timeout_s)
         parsed = parse_generated_text(text, parse_tools=bool(request.tools), split_reasoning=True)
+        usage = Usage(
+            prompt_tokens=len(prompt),
+            completion_tokens=len(new),
+            prefilled_tokens=job.prefilled if job.prefilled is not None else len(prompt),
+            prefix_miss=job.miss,
+        )
         return parsed.model_copy(
             update={
-                "usage": Usage(prompt_tokens=len(prompt), completion_tokens=len(new)),
+                "usage": usage,
                 "model": request.model or self.name,
                 "finish_reason": "length" if len(new) >= max_new else parsed.finish_reason,
                 "raw": {"text": text},
@@ -451,6 +499,8 @@ class BatchedTransformersBackend(GeneratorChatBackend):
         seed: Sampling seed.
         threads: torch intra-op threads while the backend is open (process-wide; the previous count is
             restored on close); None leaves torch's setting alone.
+        prefix_cache: Keep the shared prefix and each episode's cache between turns (False: compute every
+            prompt whole, ``--no-prefix-cache``).
         model, tokenizer: Preloaded objects (skip loading).
     """
 
@@ -463,6 +513,7 @@ class BatchedTransformersBackend(GeneratorChatBackend):
         device: str | None = None,
         seed: int = 0,
         threads: int | None = None,
+        prefix_cache: bool = True,
         model: Any = None,
         tokenizer: Any = None,
     ) -> None:
@@ -479,7 +530,9 @@ class BatchedTransformersBackend(GeneratorChatBackend):
             model, tokenizer = load_model(self.model_dir, device=device)
         self.tokenizer = tokenizer
         self.default_max_tokens = default_max_tokens
-        self.generator = BatchedGenerator(model, tokenizer, max_batch=max_batch, seed=seed)
+        self.generator = BatchedGenerator(
+            model, tokenizer, max_batch=max_batch, seed=seed, prefix_cache=prefix_cache
+        )
         self.name = self.model_dir.name
 
     def __repr__(self) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import threading
 import time
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -65,6 +66,10 @@ class EpisodeUsage:
 
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    #: Prompt tokens the engine computed (the rest it reused); None once a call's engine did not say.
+    prefilled_tokens: int | None = 0
+    #: Turns whose prompt did not extend the previous turn's, so the engine could not reuse it.
+    prefix_misses: int = 0
     calls: int = 0
     failed_calls: int = 0
     model: str = ""
@@ -132,7 +137,15 @@ class ChatAgent:
         #: failure, so the episode is retried on resume, not scored as the policy's 0.
         self.unreachable: str | None = None
         self.infra_reason: InfraReason | None = None
+        #: Names this episode to the backend, which may keep its key/value cache between turns.
+        self.session = uuid.uuid4().hex
         self._lock = threading.Lock()
+
+    def close(self, episode_id: str = "") -> None:
+        """The episode ended: let the backend drop what it kept of it."""
+        release = getattr(self.backend, "release", None)
+        if callable(release):
+            release(self.session)
 
     def messages(self, observation: Observation) -> list[dict[str, Any]]:
         """The prompt messages for the next step."""
@@ -165,6 +178,7 @@ class ChatAgent:
             max_tokens=d.max_tokens,
             timeout_s=self.request_timeout_s,
             extra_body=extra,
+            session=self.session,
         )
 
     def act(self, observation: Observation, tools: Sequence[ToolSchema]) -> Any:
@@ -191,6 +205,12 @@ class ChatAgent:
         with self._lock:
             self.usage.prompt_tokens += response.usage.prompt_tokens
             self.usage.completion_tokens += response.usage.completion_tokens
+            prefilled = response.usage.prefilled_tokens
+            if prefilled is None or self.usage.prefilled_tokens is None:
+                self.usage.prefilled_tokens = None
+            else:
+                self.usage.prefilled_tokens += prefilled
+            self.usage.prefix_misses += int(response.usage.prefix_miss)
             self.usage.model = response.model or self.usage.model
             reason = response.finish_reason or "none"
             self.usage.finish_reasons[reason] = self.usage.finish_reasons.get(reason, 0) + 1

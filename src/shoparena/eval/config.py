@@ -25,6 +25,7 @@ RESUMABLE_CHANGES = frozenset(
         "retry_backoff_s",
         "threads",
         "max_batch",
+        "prefix_cache",
         "executor",
         "ray_address",
     }
@@ -86,6 +87,11 @@ class EvalConfig(BaseModel):
         default="transformers",
         description="hf: generation engine: batched transformers (torch), or CTranslate2 float32 (same "
         "greedy tokens) or int8 (quantised; pip install 'shoparena[ct2]').",
+    )
+    prefix_cache: bool = Field(
+        default=True,
+        description="hf: keep the shared prefix and each episode's key/value cache between turns, computing "
+        "only new prompt tokens (off: every prompt computed whole).",
     )
     executor: Literal["process", "ray"] = Field(
         default="process", description="Episodes in this process, or one Ray task per problem."

@@ -163,6 +163,7 @@ class CT2Generator(QueuedGenerator):
         min_prefix: Shortest shared prompt prefix worth passing as the static prompt, in tokens.
         max_spread: Most suffix-length difference within one call; None: the batch's max new tokens.
         max_static_prompts: Distinct static prompts whose state the engine may cache (memory bound).
+        prefix_cache: Use a static prompt at all (False: every prompt is computed whole).
     """
 
     def __init__(
@@ -177,12 +178,14 @@ class CT2Generator(QueuedGenerator):
         min_prefix: int = 32,
         max_spread: int | None = None,
         max_static_prompts: int = 4,
+        prefix_cache: bool = True,
     ) -> None:
         super().__init__(max_batch=max_batch, gather_s=gather_s, name="ct2-generate")
         self.engine, self.tokenizer, self.vocabulary = generator, tokenizer, vocabulary
         self.eos_ids = sorted(eos_ids)
         self.min_prefix, self.max_spread = min_prefix, max_spread
         self.max_static_prompts = max_static_prompts
+        self.prefix_cache = prefix_cache
         self._prefix: list[int] = []
         self._previous: list[int] = []
         self._cached: set[tuple[int, ...]] = set()
@@ -204,8 +207,12 @@ class CT2Generator(QueuedGenerator):
 
     def _generate(self, batch: list[GenerationJob]) -> list[tuple[list[int], str]]:
         prompts = [j.prompt_ids for j in batch]
-        shared = self._static_prefix(prompts)
+        shared = self._static_prefix(prompts) if self.prefix_cache else 0
         suffix = {row: len(p) - shared for row, p in enumerate(prompts)}
+        # A static prompt cached by an earlier call is not computed again (counted whole until it is).
+        cached = bool(shared) and tuple(prompts[0][:shared]) in self._cached
+        for row, job in enumerate(batch):
+            job.prefilled = suffix[row] if cached else len(job.prompt_ids)
         spread = self.max_spread if self.max_spread is not None else max(j.max_new_tokens for j in batch)
         new: dict[int, list[int]] = {}
         for group in _spread_groups(list(enumerate(batch)), suffix, spread):
@@ -296,6 +303,8 @@ class CTranslate2Backend(GeneratorChatBackend):
         seed: Sampling seed (CTranslate2's random seed).
         threads: Intra-op threads of the engine; None: CTranslate2's default (its own choice of cores).
         cache_dir: Where converted folders are kept (default ``~/.cache/shoparena/ct2``).
+        prefix_cache: Pass the shared prefix as the engine's cached ``static_prompt`` (False: every prompt
+            is computed whole).
     """
 
     def __init__(
@@ -308,6 +317,7 @@ class CTranslate2Backend(GeneratorChatBackend):
         seed: int = 0,
         threads: int | None = None,
         cache_dir: str | Path | None = None,
+        prefix_cache: bool = True,
     ) -> None:
         ctranslate2 = _require_ct2()
         self.model_dir = Path(model_dir)
@@ -329,7 +339,12 @@ class CTranslate2Backend(GeneratorChatBackend):
         self.compute_type = compute_type
         self.default_max_tokens = default_max_tokens
         self.generator = CT2Generator(
-            engine, self.tokenizer, vocabulary, _eos_ids(self.model_dir, self.tokenizer), max_batch=max_batch
+            engine,
+            self.tokenizer,
+            vocabulary,
+            _eos_ids(self.model_dir, self.tokenizer),
+            max_batch=max_batch,
+            prefix_cache=prefix_cache,
         )
         self.name = self.model_dir.name
 

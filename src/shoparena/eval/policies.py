@@ -416,8 +416,12 @@ def hf_backend(
     max_tokens: int = 512,
     seed: int = 0,
     threads: int | None = None,
+    prefix_cache: bool = True,
 ) -> Any:
     """The in-process chat backend of an ``hf:`` folder under an ``--engine`` (``eval run`` and ``serve``).
+
+    ``prefix_cache``: transformers keeps the shared prefix and each episode's key/value cache between
+    turns; CTranslate2 passes the shared prefix as its cached ``static_prompt``. False: neither.
 
     Raises:
         BackendError: the engine is not installed, or the folder cannot be loaded or converted.
@@ -426,7 +430,12 @@ def hf_backend(
         from shoparena.eval.batching import BatchedTransformersBackend
 
         return BatchedTransformersBackend(
-            folder, max_batch=max_batch, default_max_tokens=max_tokens, seed=seed, threads=threads
+            folder,
+            max_batch=max_batch,
+            default_max_tokens=max_tokens,
+            seed=seed,
+            threads=threads,
+            prefix_cache=prefix_cache,
         )
     from shoparena.eval.ct2_engine import CTranslate2Backend, engine_compute_type
 
@@ -437,6 +446,7 @@ def hf_backend(
         default_max_tokens=max_tokens,
         seed=seed,
         threads=threads,
+        prefix_cache=prefix_cache,
     )
 
 
@@ -450,6 +460,7 @@ def _hf(spec: str, config: EvalConfig, engine: SearchEngine, knowledge: Any, bac
             max_tokens=config.max_tokens,
             seed=config.seed,
             threads=config.threads,
+            prefix_cache=config.prefix_cache,
         )
     closer = getattr(backend, "close", None)
     return chat_policy(
@@ -464,6 +475,7 @@ def _hf(spec: str, config: EvalConfig, engine: SearchEngine, knowledge: Any, bac
             "engine": ENGINE_NAMES[config.engine],
             "max_batch": config.max_batch,
             "threads": config.threads,
+            "prefix_cache": config.prefix_cache,
         },
         closer=closer,
     )

@@ -201,6 +201,8 @@ def episode_record(bench: ScoringBench, spec: EpisodeSpec, result: EpisodeResult
         format_shoppingbench=float(scored.shoppingbench.format_score),
         steps=len(traj.steps),
         prompt_tokens=usage.prompt_tokens,
+        prefilled_tokens=usage.prefilled_tokens,
+        prefix_misses=usage.prefix_misses,
         completion_tokens=usage.completion_tokens,
         tokens=usage.prompt_tokens + usage.completion_tokens,
         calls=usage.calls,
@@ -531,8 +533,24 @@ def summarise(
             "termination": dict(Counter(str(r.termination_reason) for r in records)),
         },
         profiles=profiles,
+        prefix_cache=prefix_cache_totals(config, records),
         notes=notes,
     )
+
+
+def prefix_cache_totals(config: EvalConfig, records: list[EpisodeRecord]) -> dict[str, Any]:
+    """What the engine reused over a run's episodes: prompt tokens sent, prompt tokens computed (None when
+    an episode's engine did not say), the ratio, and the turns that could not reuse the previous one."""
+    prompt = sum(r.prompt_tokens for r in records)
+    known = [r.prefilled_tokens for r in records if r.prefilled_tokens is not None]
+    prefilled = sum(known) if records and len(known) == len(records) else None
+    return {
+        "enabled": config.prefix_cache,
+        "prompt_tokens": prompt,
+        "prefilled_tokens": prefilled,
+        "reuse_factor": round(prompt / prefilled, 3) if prefilled else None,
+        "misses": sum(r.prefix_misses for r in records),
+    }
 
 
 class _Progress:
@@ -580,6 +598,7 @@ __all__ = [
     "EpisodeStore",
     "EvalManifest",
     "EvalSummary",
+    "prefix_cache_totals",
     "problem_outcomes",
     "read_run",
     "run_eval",

@@ -29,17 +29,20 @@ def _completion_payload(response: Any, model: str) -> dict[str, Any]:
     if response.tool_calls:
         message["tool_calls"] = response.tool_calls
     usage = response.usage
+    counts: dict[str, Any] = {
+        "prompt_tokens": usage.prompt_tokens,
+        "completion_tokens": usage.completion_tokens,
+        "total_tokens": usage.prompt_tokens + usage.completion_tokens,
+    }
+    if usage.prefilled_tokens is not None:  # OpenAI's field for prompt tokens served from a cache
+        counts["prompt_tokens_details"] = {"cached_tokens": usage.prompt_tokens - usage.prefilled_tokens}
     return {
         "id": f"chatcmpl-{uuid.uuid4().hex[:16]}",
         "object": "chat.completion",
         "created": int(time.time()),
         "model": response.model or model,
         "choices": [{"index": 0, "message": message, "finish_reason": response.finish_reason or "stop"}],
-        "usage": {
-            "prompt_tokens": usage.prompt_tokens,
-            "completion_tokens": usage.completion_tokens,
-            "total_tokens": usage.prompt_tokens + usage.completion_tokens,
-        },
+        "usage": counts,
     }
 
 

@@ -114,14 +114,24 @@ def parse_chat_completion(payload: Any, *, body: str = "") -> ChatResponse:
         content=message.get("content") or "",
         reasoning_content=reasoning if isinstance(reasoning, str) else "",
         tool_calls=[normalise_tool_call(c, i) for i, c in enumerate(raw_calls) if isinstance(c, dict)],
-        usage=Usage(
-            prompt_tokens=int(usage.get("prompt_tokens") or 0),
-            completion_tokens=int(usage.get("completion_tokens") or 0),
-        ),
+        usage=_usage(usage),
         model=str(payload.get("model") or ""),
         finish_reason=choices[0].get("finish_reason"),
         raw=payload,
     )
+
+
+def _usage(usage: dict[str, Any]) -> Usage:
+    """Token counts of a completion's ``usage``; ``prompt_tokens_details.cached_tokens`` (vLLM with
+    ``--enable-prompt-tokens-details``, SGLang, OpenAI) gives the prompt tokens the server computed."""
+    prompt = int(usage.get("prompt_tokens") or 0)
+    details = usage.get("prompt_tokens_details")
+    cached = details.get("cached_tokens") if isinstance(details, dict) else None
+    prefilled = None
+    if isinstance(cached, int) and not isinstance(cached, bool) and 0 <= cached <= prompt:
+        prefilled = prompt - cached
+    completion = int(usage.get("completion_tokens") or 0)
+    return Usage(prompt_tokens=prompt, completion_tokens=completion, prefilled_tokens=prefilled)
 
 
 class OpenAICompatibleBackend:

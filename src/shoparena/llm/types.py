@@ -24,6 +24,9 @@ class ChatRequest(BaseModel):
         stop: Stop string(s), or None.
         timeout_s: Per-request timeout overriding the backend's default, or None.
         extra_body: Extra JSON fields merged into the HTTP body (e.g. ``chat_template_kwargs``).
+        session: The episode this request belongs to. An in-process engine that keeps per-episode state
+            (the transformers engine's key/value cache) reuses it for the episode's next turn; it is never
+            sent to a server (a server's prefix cache matches the prompt tokens themselves).
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -36,6 +39,7 @@ class ChatRequest(BaseModel):
     stop: list[str] | None = None
     timeout_s: float | None = Field(default=None, gt=0)
     extra_body: dict[str, Any] = Field(default_factory=dict)
+    session: str | None = None
 
     @field_validator("stop", mode="before")
     @classmethod
@@ -53,12 +57,23 @@ class ChatRequest(BaseModel):
 
 
 class Usage(BaseModel):
-    """Token counts reported by the server (0 when it reported none)."""
+    """Token counts reported by the server (0 when it reported none).
+
+    Attributes:
+        prompt_tokens: Tokens of the prompt.
+        completion_tokens: Tokens generated.
+        prefilled_tokens: Prompt tokens the engine actually computed (the rest came from its prefix cache);
+            None when the engine did not say (a server that reports no ``cached_tokens``).
+        prefix_miss: The prompt did not extend the episode's previous prompt token for token, so the
+            engine could not reuse that turn (in-process transformers engine only).
+    """
 
     model_config = ConfigDict(extra="forbid")
 
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    prefilled_tokens: int | None = None
+    prefix_miss: bool = False
 
 
 class ChatResponse(BaseModel):

@@ -96,6 +96,14 @@ class EpisodeRecord(BaseModel):
     format_shoppingbench: float = 0.0
     steps: int = 0
     prompt_tokens: int = 0
+    prefilled_tokens: int | None = Field(
+        default=None,
+        description="Prompt tokens the engine computed (the rest came from its prefix cache); "
+        "None: the engine did not say.",
+    )
+    prefix_misses: int = Field(
+        default=0, description="Turns whose prompt did not extend the previous turn's (computed again)."
+    )
     completion_tokens: int = 0
     tokens: int = 0
     calls: int = 0
@@ -123,6 +131,10 @@ class EvalSummary(BaseModel):
     profiles: dict[str, dict[str, GroupMetrics]]
     shortcut_floor: dict[str, dict[str, Estimate]] = Field(default_factory=dict)
     throughput: dict[str, float] = Field(default_factory=dict)
+    prefix_cache: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Whether the engine reused computed prefixes; prompt and prefilled token totals, misses.",
+    )
     notes: list[str] = Field(default_factory=list)
 
     def dump(self) -> dict[str, Any]:
