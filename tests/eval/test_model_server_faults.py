@@ -28,7 +28,10 @@ def _args(server: FaultServer, bank, synth, out) -> list[str]:
     ]  # fmt: skip
 
 
-@pytest.mark.parametrize("mode", ["500", "garbage", "hang"])
+MALFORMED_200 = ["tokens_word", "tokens_huge", "content_list", "content_dict", "content_int", "deep", "drip"]
+
+
+@pytest.mark.parametrize("mode", ["500", "garbage", "hang", *MALFORMED_200])
 def test_a_server_that_never_completes_exits_non_zero_in_one_line_and_is_retried(mode, bank, synth, tmp_path):
     out = tmp_path / "run"
     with FaultServer(mode, hang_s=1.5) as server:

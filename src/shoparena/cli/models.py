@@ -10,6 +10,8 @@ import typer
 from rich.console import Console
 from rich.status import Status
 
+from shoparena.cli._guards import refuse_output_over_input
+
 models_app = typer.Typer(
     help="Local model folders for offline work: SmolLM2-135M-Instruct and a tiny Qwen3 test model.",
     no_args_is_help=True,
@@ -55,6 +57,7 @@ def smollm2(
     """
     from shoparena.models.smollm2 import ModelSourceError, convert_smollm2
 
+    refuse_output_over_input(out, gguf, folder=True)
     started = time.perf_counter()
     said: list[str] = []
     try:
@@ -77,6 +80,7 @@ def tiny(
     force: bool = typer.Option(False, "--force", help="Rebuild even when a valid folder exists."),
 ) -> None:
     """Build the tiny random Qwen3 (about 330 k parameters) used by tests. Prints the folder path."""
+    refuse_output_over_input(out, folder=True)
     started = time.perf_counter()
     said: list[str] = []
     try:

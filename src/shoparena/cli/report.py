@@ -8,6 +8,7 @@ import typer
 
 from shoparena.pipeline.config import ReportSection
 from shoparena.pipeline.layout import REPORT_HTML_NAME, PipelineRun
+from shoparena.runs.output import OutputPathError, check_output, text_with
 
 
 def report(
@@ -25,10 +26,13 @@ def report(
     """Render funnel, richness, judge bins, races, ASR with CIs, pass@k, examples and provenance."""
     from shoparena.report import render_report
 
-    target = out or PipelineRun.at(run_dir).report_html
-    if target.is_dir():
-        typer.echo(f"error: --out {target} is a directory; give the HTML file to write", err=True)
-        raise typer.Exit(code=2)
+    default = PipelineRun.at(run_dir).report_html
+    target = out or default
+    try:  # the one output guard: not a link, not over or inside the run (its report.html aside), not foreign
+        check_output(target, [run_dir], allow=[default], own=text_with(b"<!DOCTYPE html", b"shoparena"))
+    except OutputPathError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(code=2) from None
     try:
         path = render_report(run_dir, target, examples=examples)
     except (OSError, ValueError) as exc:  # OSError: a stage output path the system cannot open

@@ -9,7 +9,9 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from shoparena.cli._guards import refuse_output_over_input
 from shoparena.cli._options import field_default, field_option
+from shoparena.runs.output import text_with, write_text_atomic
 from shoparena.suites.options import INTENT_NAMES, SynthOptions
 
 suite_app = typer.Typer(
@@ -102,6 +104,8 @@ def synth(
     if fmt not in ("oro", "sb"):
         typer.echo(f"error: --format must be oro or sb, got {fmt!r}", err=True)
         raise typer.Exit(code=2)
+    refuse_output_over_input(out, index)
+    refuse_output_over_input(knowledge_path_for(out), index, option="--out (its knowledge pages)")
     rw = LLMRewriter.from_url(rewriter, model=rewriter_model) if rewriter else None
     report = synthesize_bank(index, out, options, fmt=fmt, rewriter=rw)
     if as_json:
@@ -141,6 +145,7 @@ def cluster(
         shop_lookup_for,
     )
 
+    refuse_output_over_input(out, *files, index, catalog, own=text_with(b'"stats"', within=1 << 20))
     problems, inputs = load_problem_files(files)
     shop_of, links = shop_lookup_for(problems, index_dir=index, catalog=catalog)
     report = build_clusters(
@@ -151,7 +156,7 @@ def cluster(
         inputs=inputs,
     )
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(report.model_dump_json(indent=1), encoding="utf-8")
+    write_text_atomic(out, report.model_dump_json(indent=1))
     if as_json:
         typer.echo(json.dumps({"stats": report.stats.model_dump(), "notes": report.notes, "out": str(out)}))
         return
@@ -191,6 +196,7 @@ def partition(
     from shoparena.suites.clusters import load_problem_files, shop_lookup_for
     from shoparena.suites.partition import PartitionParams, partition_bank, summary_rows
 
+    refuse_output_over_input(out, *bank, index, catalog, folder=True)
     if (out / MANIFEST_NAME).exists() and not force:
         typer.echo(f"error: {out / MANIFEST_NAME} exists (rotation history would be lost): --force", err=True)
         raise typer.Exit(code=2)
