@@ -17,6 +17,9 @@ from typing import Any
 #: Longest action (characters) any door parses: one completion. A longer one is refused unparsed, as the
 #: policy's failure (a parse issue on its step), by every door alike.
 MAX_ACTION_CHARS = 32_768
+#: Tool calls run per step at every door (env server, ``eval run``); calls past it are dropped, noted on the
+#: step, so one action is bounded in time, memory and response size.
+MAX_CALLS_PER_STEP = 32
 #: Deepest JSON nesting (arrays and objects) read from untrusted text; a tool call's parameters need 3.
 MAX_JSON_DEPTH = 64
 
@@ -149,6 +152,7 @@ def loads_bounded(text: str | bytes, limit: int = MAX_JSON_DEPTH) -> Any:
 
 __all__ = [
     "MAX_ACTION_CHARS",
+    "MAX_CALLS_PER_STEP",
     "MAX_JSON_DEPTH",
     "JsonDepthError",
     "first_tag_body",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from shoparena.formats.scan import MAX_CALLS_PER_STEP
+
 DEFAULT_PORT = 5640
 #: Open sessions at most; a reset beyond gets 503.
 DEFAULT_MAX_SESSIONS = 256
@@ -11,8 +13,9 @@ DEFAULT_IDLE_TIMEOUT_S = 600.0
 DEFAULT_STEP_TIMEOUT_S = 60.0
 #: Largest request body; 413 above.
 DEFAULT_MAX_BODY_BYTES = 1024 * 1024
-#: Tool calls run per step; calls past it are dropped (noted on the step), so one action is bounded.
-DEFAULT_MAX_CALLS_PER_STEP = 32
+#: Tool calls run per step; calls past it are dropped (noted on the step), so one action is bounded. The
+#: same cap as ``eval run``'s (:data:`shoparena.formats.scan.MAX_CALLS_PER_STEP`).
+DEFAULT_MAX_CALLS_PER_STEP = MAX_CALLS_PER_STEP
 #: Episodes started per problem; 0: no limit (a trainer plays many rollouts of one problem).
 DEFAULT_MAX_EPISODES_PER_PROBLEM = 0
 
