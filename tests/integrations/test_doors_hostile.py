@@ -114,3 +114,20 @@ def test_native_hostile_action_is_the_same_at_every_door(one_step_tasks, kind: s
     asyncio.run(task.score(trace))  # used to raise TaskError (RecursionError inside)
     expected = verdict_summary(tasks.score(problem, reference))
     assert {k: v for k, v in task.verdict(trace).items() if k != "steps"} == json.loads(json.dumps(expected))
+
+
+def test_a_planted_verdict_in_trace_info_is_never_trusted(one_step_tasks) -> None:
+    """Issue 52: the verifiers door read ``info["shop_verdict"]`` as a cache, so a harness that planted one
+    made a trace that gives up score 1.0."""
+    vf = pytest.importorskip("verifiers.v1")
+    from shoparena.integrations.verifiers_env import ShopTaskset, ShopTasksetConfig
+
+    tasks = one_step_tasks
+    task = next(iter(ShopTaskset(ShopTasksetConfig(suite="-", index="-", max_steps=1), tasks=tasks)))
+    trace = vf.Trace(task=vf.TraceTask(type=type(task).__name__, data=task.data),
+                     agent=vf.AgentInfo(config=vf.AgentConfig()),
+                     nodes=[vf.MessageNode(parent=None, message=vf.AssistantMessage(content="I give up"),
+                                           sampled=True)])  # fmt: skip
+    trace.info["shop_verdict"] = {"success": True, "rule": 1.0, "product": 1.0, "steps": 1}
+    asyncio.run(task.score(trace))
+    assert trace.rewards["success"].value == 0.0 and trace.info["shop_verdict"]["success"] is False

@@ -26,10 +26,21 @@ def report(
     """Render funnel, richness, judge bins, races, ASR with CIs, pass@k, examples and provenance."""
     from shoparena.report import render_report
 
-    default = PipelineRun.at(run_dir).report_html
-    target = out or default
-    try:  # the one output guard: not a link, not over or inside the run (its report.html aside), not foreign
-        check_output(target, [run_dir], allow=[default], own=text_with(b"<!DOCTYPE html", b"shoparena"))
+    layout = PipelineRun.at(run_dir)
+    if not layout.has_manifest():
+        typer.echo(f"error: {run_dir}: no {layout.manifest_path.name} (not a run directory)", err=True)
+        raise typer.Exit(code=2)
+    target = out or layout.report_html
+    # An HTML page directly in the run directory is the report's own (report.html, or another name); any
+    # other path inside the run is refused, as are links and files this command did not write.
+    own_page = target.suffix == ".html" and target.resolve().parent == run_dir.resolve()
+    try:
+        check_output(
+            target,
+            [run_dir],
+            allow=[layout.report_html, *([target] if own_page else [])],
+            own=text_with(b"<!DOCTYPE html", b"shoparena"),
+        )
     except OutputPathError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(code=2) from None

@@ -32,8 +32,12 @@ def host_allowed(header: str | None, extra: frozenset[str] | set[str] = frozense
     if not header:
         return False
     host = header.strip().lower()
-    if host.startswith("["):  # [::1]:port
-        host = host[1 : host.find("]")] if "]" in host else host
+    if host.startswith("["):  # [::1]:port, and nothing else after the bracket ([::1]evil is refused)
+        close = host.find("]")
+        rest = host[close + 1 :] if close > 0 else "x"
+        if rest and not (rest.startswith(":") and rest[1:].isdigit()):
+            return False
+        host = host[1:close]
     elif host.count(":") == 1:
         host = host.split(":", 1)[0]
     return host in LOCAL_HOSTS or host in {h.lower() for h in extra}

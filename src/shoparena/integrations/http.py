@@ -74,7 +74,11 @@ class ResetRequest(BaseModel):
 
     problem_id: str | None = Field(default=None, max_length=512, description="The problem to play.")
     seed: int | None = Field(
-        default=None, ge=0, le=2**63 - 1, description="Draws the problem when problem_id is not given."
+        default=None,
+        ge=0,
+        le=2**63 - 1,
+        strict=True,  # "1" is not a seed
+        description="Draws the problem when problem_id is not given.",
     )
 
 
