@@ -7,7 +7,8 @@ holds a lone surrogate, then recommend and terminate), ``ok`` (recommend and ter
 Malformed 200s (issue 52), each the server's fault: ``tokens_word`` (``usage.prompt_tokens`` "many"),
 ``tokens_huge`` (1e400), ``content_list`` / ``content_dict`` / ``content_int`` (``message.content`` of that
 type), ``deep`` (a body nested 5,000 deep); and ``drip`` (a whole completion, one byte every ``hang_s / 4``
-seconds: each read is quick, the whole answer never comes in time).
+seconds: each read is quick, the whole answer never comes in time); ``flood`` (one reply of 100 searches,
+then recommend and terminate).
 """
 
 from __future__ import annotations
@@ -82,6 +83,9 @@ class FaultServer:
                 malformed = _malformed(mode)
                 if malformed is not None:
                     self._send(200, malformed)
+                elif mode == "flood":
+                    flood = [("find_product", json.dumps({"q": f"shoe {i}", "page": 1})) for i in range(100)]
+                    self._send(200, json.dumps(_completion([*flood, *FINISH])).encode())
                 elif mode == "drip":
                     self._drip(json.dumps(_completion(FINISH)).encode(), owner.hang_s / 4)
                 elif mode == "500":
