@@ -19,11 +19,13 @@ from shoparena.jsonl import read_jsonl_dicts
 from shoparena.runs.infra import read_infra
 
 
-def _args(server: FaultServer, bank, synth, out) -> list[str]:
+def _args(server: FaultServer, bank, synth, out, timeout: str = "1.0") -> list[str]:
+    # A whole-request deadline: the recovered server gets a generous one (a loaded machine answers slowly;
+    # timeouts may change between runs of one directory).
     return [
         "eval", "run", "--policy", f"openai:{server.base_url}#m",
         "--suite", str(bank), "--index", str(synth.index.index_dir), "--out", str(out),
-        "--limit", "3", "--max-steps", "3", "--request-timeout", "1.0",
+        "--limit", "3", "--max-steps", "3", "--request-timeout", timeout,
         "--request-retries", "1", "--retry-backoff", "0.01", "--no-progress",
     ]  # fmt: skip
 
@@ -46,7 +48,7 @@ def test_a_server_that_never_completes_exits_non_zero_in_one_line_and_is_retried
         summary = json.loads((out / "summary.json").read_text())
         assert summary["episodes"]["finished"] == 0 and summary["episodes"]["infra"] == {"model_failed": 3}
         server.mode = "ok"  # the server recovers: the same command retries exactly those episodes
-        again = CliRunner().invoke(app, _args(server, bank, synth, out))
+        again = CliRunner().invoke(app, _args(server, bank, synth, out, timeout="60"))
     assert again.exit_code == 0, again.output
     summary = json.loads((out / "summary.json").read_text())
     assert summary["episodes"]["finished"] == 3 and summary["episodes"]["infra"] == {}
@@ -56,7 +58,7 @@ def test_a_server_that_never_completes_exits_non_zero_in_one_line_and_is_retried
 def test_a_lone_surrogate_from_the_model_is_the_policys_failure_scored(bank, synth, tmp_path):
     out = tmp_path / "run"
     with FaultServer("surrogate") as server:
-        result = CliRunner().invoke(app, _args(server, bank, synth, out))
+        result = CliRunner().invoke(app, _args(server, bank, synth, out, timeout="60"))
     assert result.exit_code == 0, result.output
     assert "Traceback" not in result.output and read_infra(out) == []
     rows = read_jsonl_dicts(out / "episodes.jsonl")
@@ -104,7 +106,7 @@ def test_a_reply_of_100_calls_runs_at_most_the_env_servers_cap(bank, synth, tmp_
 
     out = tmp_path / "run"
     with FaultServer("flood") as server:
-        result = CliRunner().invoke(app, _args(server, bank, synth, out))
+        result = CliRunner().invoke(app, _args(server, bank, synth, out, timeout="60"))
     assert result.exit_code == 0, result.output
     trajectories = list(read_trajectories(out / "output.jsonl"))
     assert len(trajectories) == 3
