@@ -4,6 +4,11 @@ Modes: ``500`` (every request HTTP 500), ``garbage`` (200 with a body that is no
 after ``hang_s``, past any short request timeout), ``surrogate`` (a valid completion whose tool argument
 holds a lone surrogate, then recommend and terminate), ``ok`` (recommend and terminate at once), and
 ``mixed`` (each request one of the others but ``hang``, drawn by a generator seeded with ``seed``).
+Malformed 200s (issue 52), each the server's fault: ``tokens_word`` (``usage.prompt_tokens`` "many"),
+``tokens_huge`` (1e400), ``content_list`` / ``content_dict`` / ``content_int`` (``message.content`` of that
+type), ``deep`` (a body nested 5,000 deep); and ``drip`` (a whole completion, one byte every ``hang_s / 4``
+seconds: each read is quick, the whole answer never comes in time); ``flood`` (one reply of 100 searches,
+then recommend and terminate).
 """
 
 from __future__ import annotations
@@ -32,6 +37,24 @@ def _completion(calls: list[tuple[str, str]]) -> dict[str, Any]:
 
 
 FINISH = [("recommend_product", '{"product_ids": "none"}'), ("terminate", '{"status": "success"}')]
+
+
+def _malformed(mode: str) -> bytes | None:
+    """The body of a malformed-200 mode, or None for another mode."""
+    good = _completion(FINISH)
+    if mode == "tokens_word":
+        good["usage"]["prompt_tokens"] = "many"
+    elif mode == "tokens_huge":
+        return json.dumps(good).replace('"prompt_tokens": 5', '"prompt_tokens": 1e400').encode()
+    elif mode.startswith("content_"):
+        content = {"content_list": [{"type": "text", "text": "hi"}], "content_dict": {"text": "hi"}}
+        good["choices"][0]["message"]["content"] = content.get(mode, 7)
+    elif mode == "deep":
+        good["choices"][0]["message"]["extra"] = "@"
+        return json.dumps(good).replace('"@"', "[" * 5_000 + "]" * 5_000).encode()
+    else:
+        return None
+    return json.dumps(good).encode()
 SURROGATE_SEARCH = ("find_product", '{"q": "shoes \\ud83d", "page": 1}')
 
 
@@ -57,7 +80,15 @@ class FaultServer:
                         mode = owner.rng.choice(["500", "garbage", "surrogate", "ok"])
                 if mode == "hang":
                     time.sleep(owner.hang_s)
-                if mode == "500":
+                malformed = _malformed(mode)
+                if malformed is not None:
+                    self._send(200, malformed)
+                elif mode == "flood":
+                    flood = [("find_product", json.dumps({"q": f"shoe {i}", "page": 1})) for i in range(100)]
+                    self._send(200, json.dumps(_completion([*flood, *FINISH])).encode())
+                elif mode == "drip":
+                    self._drip(json.dumps(_completion(FINISH)).encode(), owner.hang_s / 4)
+                elif mode == "500":
                     self._send(500, b'{"error": "internal"}')
                 elif mode == "garbage":
                     self._send(200, b"<html>502 bad gateway from a proxy</html>")
@@ -65,6 +96,19 @@ class FaultServer:
                     self._send(200, json.dumps(_completion([SURROGATE_SEARCH, *FINISH])).encode())
                 else:
                     self._send(200, json.dumps(_completion(FINISH)).encode())
+
+            def _drip(self, body: bytes, gap_s: float) -> None:
+                try:
+                    self.send_response(200)
+                    self.send_header("content-type", "application/json")
+                    self.send_header("content-length", str(len(body)))
+                    self.end_headers()
+                    for i in range(len(body)):
+                        self.wfile.write(body[i : i + 1])
+                        self.wfile.flush()
+                        time.sleep(gap_s)
+                except OSError:  # the client gave up
+                    pass
 
             def _send(self, status: int, body: bytes) -> None:
                 try:

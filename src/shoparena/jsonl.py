@@ -73,6 +73,13 @@ class _OwningGzipWriter(gzip.GzipFile):
 READ_BUFFER = WRITE_BUFFER = 1 << 20
 
 
+def temp_sibling(path: str | Path) -> Path:
+    """A temporary name beside ``path`` (same folder, so the rename is atomic; the suffix kept, so a ``.gz``
+    temporary file is compressed too): ``.NAME.<pid>.tmp<suffix>``."""
+    path = Path(path)
+    return path.with_name(f".{path.name}.{os.getpid()}.tmp{path.suffix}")
+
+
 def open_binary(path: str | Path, mode: str = "rb", buffering: int = -1) -> IO[bytes]:
     """Open a file for binary reading or writing; ``.gz`` is gzip (written reproducibly: mtime 0, no name).
     ``buffering``: the plain file's buffer size (``open``'s; -1: the default)."""
@@ -174,9 +181,14 @@ class LineWriter:
     holds a raw newline, which readers would split into two records; ``write_json`` serialises a value with
     ``json.dumps``. ``count`` is the number of lines written.
 
+    A new file is written under a temporary name beside ``path`` (:func:`temp_sibling`) and renamed over it
+    by ``close`` (or a ``with`` block that ends without an exception; one that raises removes the temporary
+    file): a failed or killed writer never leaves ``path`` truncated or torn, and never truncates a file
+    it has not finished replacing.
+
     Args:
         path: The file; ``.gz`` means gzip.
-        append: Append to the file instead of replacing it (plain files only).
+        append: Append to the file instead of replacing it (plain files only; written in place).
     """
 
     def __init__(self, path: str | Path, *, append: bool = False) -> None:
@@ -184,7 +196,9 @@ class LineWriter:
         if append and self.path.suffix == ".gz":
             raise ValueError(f"{self.path}: cannot append to a gzip file")
         self.count = 0
-        self._fh = open_binary(self.path, "ab" if append else "wb", buffering=WRITE_BUFFER)
+        self._tmp = None if append else temp_sibling(self.path)
+        target = self.path if self._tmp is None else self._tmp
+        self._fh = open_binary(target, "ab" if append else "wb", buffering=WRITE_BUFFER)
 
     def write(self, line: str | bytes) -> None:
         data = line.encode("utf-8") if isinstance(line, str) else line
@@ -206,13 +220,27 @@ class LineWriter:
         return data
 
     def close(self) -> None:
+        """Finish the file (a new one is renamed over ``path`` now)."""
         self._fh.close()
+        if self._tmp is not None:
+            os.replace(self._tmp, self.path)
+            self._tmp = None
+
+    def discard(self) -> None:
+        """Stop without replacing ``path`` (the temporary file is removed)."""
+        self._fh.close()
+        if self._tmp is not None:
+            self._tmp.unlink(missing_ok=True)
+            self._tmp = None
 
     def __enter__(self) -> LineWriter:
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    def __exit__(self, exc_type: object, *exc: object) -> None:
+        if exc_type is None:
+            self.close()
+        else:
+            self.discard()
 
 
 def write_jsonl(path: str | Path, records: Iterable[Any], *, ensure_ascii: bool = False) -> int:
@@ -315,6 +343,7 @@ __all__ = [
     "read_jsonl_dicts",
     "repair_torn_tail",
     "sha256_file",
+    "temp_sibling",
     "update_from_file",
     "write_jsonl",
 ]

@@ -147,3 +147,36 @@ def test_served_model_overrides_the_agents_choice_and_the_allowlist_sees_it(tmp_
     client, _, _ = build(tmp_path, backend, served_model="other", allowed_models=["pinned/model"])
     r = client.post("/inference/chat/completions", json={"model": "pinned/model", "messages": []})
     assert r.status_code == 403  # the allowlist applies to the mapped name, not the requested one
+
+
+def test_an_over_cap_chunked_body_is_refused_while_it_streams(tmp_path):
+    """Issue 52: the proxy buffered the whole body before its 10 MiB check (a 1.5 GiB chunked upload took
+    the runner to 1,466 MiB first). Now it stops reading at the cap: counted in chunks received."""
+    import asyncio
+
+    state = ProxyState(ProxyConfig(max_body_bytes=1_000), unattributed_log=tmp_path / "unattributed.jsonl")
+    ident = state.register("run/a/p1", "a", "p1", tmp_path / "p1.jsonl")
+    app = create_proxy_app(FakeSearch(n_hits=3), None, state)
+    received, sent = 0, []
+
+    async def receive():
+        nonlocal received
+        received += 1
+        if received > 10_000:  # the old code would read all of it: stop the test instead of the machine
+            return {"type": "http.request", "body": b"", "more_body": False}
+        return {"type": "http.request", "body": b"x" * 100, "more_body": True}
+
+    async def send(message):
+        sent.append(message)
+
+    scope = {
+        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST", "scheme": "http",
+        "path": "/inference/chat/completions", "raw_path": b"/inference/chat/completions",
+        "query_string": b"", "root_path": "", "client": ("127.0.0.1", 1), "server": ("127.0.0.1", 80),
+        "headers": [(b"host", b"127.0.0.1"), (b"authorization", f"Bearer {ident.token}".encode()),
+                    (b"transfer-encoding", b"chunked"), (b"content-type", b"application/json")],
+    }  # fmt: skip
+    asyncio.run(app(scope, receive, send))
+    assert sent[0]["status"] == 413
+    assert received <= 12  # 1,000 bytes in 100-byte chunks, then one over: never the whole upload
+    assert log_of(ident)[-1]["status_code"] == 413

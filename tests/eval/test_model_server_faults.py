@@ -19,19 +19,24 @@ from shoparena.jsonl import read_jsonl_dicts
 from shoparena.runs.infra import read_infra
 
 
-def _args(server: FaultServer, bank, synth, out) -> list[str]:
+def _args(server: FaultServer, bank, synth, out, timeout: str = "1.0") -> list[str]:
+    # A whole-request deadline: the recovered server gets a generous one (a loaded machine answers slowly;
+    # timeouts may change between runs of one directory).
     return [
         "eval", "run", "--policy", f"openai:{server.base_url}#m",
         "--suite", str(bank), "--index", str(synth.index.index_dir), "--out", str(out),
-        "--limit", "3", "--max-steps", "3", "--request-timeout", "0.4",
+        "--limit", "3", "--max-steps", "3", "--request-timeout", timeout,
         "--request-retries", "1", "--retry-backoff", "0.01", "--no-progress",
     ]  # fmt: skip
 
 
-@pytest.mark.parametrize("mode", ["500", "garbage", "hang"])
+MALFORMED_200 = ["tokens_word", "tokens_huge", "content_list", "content_dict", "content_int", "deep", "drip"]
+
+
+@pytest.mark.parametrize("mode", ["500", "garbage", "hang", *MALFORMED_200])
 def test_a_server_that_never_completes_exits_non_zero_in_one_line_and_is_retried(mode, bank, synth, tmp_path):
     out = tmp_path / "run"
-    with FaultServer(mode, hang_s=1.5) as server:
+    with FaultServer(mode, hang_s=2.5) as server:
         result = CliRunner().invoke(app, _args(server, bank, synth, out))
         assert server.requests == 6, result.output  # 3 episodes, each call tried twice (one retry)
         assert result.exit_code == 1, result.output
@@ -43,7 +48,7 @@ def test_a_server_that_never_completes_exits_non_zero_in_one_line_and_is_retried
         summary = json.loads((out / "summary.json").read_text())
         assert summary["episodes"]["finished"] == 0 and summary["episodes"]["infra"] == {"model_failed": 3}
         server.mode = "ok"  # the server recovers: the same command retries exactly those episodes
-        again = CliRunner().invoke(app, _args(server, bank, synth, out))
+        again = CliRunner().invoke(app, _args(server, bank, synth, out, timeout="60"))
     assert again.exit_code == 0, again.output
     summary = json.loads((out / "summary.json").read_text())
     assert summary["episodes"]["finished"] == 3 and summary["episodes"]["infra"] == {}
@@ -53,7 +58,7 @@ def test_a_server_that_never_completes_exits_non_zero_in_one_line_and_is_retried
 def test_a_lone_surrogate_from_the_model_is_the_policys_failure_scored(bank, synth, tmp_path):
     out = tmp_path / "run"
     with FaultServer("surrogate") as server:
-        result = CliRunner().invoke(app, _args(server, bank, synth, out))
+        result = CliRunner().invoke(app, _args(server, bank, synth, out, timeout="60"))
     assert result.exit_code == 0, result.output
     assert "Traceback" not in result.output and read_infra(out) == []
     rows = read_jsonl_dicts(out / "episodes.jsonl")
@@ -91,3 +96,20 @@ def test_a_run_in_which_no_model_call_returned_a_completion_is_refused_as_a_meas
         stop_if_no_completion("eval run R", [_record("a", 1, 1, "BackendError: HTTP 404: no such model")] * 2)
     message = str(err.value)
     assert "\n" not in message and "not one of 2 model call(s)" in message and "no such model" in message
+
+
+def test_a_reply_of_100_calls_runs_at_most_the_env_servers_cap(bank, synth, tmp_path):
+    """Issue 52: ``eval run`` had no per-step call cap (5,000 calls a reply gave a 187 MB output.jsonl and
+    1.9 GB RSS); it now drops calls past the env server's cap (noted on the step's parse errors) and
+    scores the episode."""
+    from shoparena.formats.io import read_trajectories
+    from shoparena.formats.scan import MAX_CALLS_PER_STEP
+
+    out = tmp_path / "run"
+    with FaultServer("flood") as server:
+        result = CliRunner().invoke(app, _args(server, bank, synth, out, timeout="60"))
+    assert result.exit_code == 0, result.output
+    trajectories = list(read_trajectories(out / "output.jsonl"))
+    assert len(trajectories) == 3
+    for trajectory in trajectories:
+        assert len(trajectory.steps[0].tool_calls) == MAX_CALLS_PER_STEP  # 102 ran before the cap

@@ -286,3 +286,43 @@ def test_render_model_output_parses_back() -> None:
         (c.name, c.parameters, c.tool_call_id) for c in step.tool_calls
     ]
     assert (again.think, again.response) == ("t", "r")
+
+
+# --- untrusted text (issue 52): linear parsing, nesting depth a parse issue --------------------------------
+def test_unclosed_tags_parse_in_linear_time() -> None:
+    from hang_guard import no_hang
+
+    hostile = [
+        "<tool_call>" * 70_000,  # hung the env server past SIGTERM
+        "<think>" * 30_000 + "<response>" * 30_000 + "</think",
+        "<tool_call>```" + " " * 200_000,  # the lenient code-fence pattern was quadratic on spaces
+    ]
+    with no_hang():
+        for text in hostile:
+            parsed = parse_completion(text, lenient=True)
+            assert parsed.is_empty() and parsed.tool_calls == []
+        fenced = "<tool_call>```json\n" + " " * 200_000 + "[]\n```</tool_call>"
+        parsed = parse_completion(fenced, lenient=True)
+        assert parsed.tool_call_text is not None and not parsed.parse_errors
+
+
+@pytest.mark.parametrize("depth", [65, 3_000, 50_000])
+def test_deeply_nested_tool_call_is_a_parse_issue(depth: int) -> None:
+    nested = "[" * depth + "]" * depth
+    call = f'[{{"name": "find_product", "parameters": {{"q": {nested}}}}}]'
+    text = f"<think>t</think><tool_call>{call}</tool_call>"
+    parsed = parse_completion(text)  # used to raise RecursionError at 3,000
+    assert parsed.tool_calls == []
+    expected = "tool_call: nested deeper than 64 levels (arrays and objects)"
+    assert [str(e) for e in parsed.parse_errors] == [expected]
+
+
+def test_deep_python_parameters_are_an_invalid_call() -> None:
+    from shoparena.formats.tagged import make_tool_call
+
+    deep: dict = {}
+    for _ in range(200):
+        deep = {"a": deep}
+    call = make_tool_call("find_product", deep, "id")
+    assert call.parameters == {} and "nested deeper than 64" in (call.invalid_reason or "")
+    assert call.unknown_keys == {}

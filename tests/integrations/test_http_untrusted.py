@@ -171,3 +171,22 @@ def test_an_unexpected_error_is_a_json_500_and_one_log_line(tasks, monkeypatch, 
     assert response.status_code == 500 and response.json()["error"].endswith("index vanished second line")
     errors = [r for r in caplog.records if r.levelname == "ERROR"]
     assert len(errors) == 1 and "\n" not in errors[0].getMessage() and errors[0].exc_info is None
+
+
+def test_an_observation_over_the_cap_ends_the_episode_with_a_clear_error(tasks) -> None:
+    """Issue 52: 30 steps of 32 view calls x 100 ids grew one observation to 48.9 M characters (896 MB a
+    session). Over the cap the episode ends as the policy's failure, with one line and a verdict."""
+    store = SessionStore(tasks, max_observation_chars=20_000)
+    view = store.open(ResetRequest(problem_id=tasks.problems[0].problem_id))
+    ids = ",".join(p.product_id for p in list(tasks.engine.iter_products())[:100])
+    calls = [{"name": "view_product_information", "parameters": {"product_ids": ids}}] * 4
+    after = store.step(view.session_id, calls)
+    assert after.done and after.termination_reason == "agent_error" and after.verdict is not None
+    assert after.observation.startswith("Error: observation of ")
+    assert "over the cap of 20,000" in after.observation
+    assert len(after.model_dump_json()) < 2_000_000
+    trajectory = store.get(view.session_id).env.trajectory()
+    assert trajectory.error is not None and "over the cap" in trajectory.error.message
+    with pytest.raises(EnvServerError) as again:  # the episode has ended: no further step runs
+        store.step(view.session_id, calls)
+    assert again.value.status == 409

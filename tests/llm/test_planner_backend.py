@@ -166,3 +166,24 @@ def test_stateless_tagged_history_is_continued_not_reread(shop_world, mode):
         assert all(r.raw["diverged"] is False and r.raw["mode"] == "xml" for r in replies)
         # The first search is built from the query, never from the history's markup.
         assert "Dialogue" not in json.dumps(got[0]) and "<obs>" not in json.dumps(got)
+
+
+def test_hostile_history_is_read_in_linear_time() -> None:
+    """A miner's unclosed tags (issue 52: the planner ran 43 s past --timeout 20) and a result nested 5,000
+    deep are read without quadratic time or RecursionError."""
+    from hang_guard import no_hang
+    from shoparena.formats.tagged import HISTORY_HEADER
+
+    deep = "[" * 5_000 + "]" * 5_000
+    hostile = [
+        [{"role": "user", "content": "Shopping request (category: x):\nred shoes"},
+         {"role": "assistant", "content": "<think>" * 40_000 + "<tool_call>" * 40_000},
+         {"role": "user", "content": "<tool_response>" * 80_000 + f"<tool_response>{deep}</tool_response>"}],
+        [{"role": "user", "content": HISTORY_HEADER + "<user>red shoes</user>" + "<obs>" * 80_000
+          + f"<tool_call>{deep}</tool_call>"}],
+    ]  # fmt: skip
+    backend = PlannerBackend(mode="xml")
+    with no_hang():
+        for messages in hostile:
+            response = backend.complete(ChatRequest(messages=messages))
+            assert response.model == MODEL_NAME

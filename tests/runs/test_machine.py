@@ -54,3 +54,21 @@ def test_a_bad_override_is_one_clear_error(monkeypatch):
     monkeypatch.setenv("SHOPARENA_CPUS", "lots")
     with pytest.raises(ValueError, match="SHOPARENA_CPUS='lots': expected a positive integer"):
         usable_cpus()
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "abc", "1.5"])
+@pytest.mark.parametrize("name", ["SHOPARENA_CPUS", "SHOPARENA_MEMORY_MB"])
+def test_a_bad_environment_value_is_one_line_and_exit_2(name, value, monkeypatch, tmp_path) -> None:
+    """Issue 52: SHOPARENA_CPUS / SHOPARENA_MEMORY_MB of 0, -1 or abc ended in a traceback."""
+    from typer.testing import CliRunner
+
+    from shoparena.cli.main import app
+    from shoparena.runs.machine import EnvValueError
+
+    monkeypatch.setenv(name, value)
+    with pytest.raises(EnvValueError, match=name):
+        default_workers(1)
+    args = ["catalog", "synth", "--products", "3", "--out", str(tmp_path / "c.jsonl")]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2, result.output
+    assert result.stderr.strip() == f"error: {name}={value!r}: expected a positive integer"

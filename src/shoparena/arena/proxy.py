@@ -54,6 +54,23 @@ WEB_MAX_RESULTS = 20
 _CHAT_FIELDS = ("model", "messages", "tools", "temperature", "max_tokens", "stop")
 
 
+async def read_capped_body(request: Request, limit: int) -> bytes | None:
+    """The request body, or None as soon as it is known to be over ``limit`` bytes: a declared
+    ``Content-Length`` over it is refused before reading, a chunked upload while it streams (the whole body
+    was buffered first, so a 1.5 GiB upload took the runner to 1.5 GiB before the 413)."""
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        return None
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            return None
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
 def _jsonable(value: Any) -> Any:
     if isinstance(value, BaseModel):
         return value.model_dump(mode="json")
@@ -295,8 +312,9 @@ class _ProxyRoutes:
         elif not self.state.allow(ident.token):
             status, payload = 429, {"error": "rate limit exceeded"}
         else:
-            body = await request.body()
-            if len(body) > self.state.config.max_body_bytes:
+            capped = await read_capped_body(request, self.state.config.max_body_bytes)
+            body = capped or b""
+            if capped is None:
                 status, payload = 413, {"error": "request body too large"}
             elif route.startswith("/search/"):
                 tool = route[len("/search/") :]

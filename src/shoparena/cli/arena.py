@@ -14,6 +14,7 @@ from shoparena.arena.inference import InferenceLimits
 from shoparena.arena.race_rules import DecayShape, RaceConfig
 from shoparena.arena.race_stage import RaceRunConfig
 from shoparena.arena.run_judging import JudgeKind, ScoreVariant
+from shoparena.cli._guards import refuse_output_over_input
 from shoparena.cli._options import field_option
 from shoparena.judge.llm_judge import BlacklistScope, FailureAccounting, LLMJudgeConfig
 from shoparena.records.race import DuplicateHotkeys, NoFinishers, RankBy, TailOnBurnUid, WeightConfig
@@ -70,6 +71,7 @@ def run(
         raise typer.BadParameter(str(err), param_hint="--agents") from None
     if judge is not None and judge not in ("rubric", "llm"):
         raise typer.BadParameter("--judge must be rubric or llm", param_hint="--judge")
+    refuse_output_over_input(out, suite, index, race_bank, *agent_files, folder=True)
     config = ArenaRunConfig(
         agents=agent_files,
         suite=suite,
@@ -217,6 +219,9 @@ def calibrate_cmd(
     """Pair two judgings of one run by (agent, problem_id); print agreement, kappa, confusion matrix."""
     from shoparena.arena.run_judging import calibrate_runs
     from shoparena.judge.calibration import calibration_markdown
+    from shoparena.runs.output import write_text_atomic
+
+    refuse_output_over_input(out, run_a, run_b)
 
     try:
         report = calibrate_runs(run_a, run_b)
@@ -225,7 +230,7 @@ def calibrate_cmd(
     text = calibration_markdown(report)
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(text, encoding="utf-8")
+        write_text_atomic(out, text)
     console.print(text, markup=False, highlight=False)
 
 
@@ -310,6 +315,7 @@ def race_cmd(
         )
     except ValidationError as err:
         raise typer.BadParameter(str(err)) from None
+    refuse_output_over_input(out, *qualifying, race_bank, folder=True)
     result = race_run(list(qualifying), race_bank, out, config)
     console.print(leaderboard_table(result))
     for note in result.notes:

@@ -9,6 +9,7 @@ import typer
 from rich.console import Console
 
 from shoparena.cli._guards import refuse_output_over_input
+from shoparena.runs.output import jsonl_with_keys
 
 catalog_app = typer.Typer(help="Catalogs in the upstream documents.jsonl[.gz] format.", no_args_is_help=True)
 console = Console(stderr=True)
@@ -22,17 +23,24 @@ def validate(
 ) -> None:
     """Stream-validate a catalog: counts read / kept / quarantined, with reasons."""
     from shoparena.catalog.io import LoadSummary, iter_products
+    from shoparena.jsonl import LineWriter
 
-    refuse_output_over_input(quarantine, path, option="--quarantine")
+    refuse_output_over_input(
+        quarantine, path, option="--quarantine", own=jsonl_with_keys("line_no", "reason", "raw")
+    )
     summary = LoadSummary(path=str(path))
-    qfh = open(quarantine, "wb") if quarantine else None  # noqa: SIM115
+    # A temporary name renamed when complete: a failed read leaves an existing file as it was.
+    qfh = LineWriter(quarantine) if quarantine else None
     try:
-        sink = (lambda q: qfh.write(q.to_json() + b"\n")) if qfh else None
+        sink = (lambda q: qfh.write(q.to_json())) if qfh else None
         for _ in iter_products(path, summary=summary, quarantine=sink):
             pass
-    finally:
+    except BaseException:
         if qfh:
-            qfh.close()
+            qfh.discard()
+        raise
+    if qfh:
+        qfh.close()
     if as_json:
         typer.echo(json.dumps(summary.as_dict()))
     else:
@@ -61,6 +69,7 @@ def synth(
     """Write a deterministic synthetic catalog in the upstream format, with a progress bar."""
     from shoparena.catalog.synth import SynthConfig, synth_stats, synthesize_catalog
 
+    refuse_output_over_input(out)
     config = SynthConfig(products=products, seed=seed, workers=workers, chunk_size=chunk_size, shops=shops)
     summary = synthesize_catalog(config, out, progress=True)
     console.print(
@@ -82,6 +91,7 @@ def index(
     """Build the BM25 search index of a catalog (bad and duplicate lines go to OUT/quarantine.jsonl)."""
     from shoparena.search.index import IndexBuildError, build_index
 
+    refuse_output_over_input(out, path, folder=True)
     try:
         stats = build_index(path, out, k1=k1, b=b, progress=not as_json)
     except IndexBuildError as exc:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import typer
@@ -29,7 +30,7 @@ def serve(
     index: Path = typer.Option(..., "--index", exists=True, file_okay=False, help="Search index directory."),
     kb: list[Path] = typer.Option([], "--kb", exists=True, dir_okay=False, help="Extra knowledge pages."),
     host: str = typer.Option("127.0.0.1", "--host", help="Bind address."),
-    port: int = typer.Option(DEFAULT_PORT, "--port", help="Port."),
+    port: int = typer.Option(DEFAULT_PORT, "--port", min=0, max=65535, help="Port."),
     max_steps: int = typer.Option(30, "--max-steps", min=1, help="Step cap per episode."),
     scoring_profile: str = typer.Option(
         "strict", "--scoring-profile", "--profile", help="Scoring profile of the reward."
@@ -57,6 +58,10 @@ def serve(
     """Serve reset / step / state over HTTP, one session per episode (client: agent_sdk.EnvClient)."""
     from shoparena.integrations.http import serve as serve_http
     from shoparena.integrations.tasks import ShopTaskSet, TaskSetError
+
+    for name, value in (("--step-timeout", step_timeout_s), ("--idle-timeout", idle_timeout_s)):
+        if not math.isfinite(value) or value <= 0:  # nan passed the old check and disabled the timeout
+            raise typer.BadParameter(f"{value} is not a positive number of seconds", param_hint=name)
 
     try:
         tasks = ShopTaskSet.load(

@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
+from shoparena.cli._guards import refuse_output_over_input
 from shoparena.runs.envelopes import ENVELOPE_LOG_NAME
 
 episodes_app = typer.Typer(
@@ -45,6 +46,8 @@ def run(
 
     if (out is None) == (run_dir is None):
         raise typer.BadParameter("give exactly one of --out and --run-dir")
+    refuse_output_over_input(out, suite, index, *kb)
+    refuse_output_over_input(run_dir, suite, index, *kb, option="--run-dir", folder=True)
     try:
         the_agent = get_agent(agent)
     except ValueError as exc:

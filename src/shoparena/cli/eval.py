@@ -222,7 +222,7 @@ def compare(
 @eval_app.command("serve")
 def serve(
     spec: str = typer.Argument(..., help="hf:DIR (batched transformers) or planner."),
-    port: int = typer.Option(8000, "--port", help="Port on 127.0.0.1."),
+    port: int = typer.Option(8000, "--port", min=0, max=65535, help="Port on 127.0.0.1."),
     host: str = typer.Option("127.0.0.1", "--host", help="Bind address."),
     max_batch: int = typer.Option(
         field_default(EvalConfig, "max_batch"), "--max-batch", min=1, help="Sequences per batch."

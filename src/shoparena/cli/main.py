@@ -25,6 +25,8 @@ import shoparena
 from shoparena.jsonl import EXIT_UNREADABLE_INPUT, JsonlReadError
 from shoparena.runs.files import RunFileError
 from shoparena.runs.identity import RunDirError
+from shoparena.runs.machine import EnvValueError
+from shoparena.runs.output import OutputPathError
 
 app = typer.Typer(
     name="shoparena",
@@ -84,6 +86,9 @@ def _guard(callback: Callable[..., Any]) -> Callable[..., Any]:
             typer.echo(f"error: {exc}", err=True)
             raise typer.Exit(code=2) from None
         except RunDirError as exc:  # --out of another kind or run, over an input, or locked by a live run
+            typer.echo(f"error: {exc}", err=True)
+            raise typer.Exit(code=2) from None
+        except (EnvValueError, OutputPathError) as exc:  # SHOPARENA_CPUS=abc; an output the guard refuses
             typer.echo(f"error: {exc}", err=True)
             raise typer.Exit(code=2) from None
 

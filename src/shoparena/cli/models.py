@@ -10,6 +10,7 @@ import typer
 from rich.console import Console
 from rich.status import Status
 
+from shoparena.cli._guards import refuse_output_over_input
 from shoparena.cli._options import FORCE_ALIAS, restart_option, restart_or_force
 
 models_app = typer.Typer(
@@ -58,6 +59,7 @@ def smollm2(
     """
     from shoparena.models.smollm2 import ModelSourceError, convert_smollm2
 
+    refuse_output_over_input(out, gguf, folder=True)
     started = time.perf_counter()
     said: list[str] = []
     try:
@@ -81,6 +83,7 @@ def tiny(
     force: bool = FORCE_ALIAS,
 ) -> None:
     """Build the tiny random Qwen3 (about 330 k parameters) used by tests. Prints the folder path."""
+    refuse_output_over_input(out, folder=True)
     started = time.perf_counter()
     said: list[str] = []
     try:

@@ -11,6 +11,7 @@ from rich.console import Console
 
 from shoparena.cli._guards import refuse_output_over_input
 from shoparena.jsonl import LineWriter
+from shoparena.runs.output import jsonl_with_keys
 
 # Everything but the report goes to stderr, so ``--json`` stdout is only the JSON.
 console = Console(stderr=True)
@@ -53,7 +54,7 @@ def score(
     from shoparena.scoring.similarity import get_similarity
     from shoparena.suites.score_files import ScoreInputError, score_file
 
-    refuse_output_over_input(out, suite, trajectories, index)
+    refuse_output_over_input(out, suite, trajectories, index, own=jsonl_with_keys("problem_id", "profile"))
     try:
         prof = get_profile(scoring_profile)
         backend = get_similarity(similarity, model_path=embedding_model)

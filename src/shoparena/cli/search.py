@@ -60,7 +60,7 @@ def query(
 def serve(
     index: Path = _INDEX_OPT,
     host: str = typer.Option("127.0.0.1", help="Bind address."),
-    port: int = typer.Option(5632, help="Port (ORO uses 5632, ShoppingBench 5631)."),
+    port: int = typer.Option(5632, min=0, max=65535, help="Port (ORO uses 5632, ShoppingBench 5631)."),
     retrieve_k: int = typer.Option(
         10_000, help="BM25 hits considered before filters (ORO 10000, SB 100000)."
     ),

@@ -10,7 +10,9 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from shoparena.cli._guards import refuse_output_over_input
 from shoparena.cli._options import FORCE_ALIAS, field_default, field_option, restart_option, restart_or_force
+from shoparena.runs.output import text_with, write_text_atomic
 from shoparena.suites.options import INTENT_NAMES, SynthOptions
 
 if TYPE_CHECKING:
@@ -106,6 +108,8 @@ def synth(
     if fmt not in ("oro", "sb"):
         typer.echo(f"error: --format must be oro or sb, got {fmt!r}", err=True)
         raise typer.Exit(code=2)
+    refuse_output_over_input(out, index)
+    refuse_output_over_input(knowledge_path_for(out), index, option="--out (its knowledge pages)")
     rw = LLMRewriter.from_url(rewriter, model=rewriter_model) if rewriter else None
     report = synthesize_bank(index, out, options, fmt=fmt, rewriter=rw)
     if as_json:
@@ -145,6 +149,7 @@ def cluster(
         shop_lookup_for,
     )
 
+    refuse_output_over_input(out, *files, index, catalog, own=text_with(b'"stats"', within=1 << 20))
     problems, inputs = load_problem_files(files)
     shop_of, links = shop_lookup_for(problems, index_dir=index, catalog=catalog)
     report = build_clusters(
@@ -155,7 +160,7 @@ def cluster(
         inputs=inputs,
     )
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(report.model_dump_json(indent=1), encoding="utf-8")
+    write_text_atomic(out, report.model_dump_json(indent=1))
     if as_json:
         typer.echo(json.dumps({"stats": report.stats.model_dump(), "notes": report.notes, "out": str(out)}))
         return
@@ -196,6 +201,7 @@ def partition(
     from shoparena.suites.clusters import load_problem_files, shop_lookup_for
     from shoparena.suites.partition import PartitionParams, partition_bank, size_shortfalls, summary_rows
 
+    refuse_output_over_input(out, *bank, index, catalog, folder=True)
     if (out / MANIFEST_NAME).exists() and not restart_or_force(restart, force):
         lost = "its rotation history would be lost"
         typer.echo(f"error: {out / MANIFEST_NAME} exists ({lost}): pass --restart", err=True)

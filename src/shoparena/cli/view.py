@@ -10,7 +10,7 @@ import typer
 def view(
     run_dirs: list[Path] = typer.Argument(..., exists=True, file_okay=False, help="Run directories."),
     host: str = typer.Option("127.0.0.1", "--host", help="Bind address."),
-    port: int = typer.Option(8765, "--port", help="Port (0: any free port)."),
+    port: int = typer.Option(8765, "--port", min=0, max=65535, help="Port (0: any free port)."),
 ) -> None:
     """List trajectories with outcome, labels and scores; filter, search, open one, compare two runs."""
     from shoparena.viewer import ViewerError, ViewerServer

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from shoparena.env.knowledge import KnowledgeBase
-from shoparena.env.policy_output import refuse_invalid_output
+from shoparena.env.policy_output import oversized_action, refuse_invalid_output
 from shoparena.env.session import ShopSession
 from shoparena.env.shop_tools import OroHelperTools, ShopTools
 from shoparena.env.toolkit import BoundTool, ToolKit
@@ -28,6 +28,7 @@ from shoparena.formats.profiles import (
     handle_table,
     resolve_arguments,
 )
+from shoparena.formats.scan import MAX_ACTION_CHARS
 from shoparena.formats.tagged import (
     ParsedStep,
     build_prompt_messages,
@@ -173,6 +174,8 @@ class ShopEnv:
         max_calls_per_step: Calls past this many in one step are dropped, with a parse error on the step
             (None: no cap; the HTTP server sets one). Lone surrogates in an action are always refused as
             the policy's failure (:mod:`shoparena.env.policy_output`).
+        max_action_chars: An action longer than this (content, reasoning and native arguments together) is
+            not parsed: its step holds one parse issue and the episode ends as an empty step (None: no cap).
     """
 
     def __init__(
@@ -187,6 +190,7 @@ class ShopEnv:
         run_id: str = "",
         render_profile: str = DEFAULT_PROFILE,
         max_calls_per_step: int | None = None,
+        max_action_chars: int | None = MAX_ACTION_CHARS,
     ) -> None:
         self.render_profile = check_profile(render_profile)
         if max_steps < 1:
@@ -194,6 +198,7 @@ class ShopEnv:
         if max_calls_per_step is not None and max_calls_per_step < 1:
             raise ValueError(f"ShopEnv.max_calls_per_step must be >= 1, got {max_calls_per_step}")
         self.max_calls_per_step = max_calls_per_step
+        self.max_action_chars = max_action_chars
         self.engine = engine
         self.max_steps = max_steps
         self.agent_id = agent_id
@@ -285,13 +290,16 @@ class ShopEnv:
         session = self.session
         if session.done:
             raise RuntimeError(f"ShopEnv.step: the episode already ended ({session.termination_reason})")
-        if isinstance(action, str) or action is None:
+        oversized = oversized_action(action, self.max_action_chars, reasoning_content)
+        if oversized is not None:  # refused before any parser sees it, the same at every door
+            parsed = oversized
+        elif isinstance(action, str) or action is None:
             parsed = parse_completion(action, reasoning_content)
         else:
             parsed = to_parsed_step(action)
         step = parsed.to_step(len(session.steps) + 1, timestamp=int(time.time() * 1000))
         refuse_invalid_output(step, max_calls=self.max_calls_per_step)  # the policy's failure, not ours
-        if isinstance(action, dict) and action.get("tool_calls") is not None:
+        if oversized is None and isinstance(action, dict) and action.get("tool_calls") is not None:
             step.content_format = "native"
         if not step.content and step.content_format == "tagged":
             step.content = render_model_output(step)

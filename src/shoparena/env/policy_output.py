@@ -9,6 +9,11 @@ A policy's action is untrusted text. Two things in it must never reach the harne
   episode goes on and is scored. It is never an infrastructure failure.
 * **too many calls in one step**: calls past ``max_calls`` are dropped from the step (noted in its
   ``parse_errors``) so one action cannot cost unbounded time, memory and response size.
+* **too long an action**: text over ``formats.scan.MAX_ACTION_CHARS`` (a completion's content, reasoning
+  and native call arguments together) is not parsed at all (:func:`oversized_action`): the step holds the
+  first characters and one parse issue, parses to nothing, and the episode ends as an empty step. Every
+  door (env server, Gymnasium, verifiers, ``eval run``) goes through ``ShopEnv.step``, so all four classify
+  it the same, as they do a tool call nested deeper than ``formats.scan.MAX_JSON_DEPTH`` (a parse issue).
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from shoparena.formats.tagged import ParsedStep, ParseIssue
 from shoparena.records.trajectory import Step
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
@@ -51,6 +57,38 @@ def replace_lone_surrogates(value: Any) -> Any:
     return value
 
 
+def action_chars(action: Any, reasoning_content: str | None = None) -> tuple[str, int]:
+    """``(text, size)`` of an action: its text (content) and the characters it asks to parse (content,
+    reasoning and native call arguments)."""
+    reasoning = reasoning_content if isinstance(reasoning_content, str) else ""
+    if isinstance(action, str):
+        return action, len(action) + len(reasoning)
+    if not isinstance(action, dict):
+        return "", 0
+    content = action.get("content") if isinstance(action.get("content"), str) else ""
+    size = len(content) + len(reasoning)
+    if isinstance(action.get("reasoning_content"), str):
+        size += len(action["reasoning_content"])
+    calls = action.get("tool_calls")
+    for call in calls if isinstance(calls, list) else ():
+        function = call.get("function") if isinstance(call, dict) else None
+        arguments = function.get("arguments") if isinstance(function, dict) else None
+        size += len(arguments) if isinstance(arguments, str) else 0
+    return content, size
+
+
+def oversized_action(action: Any, cap: int | None, reasoning_content: str | None = None) -> ParsedStep | None:
+    """The step recorded for an action over ``cap`` characters (not parsed: its first ``cap`` characters
+    and one parse issue), or None when it is within the cap."""
+    if cap is None:
+        return None
+    text, size = action_chars(action, reasoning_content)
+    if size <= cap:
+        return None
+    issue = ParseIssue("action", f"{size:,} characters, over the cap of {cap:,}; not parsed")
+    return ParsedStep(content=text[:cap], parse_errors=[issue])
+
+
 def refuse_invalid_output(step: Step, *, max_calls: int | None = None) -> None:
     """Make ``step`` (parsed from a policy's action, not yet run) safe to run and record, in place."""
     if max_calls is not None and len(step.tool_calls) > max_calls:
@@ -80,4 +118,11 @@ def refuse_invalid_output(step: Step, *, max_calls: int | None = None) -> None:
             call.invalid_reason = replace_lone_surrogates(call.invalid_reason)
 
 
-__all__ = ["REPLACEMENT", "first_lone_surrogate", "refuse_invalid_output", "replace_lone_surrogates"]
+__all__ = [
+    "REPLACEMENT",
+    "action_chars",
+    "first_lone_surrogate",
+    "oversized_action",
+    "refuse_invalid_output",
+    "replace_lone_surrogates",
+]

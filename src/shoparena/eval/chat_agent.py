@@ -20,6 +20,7 @@ from shoparena.agent_sdk.prompt import SYSTEM_PROMPT as AGENTIC_SYSTEM_PROMPT
 from shoparena.env.environment import Observation
 from shoparena.formats.native import trajectory_to_chat
 from shoparena.formats.profiles import DEFAULT_PROFILE, check_profile, render_chat, template_kwargs
+from shoparena.formats.scan import MAX_ACTION_CHARS
 from shoparena.llm.transformers_backend import parse_generated_text
 from shoparena.llm.types import (
     AuthError,
@@ -220,7 +221,7 @@ class ChatAgent:
                 text = f"<think>{response.reasoning_content}</think>\n{text}"
             return text
         content, tool_calls = response.content, response.tool_calls
-        if not tool_calls and "<tool_call>" in (content or ""):
+        if not tool_calls and "<tool_call>" in (content or "") and len(content) <= MAX_ACTION_CHARS:
             # A profile that names the tools in its system turn sends no tool list, so the server (or the
             # in-process backend) leaves the Hermes blocks in the text: parse them here, the same way.
             parsed = parse_generated_text(content, parse_tools=True, split_reasoning=False)

@@ -34,6 +34,7 @@ from shoparena.formats.profiles import (
     read_render_stamp,
     template_hash,
 )
+from shoparena.formats.scan import MAX_CALLS_PER_STEP
 from shoparena.records.infra import InfraFailure, InfraReason
 from shoparena.records.problem import Problem
 from shoparena.records.trajectory import EpisodeStatus, Trajectory, TrajectoryError
@@ -131,6 +132,7 @@ class InProcessPolicy:
                 agent_id=self.name,
                 run_id=run_id,
                 render_profile=self.config.render_profile or DEFAULT_PROFILE,
+                max_calls_per_step=MAX_CALLS_PER_STEP,  # the env server's cap: one reply is bounded
             )
             self._local.env = env
         return env

@@ -29,6 +29,7 @@ from shoparena.formats._common import (
     type_name,
     unknown_fields,
 )
+from shoparena.formats.scan import MAX_JSON_DEPTH, JsonDepthError, loads_bounded, value_depth
 from shoparena.formats.tagged import ParseIssue, decode_json_block, make_tool_call, tool_call_id
 from shoparena.formats.tool_blocks import tool_call_blocks
 from shoparena.records.message import ToolSchema
@@ -137,11 +138,16 @@ def native_tool_call(name: Any, arguments: Any, *, call_id: str | None = None) -
     """
     parsed: Any = arguments
     json_error = None
+    kept = arguments
     if isinstance(arguments, str):
         try:
-            parsed = json.loads(arguments) if arguments.strip() else {}
+            parsed = loads_bounded(arguments) if arguments.strip() else {}
         except json.JSONDecodeError as exc:
             json_error = f"arguments is not valid JSON (char {exc.pos}: {exc.msg})"
+        except JsonDepthError as exc:
+            parsed, json_error = {}, f"arguments is {exc}"
+    elif value_depth(arguments) > MAX_JSON_DEPTH:  # not kept: nothing downstream could store it
+        parsed, kept, json_error = {}, None, f"arguments is {JsonDepthError(MAX_JSON_DEPTH)}"
     if isinstance(parsed, dict) and isinstance(name, str) and json_error is None:
         parsed = normalise_native_arguments(name, parsed)
     call_id_value = _safe_id(name, parsed)
@@ -151,7 +157,7 @@ def native_tool_call(name: Any, arguments: Any, *, call_id: str | None = None) -
         parsed,
         call_id_value,
         native_id=call_id if call_id is not None and call_id != call_id_value else None,
-        native_arguments=None if reproduced else arguments,
+        native_arguments=None if reproduced else kept,
     )
     if json_error is not None:
         call.invalid_reason = json_error

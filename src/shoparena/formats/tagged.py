@@ -26,6 +26,13 @@ from shoparena.formats._common import (
     type_name,
     ujson_dumps,
 )
+from shoparena.formats.scan import (
+    MAX_JSON_DEPTH,
+    JsonDepthError,
+    first_tag_body,
+    json_text_depth,
+    value_depth,
+)
 from shoparena.records.message import ToolSchema
 from shoparena.records.tools import REGISTRY_ORDER
 from shoparena.records.trajectory import Step, ToolCall
@@ -67,8 +74,19 @@ a tool takes no parameters).
 <tool_call>[{"name": "find_product", "parameters": {"q": "red running shoes", "page": 1}}]</tool_call>
 <response>A short message for the user</response>"""
 
-_ROLE_PATTERNS = {role: re.compile(f"<{role}>(.+?)</{role}>", re.DOTALL) for role in OUTPUT_ROLES}
-_FENCE_RE = re.compile(r"^```[A-Za-z0-9_-]*[ \t]*\n?(.*?)\n?[ \t]*```$", re.DOTALL)
+_FENCE_HEAD = re.compile(r"[A-Za-z0-9_-]*[ \t]*\n?")
+
+
+def _unfence(text: str) -> str | None:
+    """The body of a text that is one markdown code fence, or None: what
+    ``^```[A-Za-z0-9_-]*[ \t]*\n?(.*?)\n?[ \t]*```$`` captures, in linear time (that pattern is quadratic on
+    a long run of spaces)."""
+    if len(text) < 6 or not text.startswith("```") or not text.endswith("```"):
+        return None
+    head = text[3:]
+    header = _FENCE_HEAD.match(head)
+    body = head[header.end() if header else 0 : -3].rstrip(" \t")
+    return body[:-1] if body.endswith("\n") else body
 
 
 def tool_call_id(name: Any, parameters: Any, length: int = 8) -> str:
@@ -184,10 +202,12 @@ def decode_json_block(
     repairs: list[ParseIssue] = []
     text = body
     if lenient:
-        fence = _FENCE_RE.match(text.strip())
-        if fence:
-            text = fence.group(1).strip()
+        fenced = _unfence(text.strip())
+        if fenced is not None:
+            text = fenced.strip()
             repairs.append(ParseIssue(role, "removed a markdown code fence", element=element, fatal=False))
+    if json_text_depth(text) > MAX_JSON_DEPTH:  # json.loads would raise RecursionError a few thousand deep
+        return None, repairs, ParseIssue(role, str(JsonDepthError(MAX_JSON_DEPTH)), element=element)
     try:
         return json.loads(text), repairs, None
     except json.JSONDecodeError as exc:
@@ -237,6 +257,9 @@ def make_tool_call(name: Any, parameters: Any, call_id: str, **extra: Any) -> To
     """A :class:`ToolCall` from possibly malformed values: wrong types are kept raw and explained."""
     unknown: dict[str, Any] = {}
     reasons: list[str] = []
+    if value_depth(parameters) > MAX_JSON_DEPTH:  # not kept: nothing downstream could store or render it
+        reasons.append(f"parameters is {JsonDepthError(MAX_JSON_DEPTH)}")
+        parameters = {}
     if not isinstance(name, str):
         unknown["name"] = name
         reasons.append(f"name is not a string ({type_name(name)})")
@@ -278,10 +301,10 @@ def parse_completion(
     reasoning = reasoning_content if isinstance(reasoning_content, str) else ""
     out = ParsedStep(content=text, reasoning_content=reasoning)
     found: dict[str, str] = {}
-    for role, pattern in _ROLE_PATTERNS.items():
-        match = pattern.search(text)
-        if match:
-            found[role] = match.group(1).strip()
+    for role in OUTPUT_ROLES:  # re.search(f"<{role}>(.+?)</{role}>"), in linear time
+        body = first_tag_body(text, role)
+        if body is not None:
+            found[role] = body.strip()
     think = found.get("think", "")
     if not think and lenient and "</think>" in text and "<think>" not in text.split("</think>", 1)[0]:
         think = text.split("</think>", 1)[0].strip()

@@ -10,14 +10,13 @@ conversation from its history instead of re-reading the whole message as a new r
 
 from __future__ import annotations
 
-import json
-import re
 from typing import Any
 
+from shoparena.formats.scan import loads_bounded, tagged_entries
 from shoparena.formats.tagged import HISTORY_HEADER, tool_call_id
 from shoparena.records.trajectory import Step, ToolCall
 
-_ENTRY_RE = re.compile(r"<(user|think|tool_call|obs|response)>(.*?)</\1>", re.DOTALL)
+_ROLES = ("user", "think", "tool_call", "obs", "response")
 #: Position of each role inside one step; a role at or before the last one seen starts the next step.
 _RANK = {"think": 0, "tool_call": 1, "obs": 2, "response": 3}
 
@@ -29,7 +28,7 @@ def is_history_message(text: str) -> bool:
 
 def _json(text: str) -> Any:
     try:
-        return json.loads(text.strip())
+        return loads_bounded(text.strip())
     except ValueError:
         return None
 
@@ -77,7 +76,7 @@ def parse_history_message(text: str) -> tuple[str, list[Step]]:
         if current is not None:
             steps.append(Step(index=len(steps) + 1, **current))
 
-    for role, inner in _ENTRY_RE.findall(text):
+    for role, inner in tagged_entries(text, _ROLES):  # linear: the history holds untrusted text
         if role == "user":
             query = query or inner.strip()
             continue

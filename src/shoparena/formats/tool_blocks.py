@@ -8,14 +8,10 @@ published proxy, ``formats.native`` repairs leniently, the training reward refus
 
 from __future__ import annotations
 
-import json
-import re
 from dataclasses import dataclass
 from typing import Any
 
-_CLOSED = re.compile(r"<tool_call>(.*?)</tool_call>", re.DOTALL)
-# A truncated generation can end inside its last block.
-_CLOSED_OR_TAIL = re.compile(r"<tool_call>(.*?)(?:</tool_call>|$)", re.DOTALL)
+from shoparena.formats.scan import loads_bounded, tag_spans
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,19 +37,20 @@ class ToolCallBlock:
 
 def tool_call_blocks(text: str, *, unclosed_tail: bool = False) -> list[ToolCallBlock]:
     """The ``<tool_call>`` blocks of ``text``, in order; with ``unclosed_tail`` a final block whose closing
-    tag never came counts too."""
-    pattern = _CLOSED_OR_TAIL if unclosed_tail else _CLOSED
+    tag never came counts too (a truncated generation can end inside its last block). Linear in the text
+    (``scan.tag_spans``); a body nested deeper than ``scan.MAX_JSON_DEPTH`` is not JSON here."""
     blocks = []
-    for index, match in enumerate(pattern.finditer(text)):
-        body = match.group(1).strip()
+    spans = tag_spans(text, "tool_call", tail=unclosed_tail)
+    for index, (start, body_start, body_end, end) in enumerate(spans):
+        body = text[body_start:body_end].strip()
         try:
-            value = json.loads(body)
+            value = loads_bounded(body)
         except ValueError:
             items, listed = None, False
         else:
             listed = isinstance(value, list)
             items = value if listed else [value]
-        blocks.append(ToolCallBlock(index, match.start(), match.end(), body, items, listed))
+        blocks.append(ToolCallBlock(index, start, end, body, items, listed))
     return blocks
 
 

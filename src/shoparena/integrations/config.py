@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from shoparena.formats.scan import MAX_CALLS_PER_STEP
+
 DEFAULT_PORT = 5640
 #: Open sessions at most; a reset beyond gets 503.
 DEFAULT_MAX_SESSIONS = 256
@@ -11,8 +13,9 @@ DEFAULT_IDLE_TIMEOUT_S = 600.0
 DEFAULT_STEP_TIMEOUT_S = 60.0
 #: Largest request body; 413 above.
 DEFAULT_MAX_BODY_BYTES = 1024 * 1024
-#: Tool calls run per step; calls past it are dropped (noted on the step), so one action is bounded.
-DEFAULT_MAX_CALLS_PER_STEP = 32
+#: Tool calls run per step; calls past it are dropped (noted on the step), so one action is bounded. The
+#: same cap as ``eval run``'s (:data:`shoparena.formats.scan.MAX_CALLS_PER_STEP`).
+DEFAULT_MAX_CALLS_PER_STEP = MAX_CALLS_PER_STEP
 #: Episodes started per problem; 0: no limit (a trainer plays many rollouts of one problem).
 DEFAULT_MAX_EPISODES_PER_PROBLEM = 0
 
@@ -29,8 +32,12 @@ def host_allowed(header: str | None, extra: frozenset[str] | set[str] = frozense
     if not header:
         return False
     host = header.strip().lower()
-    if host.startswith("["):  # [::1]:port
-        host = host[1 : host.find("]")] if "]" in host else host
+    if host.startswith("["):  # [::1]:port, and nothing else after the bracket ([::1]evil is refused)
+        close = host.find("]")
+        rest = host[close + 1 :] if close > 0 else "x"
+        if rest and not (rest.startswith(":") and rest[1:].isdigit()):
+            return False
+        host = host[1:close]
     elif host.count(":") == 1:
         host = host.split(":", 1)[0]
     return host in LOCAL_HOSTS or host in {h.lower() for h in extra}

@@ -25,13 +25,16 @@ import gymnasium
 from gymnasium import spaces
 
 from shoparena.env.environment import TerminationReason
-from shoparena.integrations.tasks import ShopTaskSet, observation_text, verdict_summary
+from shoparena.formats.scan import MAX_ACTION_CHARS
+from shoparena.integrations.tasks import (
+    MAX_OBSERVATION_CHARS,
+    ShopTaskSet,
+    bounded_observation,
+    observation_text,
+    verdict_summary,
+)
 
 ENV_ID = "shoparena/Shop-v0"
-#: Longest observation (characters): a 30-step dialogue with full tool results stays far below.
-MAX_OBSERVATION_CHARS = 2_000_000
-#: Longest action (characters): one completion.
-MAX_ACTION_CHARS = 32_768
 _SAMPLE_CHARSET = string.ascii_letters + string.digits + string.punctuation + " \n"
 
 
@@ -111,7 +114,7 @@ class ShopGymEnv(gymnasium.Env[str, str]):
         if not isinstance(action, str):
             raise TypeError(f"ShopGymEnv.step: the action must be a string, got {type(action).__name__}")
         result = self._env.step(action)
-        self._text = observation_text(result.observation)
+        self._text = bounded_observation(self._env, result.observation)  # over the cap: the episode ends
         info: dict[str, Any] = {
             "problem_id": self._problem.problem_id,
             "step_index": result.observation.step_index,
@@ -119,9 +122,9 @@ class ShopGymEnv(gymnasium.Env[str, str]):
         }
         reward = 0.0
         terminated = truncated = False
-        if result.done:
+        if result.done or self._env.session.done:
             self._done = True
-            reason = result.termination_reason
+            reason = self._env.session.termination_reason
             truncated = reason == TerminationReason.MAX_STEPS
             terminated = not truncated
             verdict = self.tasks.score(self._problem, self._env.trajectory())

@@ -16,9 +16,11 @@ For trainers that run rollouts in another process or machine (the typed client i
 Limits: at most ``max_sessions`` open sessions (503 beyond; idle ones expire after ``idle_timeout_s`` and are
 reaped on every request), a step runs at most ``step_timeout_s`` (504, and the session is closed), a
 request body is at most ``max_body_bytes`` (413), a step runs at most ``max_calls_per_step`` calls (the rest
-are dropped, noted on the step), a problem is started at most ``max_episodes_per_problem`` times (429; 0: no
-limit), and a request whose ``Host`` header is not a local name (or one of ``allowed_hosts``) gets 403 (DNS
-rebinding). Every error is JSON ``{"error": "...", "status": N}`` with one line that names the session or
+are dropped, noted on the step), an action over 32,768 characters is not parsed (a parse issue, the episode
+ends as an empty step), an observation over ``max_observation_chars`` ends the episode (``agent_error``,
+the observation one line saying so), a problem is started at most ``max_episodes_per_problem`` times (429;
+0: no limit), and a request whose ``Host`` header is not a local name (or one of ``allowed_hosts``) gets 403
+(DNS rebinding). Every error is JSON ``{"error": "...", "status": N}`` with one line that names the session or
 field; no request can crash the server.
 
 What a client learns: the problems' public views, the observations, and for an ended episode the reward and
@@ -52,7 +54,14 @@ from shoparena.integrations.config import (
     DEFAULT_STEP_TIMEOUT_S,
     host_allowed,
 )
-from shoparena.integrations.tasks import ShopTaskSet, TaskSetError, observation_text, verdict_summary
+from shoparena.integrations.tasks import (
+    MAX_OBSERVATION_CHARS,
+    ShopTaskSet,
+    TaskSetError,
+    bounded_observation,
+    observation_text,
+    verdict_summary,
+)
 from shoparena.records.problem import Problem
 
 logger = logging.getLogger(__name__)
@@ -65,7 +74,11 @@ class ResetRequest(BaseModel):
 
     problem_id: str | None = Field(default=None, max_length=512, description="The problem to play.")
     seed: int | None = Field(
-        default=None, ge=0, le=2**63 - 1, description="Draws the problem when problem_id is not given."
+        default=None,
+        ge=0,
+        le=2**63 - 1,
+        strict=True,  # "1" is not a seed
+        description="Draws the problem when problem_id is not given.",
     )
 
 
@@ -132,12 +145,14 @@ class SessionStore:
         clock: Any = time.monotonic,
         max_calls_per_step: int = DEFAULT_MAX_CALLS_PER_STEP,
         max_episodes_per_problem: int = DEFAULT_MAX_EPISODES_PER_PROBLEM,
+        max_observation_chars: int = MAX_OBSERVATION_CHARS,
     ) -> None:
         if max_sessions < 1:
             raise ValueError(f"SessionStore.max_sessions must be >= 1, got {max_sessions}")
         self.tasks = tasks
         self.max_calls_per_step = max_calls_per_step
         self.max_episodes_per_problem = max_episodes_per_problem
+        self.max_observation_chars = max_observation_chars
         self._episodes: dict[str, int] = {}
         self.max_sessions = max_sessions
         self.idle_timeout_s = idle_timeout_s
@@ -229,13 +244,16 @@ class SessionStore:
                 session.env.fail(TerminationReason.INFRA_ERROR, f"{type(exc).__name__}: {exc}"[:500])
                 return self._finish(session, {})
             assert session.view is not None
+            # over the cap the episode ends (agent_error) and the observation is one line saying so
+            observation = bounded_observation(session.env, result.observation, self.max_observation_chars)
+            done = result.done or session.env.session.done
             update: dict[str, Any] = {
-                "observation": observation_text(result.observation),
+                "observation": observation,
                 "step_index": result.observation.step_index,
-                "done": result.done,
+                "done": done,
                 "tool_results": [c.result if c.has_result else None for c in result.step.tool_calls],
             }
-            if result.done:
+            if done:
                 return self._finish(session, update)
             session.view = session.view.model_copy(update=update)
             session.last_used = self._clock()
@@ -347,6 +365,7 @@ def create_app(
     max_calls_per_step: int = DEFAULT_MAX_CALLS_PER_STEP,
     max_episodes_per_problem: int = DEFAULT_MAX_EPISODES_PER_PROBLEM,
     allowed_hosts: frozenset[str] | set[str] = frozenset(),
+    max_observation_chars: int = MAX_OBSERVATION_CHARS,
 ) -> Any:
     """The FastAPI app serving ``tasks`` (see the module docstring for the endpoints and limits)."""
     from fastapi import FastAPI, Request
@@ -360,6 +379,7 @@ def create_app(
         idle_timeout_s=idle_timeout_s,
         max_calls_per_step=max_calls_per_step,
         max_episodes_per_problem=max_episodes_per_problem,
+        max_observation_chars=max_observation_chars,
     )
     app = FastAPI(title="shoparena environment server", docs_url=None, redoc_url=None)
     app.state.store = store

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from shoparena.env.environment import DEFAULT_MAX_STEPS, Observation, ShopEnv
+from shoparena.env.environment import DEFAULT_MAX_STEPS, Observation, ShopEnv, TerminationReason
 from shoparena.env.episodes import suite_knowledge
 from shoparena.env.knowledge import KnowledgeBase
 from shoparena.records.problem import Problem
@@ -132,6 +132,26 @@ def observation_text(observation: Observation) -> str:
     return observation.messages()[-1]["content"]
 
 
+#: Longest observation (characters) a door sends: a 30-step dialogue with full tool results stays far below;
+#: 30 steps of 32 ``view_product_information`` calls of 100 ids each reached 48.9 M characters.
+MAX_OBSERVATION_CHARS = 2_000_000
+
+
+def bounded_observation(env: ShopEnv, observation: Observation, cap: int = MAX_OBSERVATION_CHARS) -> str:
+    """:func:`observation_text`, or, when it is over ``cap`` characters, one line saying so: the episode is
+    then ended as the policy's failure (``agent_error``: its calls asked for that much), so no door holds
+    or sends an unbounded observation."""
+    text = observation_text(observation)
+    if len(text) <= cap:
+        return text
+    message = (
+        f"observation of {len(text):,} characters is over the cap of {cap:,}: the episode is ended "
+        "(ask for fewer or smaller tool results per step)"
+    )
+    env.fail(TerminationReason.AGENT_ERROR, message)
+    return f"Error: {message}"
+
+
 def verdict_summary(verdict: Verdict) -> dict[str, Any]:
     """The verdict as every door shows it to a policy or a remote client: its public form
     (:meth:`Verdict.public_view`: outcome, scores, ids and which checks passed, never the ground truth).
@@ -139,4 +159,11 @@ def verdict_summary(verdict: Verdict) -> dict[str, Any]:
     return verdict.public_view()
 
 
-__all__ = ["ShopTaskSet", "TaskSetError", "observation_text", "verdict_summary"]
+__all__ = [
+    "MAX_OBSERVATION_CHARS",
+    "ShopTaskSet",
+    "TaskSetError",
+    "bounded_observation",
+    "observation_text",
+    "verdict_summary",
+]

@@ -23,6 +23,8 @@ an MCP toolset (``vf.Toolset``) is not built yet (docs/integrations.md says why)
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -74,31 +76,49 @@ def _action(message: Any) -> dict[str, Any]:
     }
 
 
+#: Replayed verdicts by (task set, problem, actions' fingerprint): the rewards and metrics of one trace are
+#: computed from one replay. Bounded; a trace's verdict never comes from the trace itself.
+_VERDICTS: dict[tuple[int, str, str], dict[str, Any]] = {}
+_VERDICT_CACHE_SIZE = 4096
+
+
+def _fingerprint(actions: list[dict[str, Any]]) -> str:
+    blob = json.dumps(actions, sort_keys=True, default=str, ensure_ascii=True)
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
 class ShopTask(vf.Task[ShopTaskData, vf.State, vf.TaskConfig]):
     """A problem whose trace is scored by shoparena (see the module docstring)."""
 
     tasks: ShopTaskSet | None = None  # set by ShopTaskset.load (not part of the serialisable row)
 
     def verdict(self, trace: vf.Trace) -> dict[str, Any]:
-        """The verdict summary of the trace's actions replayed through a fresh ``ShopEnv`` (cached)."""
-        cached = trace.info.get("shop_verdict")
-        if cached is not None:
-            return cached
+        """The verdict summary of the trace's actions replayed through a fresh ``ShopEnv``.
+
+        Always computed from the trace's own actions, never read from ``trace.info`` (a harness could plant
+        a ``shop_verdict`` there: a trace that gives up scored 1.0). The four rewards and metrics of one
+        trace share one replay through a private cache keyed by the actions' content; ``trace.info``
+        receives a copy for display only."""
         if self.tasks is None:
             raise vf.TaskError("ShopTask without its task set: load it through ShopTaskset")
-        problem = self.tasks.problem(self.data.problem_id)
-        env = self.tasks.new_env()
-        env.reset(problem)
-        steps = 0
-        for message in trace.messages:
-            if not isinstance(message, vf.AssistantMessage):
-                continue
-            steps += 1
-            if env.step(_action(message)).done:
-                break
-        summary = verdict_summary(self.tasks.score(problem, env.trajectory()))
-        trace.info["shop_verdict"] = {**summary, "steps": steps}
-        return trace.info["shop_verdict"]
+        actions = [_action(m) for m in trace.messages if isinstance(m, vf.AssistantMessage)]
+        key = (id(self.tasks), self.data.problem_id, _fingerprint(actions))
+        found = _VERDICTS.get(key)
+        if found is None:
+            problem = self.tasks.problem(self.data.problem_id)
+            env = self.tasks.new_env()
+            env.reset(problem)
+            steps = 0
+            for action in actions:
+                steps += 1
+                if env.step(action).done:
+                    break
+            found = {**verdict_summary(self.tasks.score(problem, env.trajectory())), "steps": steps}
+            _VERDICTS[key] = found
+            while len(_VERDICTS) > _VERDICT_CACHE_SIZE:
+                _VERDICTS.pop(next(iter(_VERDICTS)))
+        trace.info["shop_verdict"] = dict(found)
+        return dict(found)
 
     @vf.reward
     async def success(self, trace: vf.Trace) -> float:

@@ -16,6 +16,7 @@ from typing import Any
 import httpx
 from pydantic import BaseModel, ConfigDict, Field
 
+from shoparena.formats.scan import JsonDepthError, loads_bounded
 from shoparena.llm.types import (
     BackendError,
     ChatRequest,
@@ -106,31 +107,66 @@ def parse_chat_completion(payload: Any, *, body: str = "") -> ChatResponse:
     message = choices[0].get("message")
     if not isinstance(message, dict):
         raise InvalidResponse("chat completion choices[0] has no message", body=body)
+    # A 200 that is not a chat completion is the server's fault (infrastructure, retried), never the model's:
+    # every field the response carries is checked for its type here.
+    content = message.get("content")
+    if content is not None and not isinstance(content, str):
+        raise InvalidResponse(f"chat completion message.content is {_kind(content)}, not a string", body=body)
     # vLLM/SGLang call the separate reasoning channel `reasoning_content`; newer vLLM also `reasoning`.
     reasoning = message.get("reasoning_content") or message.get("reasoning") or ""
     raw_calls = message.get("tool_calls") or []
+    if not isinstance(raw_calls, list):
+        kind = _kind(raw_calls)
+        raise InvalidResponse(f"chat completion message.tool_calls is {kind}, not a list", body=body)
+    finish = choices[0].get("finish_reason")
+    if finish is not None and not isinstance(finish, str):
+        raise InvalidResponse(f"chat completion finish_reason is {_kind(finish)}, not a string", body=body)
     usage = payload.get("usage") if isinstance(payload.get("usage"), dict) else {}
+    model = payload.get("model")
     return ChatResponse(
-        content=message.get("content") or "",
+        content=content or "",
         reasoning_content=reasoning if isinstance(reasoning, str) else "",
         tool_calls=[normalise_tool_call(c, i) for i, c in enumerate(raw_calls) if isinstance(c, dict)],
-        usage=_usage(usage),
-        model=str(payload.get("model") or ""),
-        finish_reason=choices[0].get("finish_reason"),
+        usage=_usage(usage, body),
+        model=model if isinstance(model, str) else "",
+        finish_reason=finish,
         raw=payload,
     )
 
 
-def _usage(usage: dict[str, Any]) -> Usage:
-    """Token counts of a completion's ``usage``; ``prompt_tokens_details.cached_tokens`` (vLLM with
-    ``--enable-prompt-tokens-details``, SGLang, OpenAI) gives the prompt tokens the server computed."""
-    prompt = int(usage.get("prompt_tokens") or 0)
+#: Largest token count a usage field may report (a server reporting more is broken, not generous).
+MAX_TOKEN_COUNT = 2**31 - 1
+#: Largest chat-completion body read (bytes); a longer one is an invalid response, not a memory spike.
+MAX_RESPONSE_BYTES = 64 * 1024 * 1024
+
+
+def _kind(value: Any) -> str:
+    return "null" if value is None else type(value).__name__
+
+
+def _token_count(usage: dict[str, Any], key: str, body: str) -> int:
+    value = usage.get(key)
+    if value is None:
+        return 0
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_TOKEN_COUNT:
+        shown = repr(value)[:40]
+        raise InvalidResponse(f"chat completion usage.{key} is {shown}, not a token count", body=body)
+    return value
+
+
+def _usage(usage: dict[str, Any], body: str) -> Usage:
+    """Token counts of a completion's ``usage`` (each a checked token count, else InvalidResponse);
+    ``prompt_tokens_details.cached_tokens`` (vLLM with ``--enable-prompt-tokens-details``, SGLang, OpenAI)
+    gives the prompt tokens the server computed."""
+    prompt = _token_count(usage, "prompt_tokens", body)
     details = usage.get("prompt_tokens_details")
     cached = details.get("cached_tokens") if isinstance(details, dict) else None
     prefilled = None
     if isinstance(cached, int) and not isinstance(cached, bool) and 0 <= cached <= prompt:
         prefilled = prompt - cached
-    completion = int(usage.get("completion_tokens") or 0)
+    completion = _token_count(usage, "completion_tokens", body)
     return Usage(prompt_tokens=prompt, completion_tokens=completion, prefilled_tokens=prefilled)
 
 
@@ -241,20 +277,33 @@ class OpenAICompatibleBackend:
         raise AssertionError("unreachable: the loop returns or raises")  # pragma: no cover
 
     def _attempt(self, body: dict[str, Any], timeout: float) -> ChatResponse:
+        """One request under a whole-request deadline of ``timeout`` seconds (httpx's own timeout is per
+        read, so a server dripping a byte a second would never time out), its body capped in size."""
         self.attempts_made += 1
+        deadline = time.monotonic() + timeout
         try:
-            response = self._client.post(
-                f"{self.base_url}/chat/completions", json=body, headers=self._headers, timeout=timeout
-            )
+            with self._client.stream(
+                "POST", f"{self.base_url}/chat/completions", json=body, headers=self._headers, timeout=timeout
+            ) as response:
+                chunks, size = [], 0
+                for chunk in response.iter_bytes():
+                    size += len(chunk)
+                    if size > MAX_RESPONSE_BYTES:
+                        raise InvalidResponse(f"response body over {MAX_RESPONSE_BYTES} bytes", body="")
+                    chunks.append(chunk)
+                    if time.monotonic() > deadline:
+                        raise Unavailable(f"timeout: no whole response within {timeout}s", reason="timeout")
         except httpx.TimeoutException as exc:
             raise Unavailable(f"timeout after {timeout}s: {exc}", reason="timeout") from exc
         except httpx.TransportError as exc:
             raise Unavailable(f"connection error: {exc}", reason="connection") from exc
-        text = response.text
+        text = b"".join(chunks).decode(response.encoding or "utf-8", errors="replace")
         if response.status_code != 200:
             raise error_for_status(response.status_code, text, retry_after_s=_retry_after(response.headers))
         try:
-            payload = response.json()
+            payload = loads_bounded(text)
+        except JsonDepthError as exc:
+            raise InvalidResponse(f"200 with a body {exc}", body=text[:200]) from exc
         except ValueError as exc:
             raise InvalidResponse(f"200 with a body that is not JSON: {text[:200]!r}", body=text) from exc
         return parse_chat_completion(payload, body=text)

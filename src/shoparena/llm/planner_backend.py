@@ -32,6 +32,7 @@ import re
 import uuid
 from typing import Any, Literal
 
+from shoparena.formats.scan import first_tag_body, loads_bounded, tag_bodies
 from shoparena.formats.tool_blocks import block_call, tool_call_blocks
 from shoparena.llm.types import ChatRequest, ChatResponse, Usage
 
@@ -45,8 +46,6 @@ DEFAULT_TOOLS = ("find_product", "view_product_information", "recommend_product"
 _HEADER_RE = re.compile(
     r"^\s*Shopping request \(category:\s*(?P<cat>[^,)]*)(?:,[^)]*)?\):\s*\n(?P<query>.*)\Z", re.DOTALL
 )
-_THINK_RE = re.compile(r"<think>(.*?)</think>", re.DOTALL)
-_RESPONSE_RE = re.compile(r"<tool_response>(.*?)</tool_response>", re.DOTALL)
 _PIECE_RE = re.compile(r"\w+|[^\w\s]")
 
 
@@ -61,7 +60,7 @@ def _maybe_json(text: Any) -> Any:
     if not isinstance(text, str):
         return text
     try:
-        return json.loads(text)
+        return loads_bounded(text)
     except ValueError:
         return text
 
@@ -138,7 +137,7 @@ def read_history(messages: list[dict[str, Any]]) -> tuple[str, str | None, list[
                 turn.answered[index] = True
         elif role == "user" and turns and not turns[-1].native:
             turn = turns[-1]
-            blocks = [_maybe_json(b.strip()) for b in _RESPONSE_RE.findall(text)]
+            blocks = [_maybe_json(b.strip()) for b in tag_bodies(text, "tool_response")]
             for block in blocks:
                 index = next((i for i, done in enumerate(turn.answered) if not done), None)
                 if index is None:
@@ -240,8 +239,8 @@ class PlannerBackend:
     def complete(self, request: ChatRequest) -> ChatResponse:
         """The planner's next step for ``request``'s conversation."""
         text, diverged, tagged = self._next(request)
-        think_match = _THINK_RE.search(text)
-        think = think_match.group(1).strip() if think_match else ""
+        think_body = first_tag_body(text, "think", min_body=0)
+        think = think_body.strip() if think_body is not None else ""
         calls = _xml_calls(text)
         prompt_tokens = sum(estimate_tokens(_message_text(m)) for m in request.messages)
         raw = {"note": NOTE, "diverged": diverged, "mode": "xml" if tagged else self.mode}

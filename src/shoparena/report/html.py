@@ -25,6 +25,7 @@ from shoparena.pipeline.outputs import (
 )
 from shoparena.report import charts
 from shoparena.report.data import ReportData, load_report_data, metric
+from shoparena.runs.output import write_text_atomic
 from shoparena.scoring.profiles import ScoringProfileName
 
 CSS = """
@@ -616,5 +617,4 @@ def render_report(
     )
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(page, encoding="utf-8")
-    return out
+    return write_text_atomic(out, page)

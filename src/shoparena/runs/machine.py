@@ -22,6 +22,10 @@ _CGROUP = Path("/sys/fs/cgroup")
 MIB = 1024 * 1024
 
 
+class EnvValueError(ValueError):
+    """An environment variable with a value the program cannot use (one line naming it; exit 2 at the CLI)."""
+
+
 def _env_int(name: str) -> int | None:
     value = os.environ.get(name, "").strip()
     if not value:
@@ -29,9 +33,9 @@ def _env_int(name: str) -> int | None:
     try:
         number = int(value)
     except ValueError:
-        raise ValueError(f"{name}={value!r}: expected a positive integer") from None
+        raise EnvValueError(f"{name}={value!r}: expected a positive integer") from None
     if number < 1:
-        raise ValueError(f"{name}={value!r}: expected a positive integer")
+        raise EnvValueError(f"{name}={value!r}: expected a positive integer")
     return number
 
 
@@ -112,4 +116,4 @@ def default_workers(unit_memory_bytes: int, *, per_cpu: int = 1, cpus: int | Non
     return max(1, min(by_cpu, by_memory))
 
 
-__all__ = ["MIB", "available_memory", "default_workers", "usable_cpus"]
+__all__ = ["MIB", "EnvValueError", "available_memory", "default_workers", "usable_cpus"]

@@ -144,6 +144,16 @@ class DocstoreReader:
         self._dict = (index_dir / dict_name).read_bytes()
         self._local = threading.local()
 
+    @staticmethod
+    def packed_name(format_version: int) -> str:
+        """The file holding the documents of an index of ``format_version``."""
+        return DOCSTORE_FILES[format_version][0]
+
+    @property
+    def packed(self) -> np.ndarray:
+        """The documents' bytes (memory-mapped)."""
+        return self._packed
+
     def _decompressor(self) -> Any:
         # A ZstdDecompressor may not be used by two threads at once: one per thread.
         found = getattr(self._local, "zstd", None)

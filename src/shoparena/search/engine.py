@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 import orjson
+import zstandard
 
 from shoparena.records.catalog import SERVICES, Product, ProductHit, ProductView
 from shoparena.search.analysis import LuceneEnglishAnalyzer, sanitize_query
@@ -134,6 +135,21 @@ class SearchIndex(Retrieval):
                 f"{d / 'manifest.json'}: index format_version {version!r}, this shoparena reads "
                 f"{readable} (writes {FORMAT_VERSION}); rebuild it with `shoparena catalog index`"
             )
+        self._exact = exact
+        try:
+            self._load(d, version)
+            self._check_whole(d)
+        except IndexFormatError:
+            raise
+        except (OSError, ValueError, EOFError, IndexError, KeyError, zstandard.ZstdError) as exc:
+            # A truncated .npy or products.zst, a missing or foreign zstd dictionary: one line, never a
+            # traceback (nor an empty answer later).
+            detail = " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
+            raise IndexFormatError(
+                f"{d}: a damaged index file ({detail}); rebuild it with `shoparena catalog index`"
+            ) from None
+
+    def _load(self, d: Path, version: int) -> None:
         self.params: dict[str, Any] = json.loads((d / "params.index.json").read_text())
 
         def load(name: str) -> np.ndarray:
@@ -159,7 +175,6 @@ class SearchIndex(Retrieval):
         self._ids_sorted = load("ids_sorted.npy")
         self._ids_perm = load("ids_perm.npy")
         self._n = len(self._offsets) - 1
-        self._exact = exact
         #: How :class:`_Scorer` scores candidates: "auto", or "lookup"/"dense" (tests force each path).
         self._strategy = "auto"
         #: Documents per block of the dense buffer's block maxima (tests use small blocks).
@@ -186,6 +201,34 @@ class SearchIndex(Retrieval):
         self._analyzer = LuceneEnglishAnalyzer(cache_size=200_000)
         self._local = threading.local()
         self._term_cache: dict[str, int | None] = {}
+
+    def _check_whole(self, d: Path) -> None:
+        """Every file agrees with the manifest's counts and the others' lengths (a truncated ``terms.bin``
+        used to answer every query with nothing), and the first document decompresses."""
+        stats = self.manifest.stats
+        assert stats is not None
+        expected = {
+            "offsets.npy": (len(self._offsets) - 1, stats.docs),
+            "terms_off.npy": (len(self._terms), stats.terms),
+            "indptr.csc.index.npy": (len(self._indptr) - 1, stats.terms),
+            "data.csc.index.npy": (len(self._data), stats.postings),
+            "indices.csc.index.npy": (len(self._indices), stats.postings),
+            "terms.bin": (len(self._terms._blob), int(self._terms._off[-1]) if len(self._terms._off) else 0),
+            DocstoreReader.packed_name(self._docstore.format_version): (
+                len(self._docstore.packed), int(self._offsets[-1]) if len(self._offsets) else 0
+            ),
+        }
+        for name, array in (("price.npy", self.price), ("sold_count.npy", self.sold_count),
+                            ("shop.npy", self.shop), ("ids_perm.npy", self._ids_perm)):  # fmt: skip
+            expected[name] = (len(array), stats.docs)
+        for name, (found, wanted) in expected.items():
+            if found != wanted:
+                raise IndexFormatError(
+                    f"{d / name}: {found} entries where the index has {wanted}: a damaged index file; "
+                    "rebuild it with `shoparena catalog index`"
+                )
+        if self._n:
+            self._docstore.doc(0)
 
     @classmethod
     def open(
