@@ -91,9 +91,7 @@ def tiny(
 
         with console.status("tiny Qwen3: starting") as status:
             report = _reporter(status, "tiny Qwen3", said)
-            path = build_tiny_qwen3(
-                out, seed=seed, force=restart_or_force(restart, force), progress=report
-            )
+            path = build_tiny_qwen3(out, seed=seed, force=restart_or_force(restart, force), progress=report)
     except ImportError as exc:
         raise _missing_extra(exc) from None
     _done(path, started, said)
