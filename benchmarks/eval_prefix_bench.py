@@ -26,24 +26,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from shoparena.catalog.synth import SynthConfig, synthesize_catalog
+from eval_bench import build_world  # the same world as eval_bench (benchmarks/ is on sys.path when run)
 from shoparena.eval.config import EvalConfig
 from shoparena.eval.run import run_eval
-from shoparena.records.problem import Intent
-from shoparena.search import build_index
-from shoparena.suites.options import SynthOptions
-from shoparena.suites.synth import synthesize_bank
-
-
-def build_world(root: Path, products: int, problems: int) -> tuple[Path, Path]:
-    """A synthetic catalogue, its index and a bank of product, shop and voucher problems."""
-    catalog = root / "documents.jsonl"
-    synthesize_catalog(SynthConfig(products=products, seed=5), catalog, progress=False)
-    build_index(catalog, root / "index", progress=False)
-    suite = root / "bank.json"
-    intents = (Intent.PRODUCT, Intent.SHOP, Intent.VOUCHER)
-    synthesize_bank(root / "index", suite, SynthOptions(n=problems, seed=7, intents=intents))
-    return suite, root / "index"
 
 
 def steps_of(run_dir: Path) -> dict[str, list[str]]:

@@ -65,10 +65,10 @@ def _check_trainer(where: str, config: Any) -> None:
         raise PipelineConfigError(f"{where}: field sft.trainer: {exc}") from None
 
 
-def _partition_params(config: Any) -> Any:
+def partition_params(bank: Any) -> Any:
+    """The ``PartitionParams`` of a pipeline ``bank`` section (the partitions stage and the size checks)."""
     from shoparena.suites.partition import PartitionParams
 
-    bank = config.bank
     return PartitionParams(
         seed=bank.seed,
         public_size=bank.public_size,
@@ -85,7 +85,7 @@ def _check_sizes(where: str, config: Any) -> None:
 
     bank = config.bank
     heldout = next(
-        (s for s in size_shortfalls(bank.problems, _partition_params(config)) if s.pool == "heldout"), None
+        (s for s in size_shortfalls(bank.problems, partition_params(bank)) if s.pool == "heldout"), None
     )
     if heldout is not None and heldout.available <= 0:
         raise PipelineConfigError(
@@ -105,7 +105,7 @@ def size_warnings(config: Any) -> list[str]:
     lines = [
         f"bank.problems {bank.problems}: pool {s.line()} (pools fill in order: public, reserve, held-out, "
         "hidden)"
-        for s in size_shortfalls(bank.problems, _partition_params(config))
+        for s in size_shortfalls(bank.problems, partition_params(config.bank))
     ]
     # With extra pools (the student preset races the train pool) a longer race is what draws from them.
     if config.firehose.problems_per_race > bank.public_size and not config.firehose.extra_pools:

@@ -99,20 +99,14 @@ def bank_stage(ctx: StageContext) -> BankOutput:
 
 
 def partitions_stage(ctx: StageContext) -> PartitionsOutput:
+    from shoparena.pipeline.checks import partition_params
     from shoparena.suites.clusters import load_problem_files, shop_lookup_for
-    from shoparena.suites.partition import PartitionParams, partition_bank, summary_rows
+    from shoparena.suites.partition import partition_bank, summary_rows
 
     section = ctx.config.bank
     problems, inputs = load_problem_files([Path(ctx.input(BankOutput).path)])
     shop_of, links = shop_lookup_for(problems, index_dir=ctx.input(IndexOutput).path)
-    params = PartitionParams(
-        seed=section.seed,
-        public_size=section.public_size,
-        public_versions=section.public_versions,
-        reserve=section.reserve,
-        heldout=section.heldout,
-        hidden=section.hidden,
-    )
+    params = partition_params(section)
     manifest = partition_bank(
         problems, ctx.dir, params=params, shop_of=shop_of, shop_links=links, bank_files=inputs
     )
