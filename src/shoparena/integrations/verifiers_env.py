@@ -82,7 +82,7 @@ _VERDICTS: dict[tuple[int, str, str], dict[str, Any]] = {}
 _VERDICT_CACHE_SIZE = 4096
 
 
-def _fingerprint(actions: list[dict[str, Any]]) -> str:
+def _actions_key(actions: list[dict[str, Any]]) -> str:
     blob = json.dumps(actions, sort_keys=True, default=str, ensure_ascii=True)
     return hashlib.sha256(blob.encode()).hexdigest()
 
@@ -102,7 +102,7 @@ class ShopTask(vf.Task[ShopTaskData, vf.State, vf.TaskConfig]):
         if self.tasks is None:
             raise vf.TaskError("ShopTask without its task set: load it through ShopTaskset")
         actions = [_action(m) for m in trace.messages if isinstance(m, vf.AssistantMessage)]
-        key = (id(self.tasks), self.data.problem_id, _fingerprint(actions))
+        key = (id(self.tasks), self.data.problem_id, _actions_key(actions))
         found = _VERDICTS.get(key)
         if found is None:
             problem = self.tasks.problem(self.data.problem_id)
