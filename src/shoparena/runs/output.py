@@ -25,26 +25,12 @@ from pathlib import Path
 import orjson
 
 from shoparena.jsonl import open_binary, temp_sibling
+from shoparena.runs.identity import IDENTITY_NAME
+from shoparena.runs.manifest import MANIFEST_NAME
 
-#: Names a run or index folder owns: a command's output never replaces them (in a folder that holds a
-#: ``manifest.json`` or ``identity.json``).
-RUN_FILE_NAMES = frozenset(
-    {
-        "manifest.json",
-        "identity.json",
-        "config.yaml",
-        "summary.json",
-        "run.lock",
-        "episodes.jsonl",
-        "infra.jsonl",
-        "output.jsonl",
-        "race.json",
-        "products.zst",
-        "terms.bin",
-        "quarantine.jsonl",
-    }
-)
-_MARKERS = ("manifest.json", "identity.json")
+#: A folder holding one of these is a run or an index: its existing files are its own, never an output
+#: (the names themselves live in their owners' modules).
+_MARKERS = (MANIFEST_NAME, IDENTITY_NAME)
 
 
 class OutputPathError(ValueError):
@@ -106,7 +92,10 @@ def check_output(
         if folder and _inside(src, resolved):
             raise OutputPathError(f"{option} {path} holds the input {item}; writing it would change it")
     parent = resolved.parent
-    owned = resolved.name in RUN_FILE_NAMES and any((parent / m).exists() for m in _MARKERS)
+    in_run = any((parent / m).exists() for m in _MARKERS)
+    # A run's or index's marker, or a file it already holds that this command does not recognise as its own.
+    mine = own is not None and out.is_file() and own(out)
+    owned = in_run and (resolved.name in _MARKERS or (out.is_file() and not mine))
     if owned and resolved not in allowed:
         raise OutputPathError(
             f"{option} {path} is a file of the run or index in {parent}; writing it would destroy that run"
@@ -167,7 +156,6 @@ def write_text_atomic(path: str | Path, text: str) -> Path:
 
 
 __all__ = [
-    "RUN_FILE_NAMES",
     "OutputPathError",
     "check_output",
     "jsonl_with_keys",
