@@ -47,6 +47,7 @@ class BasketTable(BaseModel):
 
     groups: list[str]
     rows: list[BasketRow]
+    notes: list[str] = Field(default_factory=list, description="Rows left out, and why.")
 
 
 def basket_size(problem: Problem) -> int:
@@ -88,26 +89,40 @@ def run_solved(run_dir: str | Path, problems: Sequence[Problem]) -> list[bool]:
 
 
 def eval_run_table(
-    runs: Mapping[str, str | Path],
-    *,
-    shortcut: bool = True,
-    extra: Mapping[str, Sequence[bool]] | None = None,
+    runs: Mapping[str, str | Path], logs: Mapping[str, str | Path] | None = None
 ) -> BasketTable:
     """The basket table of eval runs over one suite (the first run's problems), with the shortcut floor
-    replayed on the first run's index and title backend, and ``extra`` per-problem outcomes (the planner)."""
-    from shoparena.eval.compare import _run_problems
+    replayed and each trajectory file of ``logs`` (the reference planner's) scored strict on the same
+    problems, on the first run's index and title backend. A row that cannot be recomputed (the index or a
+    log gone) is left out and said in :attr:`BasketTable.notes`."""
+    from shoparena.eval.compare import run_problems
+    from shoparena.formats.io import read_trajectories
+    from shoparena.scoring.bench import ScoringBench
     from shoparena.search import SearchIndex
 
     first = next(iter(runs.values()))
     summary, _, config = read_run(first)
-    problems = _run_problems(first, summary, config)
+    problems = run_problems(first, summary, config)
     solved: dict[str, Sequence[bool]] = {name: run_solved(path, problems) for name, path in runs.items()}
-    if shortcut:
-        solved["shortcut"] = shortcut_wins(problems, SearchIndex.open(config.index), config.similarity)[
-            "strict"
-        ]
-    solved.update(extra or {})
-    return basket_table(problems, solved)
+    notes: list[str] = []
+    try:
+        engine = SearchIndex.open(config.index)
+    except (OSError, ValueError) as exc:
+        notes.append(
+            f"shortcut row left out, and every replayed one: the run's index cannot be opened ({exc})"
+        )
+        return basket_table(problems, solved).model_copy(update={"notes": notes})
+    solved["shortcut"] = shortcut_wins(problems, engine, config.similarity)["strict"]
+    bench = ScoringBench(problems, engine, config.similarity)
+    for name, log in (logs or {}).items():
+        try:
+            verdicts = bench.score_run(list(read_trajectories(log)), "strict", problems).verdicts
+        except (OSError, ValueError) as exc:
+            notes.append(f"{name} row left out: {exc}")
+            continue
+        by_id = {v.problem_id: bool(v.success) for v in verdicts}
+        solved[name] = [by_id.get(p.problem_id, False) for p in problems]
+    return basket_table(problems, solved).model_copy(update={"notes": notes})
 
 
 __all__ = [

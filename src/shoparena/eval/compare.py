@@ -107,7 +107,7 @@ def _suite_path(run_dir: Path, suite: Path, sha256: str) -> Path:
     return suite
 
 
-def _run_problems(run: str | Path, summary: EvalSummary, config: EvalConfig) -> list[Problem]:
+def run_problems(run: str | Path, summary: EvalSummary, config: EvalConfig) -> list[Problem]:
     """The problems a finished run evaluated: its suite reloaded (and cut to ``limit``)."""
     try:
         problems, _ = load_suite(_suite_path(Path(run), config.suite, summary.suite.sha256))
@@ -137,7 +137,7 @@ def compare_runs(run_a: str | Path, run_b: str | Path, *, resamples: int = 2000,
             raise CompareError(
                 f"different scoring ({key}): {run_a} {scoring_a.get(key)!r} vs {run_b} {scoring_b.get(key)!r}"
             )
-    problems = _run_problems(run_a, summary_a, config_a)
+    problems = run_problems(run_a, summary_a, config_a)
     out: dict[str, ProfileComparison] = {}
     for profile in PROFILES:
         oa = problem_outcomes(problems, records_a, config_a, profile)
@@ -175,7 +175,7 @@ def compare_to_shortcut(run: str | Path, *, resamples: int = 2000, seed: int = 0
     from shoparena.search import SearchIndex
 
     summary, records, config = read_run(run)
-    problems = _run_problems(run, summary, config)
+    problems = run_problems(run, summary, config)
     engine = SearchIndex.open(config.index)
     floor = shortcut_wins(problems, engine, config.similarity)
     out: dict[str, ProfileComparison] = {}
@@ -197,4 +197,5 @@ __all__ = [
     "compare_to_shortcut",
     "mcnemar_exact",
     "paired_bootstrap",
+    "run_problems",
 ]

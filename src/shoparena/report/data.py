@@ -60,7 +60,6 @@ class ReportData:
     comparison_error: str = ""
     missing: dict[str, str] = field(default_factory=dict)  # stage -> which output of a stage that ran is gone
     baskets: BasketTable | None = None  # student, base, shortcut, planner by intent and basket size
-    basket_notes: list[str] = field(default_factory=list)  # rows of that table left out, and why
 
     def output(self, model: type[OutputT]) -> OutputT | None:
         """The record the stage that writes ``model`` recorded; None when it has not run (or its record is
@@ -202,47 +201,19 @@ def load_report_data(run_dir: str | Path, examples: int = 3) -> ReportData:
 
 def _basket_table(data: ReportData, base_dir: Path, student_dir: Path) -> BasketTable | None:
     """Student, base, the shortcut floor and the reference planner on the held-out problems, by intent and
-    basket size (``eval.baskets``). A row that cannot be recomputed (the planner's log or the run's index
-    gone) is left out and said in :attr:`ReportData.basket_notes`; None when the runs cannot be read back."""
+    basket size (``eval.baskets``; rows it cannot recompute are in the table's notes); None when the runs
+    cannot be read back."""
     from shoparena.eval.baskets import eval_run_table
     from shoparena.eval.compare import CompareError
     from shoparena.eval.config import EvalConfigError
 
-    readable = (CompareError, EvalConfigError, RunFileError, OSError, ValueError, KeyError)
-    runs = {"student": student_dir, "base": base_dir}
-    extra = {}
     reference = data.output(ReferenceOutput)
     log = stage_path(data.run_dir, reference.path) if reference is not None else None
-    if log is not None:
-        try:
-            extra["planner"] = _planner_solved(student_dir, log)
-        except readable as exc:
-            data.basket_notes.append(f"planner row left out: {exc}")
     try:
-        return eval_run_table(runs, extra=extra)
-    except readable as exc:
-        data.basket_notes.append(f"shortcut row left out (its replay needs the run's index): {exc}")
-    try:
-        return eval_run_table(runs, shortcut=False, extra=extra)
-    except readable as exc:
-        data.basket_notes.append(f"no table: {exc}")
+        return eval_run_table({"student": student_dir, "base": base_dir}, {"planner": log} if log else None)
+    except (CompareError, EvalConfigError, RunFileError, OSError, ValueError, KeyError) as exc:
+        data.missing.setdefault("baskets", f"by basket size: {exc}")
         return None
-
-
-def _planner_solved(student_dir: Path, log: Path) -> list[bool]:
-    """The reference planner's strict success on the student's problems (its trajectories, scored again)."""
-    from shoparena.eval.compare import _run_problems
-    from shoparena.eval.run import read_run
-    from shoparena.formats.io import read_trajectories
-    from shoparena.scoring.bench import ScoringBench
-    from shoparena.search import SearchIndex
-
-    summary, _, config = read_run(student_dir)
-    problems = _run_problems(student_dir, summary, config)
-    bench = ScoringBench(problems, SearchIndex.open(config.index), config.similarity)
-    verdicts = bench.score_run(list(read_trajectories(log)), "strict", problems).verdicts
-    by_id = {v.problem_id: bool(v.success) for v in verdicts}
-    return [by_id.get(p.problem_id, False) for p in problems]
 
 
 def _examples(

@@ -399,7 +399,7 @@ def basket_sizes(data: ReportData) -> str:
         '<p class="intents">by intent and basket size (items asked for), greedy strict successes on the '
         "same held-out problems, Wilson 95 % interval of the rate:</p>"
     )
-    notes = "".join(f'<p class="notrun">{_esc(note)}</p>' for note in data.basket_notes)
+    notes = "".join(f'<p class="notrun">{_esc(note)}</p>' for note in table.notes)
     return caption + _table(["policy", *table.groups], rows) + notes
 
 
