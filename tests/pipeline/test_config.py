@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -11,6 +12,8 @@ from shoparena.cli.main import app
 from shoparena.pipeline import PipelineConfigError, dry_run, load_pipeline_config
 from shoparena.pipeline.dag import topological
 from shoparena.pipeline.stages import pipeline_stages
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_yaml_overlays_the_preset(tmp_path):
@@ -156,3 +159,22 @@ def test_student_preset_dry_run_plans_every_stage(tmp_path):
     config = json.loads(result.output)["config"]
     assert config["name"] == "student" and config["bank"]["heldout"] == 48
     assert config["firehose"]["extra_pools"] == ["train"] and config["corpus"]["render_profile"] == "compact"
+
+
+def test_the_gpu_paper_check_runs_the_paper_recipe_on_a_small_world(tmp_path):
+    """scripts/gpu_paper_check.py's overlay keeps the paper preset's model path, SFT preset and render profile;
+    only the world, the judge (no vLLM on the device machine), the executor and SFT's step count differ."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("gpu_paper_check", ROOT / "scripts" / "gpu_paper_check.py")
+    check = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(check)
+    overlay = check.write_overlay("/models/qwen3-4b", tmp_path / "pipeline.yaml")
+    smoke = _leaves(load_pipeline_config(overlay, preset="paper").model_dump(mode="json"))
+    paper = _leaves(load_pipeline_config(preset="paper").model_dump(mode="json"))
+    differ = {k.split(".")[0] for k in smoke.keys() | paper.keys() if smoke.get(k) != paper.get(k)}
+    assert differ == {"executor", "workers", "catalog", "bank", "firehose", "judge", "model", "sft"}
+    assert smoke["model.base"] == "/models/qwen3-4b" and smoke["sft.preset"] == paper["sft.preset"]
+    assert smoke["corpus.render_profile"] == paper["corpus.render_profile"] == "upstream"
+    assert smoke["sft.trainer.max_steps"] == 4 and smoke["catalog.products"] < paper["catalog.products"]
+    assert {r["stage"] for r in dry_run(load_pipeline_config(overlay, preset="paper"))} >= {"firehose", "sft"}
