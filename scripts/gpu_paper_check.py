@@ -1,7 +1,7 @@
 """Device check 3: a few steps of the ``paper`` preset (run by scripts/gpu_check.sh on one H100/H200).
 
 ``pipeline run --preset paper --until sft`` with scripts/gpu_paper_check.yaml over it: the same code path as
-the paper's run (catalogue, index, bank, firehose, judge, corpus in upstream's render profile, the model stage,
+the paper's run (catalogue, index, bank, firehose, judge, corpus in upstream's render profile, model stage,
 SFT with the ``qwen3-4b`` preset) on a world small enough for minutes and four SFT steps. Model: ``$QWEN3_4B``
 (a local Qwen3-4B folder) or a random-init model of Qwen3-4B's exact shape (scripts/gpu_check.py).
 Prints each stage's status and seconds.

@@ -162,7 +162,7 @@ def test_student_preset_dry_run_plans_every_stage(tmp_path):
 
 
 def test_the_gpu_paper_check_runs_the_paper_recipe_on_a_small_world(tmp_path):
-    """scripts/gpu_paper_check.py's overlay keeps the paper preset's model path, SFT preset and render profile;
+    """scripts/gpu_paper_check.py's overlay keeps the paper preset's model path, SFT preset, render profile;
     only the world, the judge (no vLLM on the device machine), the executor and SFT's step count differ."""
     import importlib.util
 
