@@ -52,10 +52,10 @@ from rich.console import Console
 from doc_sections import write_section
 from fidelity_design import DEFAULT_DESIGN, FidelityDesign, load_design, markdown
 from shoparena.corpus.views import SELECTIONS, is_selected
-from shoparena.pipeline import PipelineConfig, run_pipeline
-from shoparena.pipeline.outputs import EvalOutput
-from shoparena.pipeline.stages import base_model_path, evaluate_policy, pipeline_stages, train_policy
+from shoparena.eval.policy_eval import EvaluatedPolicy, evaluate_policy
+from shoparena.pipeline import PipelineConfig, pipeline_stages, run_pipeline
 from shoparena.pipeline.synthetic import corpus_train_suite, synthetic_corpus
+from shoparena.train.policy import base_model_path, train_policy
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "fidelity.md"
@@ -119,7 +119,7 @@ def run(
         (out / "fidelity.json").write_text(json.dumps(result, indent=1), encoding="utf-8")
 
     shared = [s for s in pipeline_stages() if s.name in SHARED]
-    summary = run_pipeline(cfg, out / "shared", stages=shared, console=console, strict=True, report=False)
+    summary = run_pipeline(cfg, out / "shared", stages=shared, console=console, strict=True)
     outputs = {name: r["outputs"] for name, r in summary["stages"].items()}
     corpus = Path(outputs["corpus"]["path"])
     heldout = outputs["partitions"]["pools"]["heldout"]
@@ -329,7 +329,7 @@ def run_arm(spec: dict[str, Any]) -> dict[str, Any]:
         model = trained.final
         arm["train"] = trained.model_dump(mode="json", include={"final", "train_loss", "global_step", "rows"})
 
-    def evaluate(run: str, section: Any, suite: str, leak: bool) -> EvalOutput:
+    def evaluate(run: str, section: Any, suite: str, leak: bool) -> EvaluatedPolicy:
         return evaluate_policy(
             section,
             model=model,

@@ -54,7 +54,7 @@ def main() -> None:
 
     import torch
 
-    from shoparena.pipeline.stages import train_policy
+    from shoparena.train.policy import train_policy
 
     torch.set_num_threads(1)
     args.out.mkdir(parents=True, exist_ok=True)

@@ -29,6 +29,7 @@ from pathlib import Path
 
 from rich.console import Console
 
+from shoparena.eval.policy_eval import evaluate_policy
 from shoparena.pipeline.config import load_pipeline_config
 from shoparena.pipeline.layout import PipelineRun
 from shoparena.pipeline.outputs import (
@@ -39,7 +40,6 @@ from shoparena.pipeline.outputs import (
     PartitionsOutput,
     TrainOutput,
 )
-from shoparena.pipeline.stages import evaluate_policy
 
 INTENTS = ("Product", "Shop", "Voucher", "Web")
 
@@ -161,7 +161,8 @@ def main() -> None:
     out.mkdir(parents=True, exist_ok=True)
     pipeline = load_pipeline_config(args.run_dir / "config.yaml")
     section = pipeline.eval
-    section = section.model_copy(update={"options": {**section.options, "threads": args.threads}})
+    options = {**section.options.model_dump(), "threads": args.threads}
+    section = section.model_validate({**section.model_dump(), "options": options})
 
     def output(model_type):
         recorded = run.stage_outputs(model_type.stage)

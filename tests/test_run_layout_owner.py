@@ -21,6 +21,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "shoparena"
 FILE_OWNERS = {
     # every run directory (runs layer)
     "config.yaml": "runs/manifest.py",
+    "manifest.json": "runs/manifest.py",  # also the search index's (written by runs.manifest)
     "summary.json": "runs/manifest.py",
     "identity.json": "runs/identity.py",
     "output.jsonl": "runs/envelopes.py",
@@ -33,8 +34,12 @@ FILE_OWNERS = {
     "incentives.json": "arena/layout.py",
     "race_suite.json": "arena/layout.py",
     "_unattributed.jsonl": "arena/layout.py",
+    "sandbox.jsonl": "arena/layout.py",
+    "leaderboard.json": "arena/layout.py",
+    "firehose.json": "arena/layout.py",
     # eval runs
     "episodes.jsonl": "eval/layout.py",
+    "audit.json": "eval/layout.py",
     # corpus directories
     "records.jsonl": "corpus/layout.py",
     "quarantine.jsonl": "corpus/layout.py",
@@ -47,6 +52,7 @@ FILE_OWNERS = {
     "logs.jsonl": "train/layout.py",
     # pipeline runs
     "report.html": "pipeline/layout.py",
+    "bank.json": "pipeline/layout.py",
 }
 #: Folder name → the one module that joins it onto a path.
 FOLDER_OWNERS = {

@@ -69,6 +69,7 @@ def build_base(root: Path, shop_world: Any) -> Base:
     from shoparena.eval.config import EvalConfig
     from shoparena.eval.run import run_eval
     from shoparena.pipeline import PipelineConfig, run_pipeline
+    from shoparena.report import render_report
 
     fh = FirehoseConfig(
         suites=[shop_world.bank],
@@ -94,7 +95,8 @@ def build_base(root: Path, shop_world: Any) -> Base:
         run_eval(config, engine=shop_world.engine)
         evals.append(config.out)
     pipeline = root / "pipeline"
-    run_pipeline(PipelineConfig(), pipeline, stages=_fake_stages(), console=Console(file=io.StringIO()))
+    console = Console(file=io.StringIO())
+    run_pipeline(PipelineConfig(), pipeline, stages=_fake_stages(), console=console, report=render_report)
     return Base(root, root / "fh" / "race-000", evals[0], evals[1], pipeline)
 
 

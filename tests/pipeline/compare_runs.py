@@ -116,9 +116,13 @@ def run(out: Path) -> None:
     from rich.console import Console
 
     from shoparena.pipeline import PipelineConfig, run_pipeline
+    from shoparena.report import render_report
 
     console = Console(file=io.StringIO(), width=120)
-    summary = run_pipeline(PipelineConfig.model_validate(TINY), out, console=console, strict=True)
+    # A checkout from before the renderer was handed over reads report=<function> as report=True.
+    summary = run_pipeline(
+        PipelineConfig.model_validate(TINY), out, console=console, strict=True, report=render_report
+    )
     print({name: stage["status"] for name, stage in summary["stages"].items()})
 
 

@@ -13,6 +13,7 @@ from rich.console import Console
 from shoparena.pipeline import PipelineConfig, Stage, StageUnavailable, run_dag, run_pipeline
 from shoparena.pipeline.dag import topological
 from shoparena.pipeline.stages import pipeline_stages
+from shoparena.report import render_report
 from shoparena.runs import RunDir
 from shoparena.runs.identity import RunLockedError
 
@@ -104,7 +105,9 @@ def test_unavailable_stage_blocks_its_downstream_and_runs_later(tmp_path):
 
 def test_pipeline_run_writes_summary_and_report_with_fake_stages(tmp_path):
     calls: list[str] = []
-    summary = run_pipeline(PipelineConfig(), tmp_path / "run", stages=fake_stages(calls), console=_quiet())
+    summary = run_pipeline(
+        PipelineConfig(), tmp_path / "run", stages=fake_stages(calls), console=_quiet(), report=render_report
+    )
     assert set(summary["stages"]) == set(ALL)
     assert (tmp_path / "run" / "report.html").read_text().count('class="notrun"') >= 3
 
@@ -188,26 +191,24 @@ def test_pipeline_run_into_a_file_or_a_running_directory_is_refused(tmp_path):
         assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
         calls: list[str] = []
         with pytest.raises(RunLockedError, match=f"in use by another run \\(pid {holder.pid}\\)"):
-            run_pipeline(PipelineConfig(), busy, stages=fake_stages(calls), console=_quiet(), report=False)
+            run_pipeline(PipelineConfig(), busy, stages=fake_stages(calls), console=_quiet())
         assert calls == [] and sorted(p.name for p in busy.iterdir()) == ["run.lock"]
     finally:
         holder.kill()
         holder.wait()
     calls = []
-    run_pipeline(PipelineConfig(), busy, stages=fake_stages(calls), console=_quiet(), report=False)
+    run_pipeline(PipelineConfig(), busy, stages=fake_stages(calls), console=_quiet())
     assert calls == ALL  # the holder is gone: its lock is stale and the run goes ahead
 
 
 def test_restart_reruns_every_stage_and_keeps_what_is_not_the_runs(tmp_path):
     out = tmp_path / "run"
     calls: list[str] = []
-    run_pipeline(PipelineConfig(), out, stages=fake_stages(calls), console=_quiet(), report=False)
+    run_pipeline(PipelineConfig(), out, stages=fake_stages(calls), console=_quiet())
     (out / "my-notes.txt").write_text("mine")
     (out / "corpus" / "stale.txt").write_text("left by an older stage")
     calls.clear()
-    run_pipeline(
-        PipelineConfig(), out, stages=fake_stages(calls), console=_quiet(), report=False, restart=True
-    )
+    run_pipeline(PipelineConfig(), out, stages=fake_stages(calls), console=_quiet(), restart=True)
     assert calls == ALL
     assert (out / "my-notes.txt").read_text() == "mine" and not (out / "corpus" / "stale.txt").exists()
 

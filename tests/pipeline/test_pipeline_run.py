@@ -11,6 +11,7 @@ from rich.console import Console
 from shoparena.pipeline import PipelineConfig, PipelineIncompleteError, Stage, StageUnavailable, run_pipeline
 from shoparena.pipeline.outputs import PartitionsOutput, ReferenceOutput
 from shoparena.pipeline.stages import pipeline_stages
+from shoparena.report import render_report
 from shoparena.runs import RunManifest as Manifest
 
 TINY = {
@@ -37,7 +38,11 @@ def _console() -> Console:
 def tiny_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("pipeline") / "run"
     summary = run_pipeline(
-        PipelineConfig.model_validate(TINY), out, stages=light_stages(), console=_console()
+        PipelineConfig.model_validate(TINY),
+        out,
+        stages=light_stages(),
+        console=_console(),
+        report=render_report,
     )
     return out, summary
 
@@ -69,7 +74,13 @@ def test_rerun_resumes_without_redoing_anything(tiny_run):
     reference = out / manifest.stages["reference"].outputs["path"]
     before = reference.read_text()
     report_mtime = (out / "report.html").stat().st_mtime_ns
-    again = run_pipeline(PipelineConfig.model_validate(TINY), out, stages=light_stages(), console=_console())
+    again = run_pipeline(
+        PipelineConfig.model_validate(TINY),
+        out,
+        stages=light_stages(),
+        console=_console(),
+        report=render_report,
+    )
     assert {again["stages"][n]["status"] for n in REAL} == {"resumed"}
     after = Manifest.model_validate_json((out / "manifest.json").read_text())
     assert {k: v.completed_at for k, v in after.stages.items()} == {
@@ -86,12 +97,21 @@ def test_missing_stage_is_reported_in_summary_and_report_and_strict_fails(tmp_pa
         raise StageUnavailable("shoparena.corpus is not on this checkout (issue 11)")
 
     stages = [*light_stages(), Stage("corpus", ("partitions",), lambda c: c.corpus, missing)]
-    summary = run_pipeline(PipelineConfig.model_validate(TINY), out, stages=stages, console=_console())
+    summary = run_pipeline(
+        PipelineConfig.model_validate(TINY), out, stages=stages, console=_console(), report=render_report
+    )
     assert summary["stages"]["corpus"]["status"] == "unavailable"
     html = (out / "report.html").read_text()
     assert "reference planner" in html and "issue 11" in html
     with pytest.raises(PipelineIncompleteError, match="corpus: unavailable"):
-        run_pipeline(PipelineConfig.model_validate(TINY), out, stages=stages, console=_console(), strict=True)
+        run_pipeline(
+            PipelineConfig.model_validate(TINY),
+            out,
+            stages=stages,
+            console=_console(),
+            report=render_report,
+            strict=True,
+        )
 
 
 def test_stage_outputs_read_back_as_their_records(tiny_run):
@@ -114,6 +134,7 @@ def test_until_runs_the_named_stage_and_what_it_reads_and_a_full_run_resumes_the
         out,
         stages=light_stages(),
         console=_console(),
+        report=render_report,
         until="partitions",
         strict=True,  # the stages left out are not "missing": strict does not fail on them
     )
@@ -126,7 +147,13 @@ def test_until_runs_the_named_stage_and_what_it_reads_and_a_full_run_resumes_the
         "reference": "blocked",
     }
     assert summary["stages"]["reference"]["reason"] == "not selected"
-    full = run_pipeline(PipelineConfig.model_validate(TINY), out, stages=light_stages(), console=_console())
+    full = run_pipeline(
+        PipelineConfig.model_validate(TINY),
+        out,
+        stages=light_stages(),
+        console=_console(),
+        report=render_report,
+    )
     statuses = {name: s["status"] for name, s in full["stages"].items()}
     assert statuses == {
         "catalog": "resumed",
@@ -144,6 +171,7 @@ def test_until_an_unknown_stage_is_refused_before_anything_runs(tmp_path):
             tmp_path / "run",
             stages=light_stages(),
             console=_console(),
+            report=render_report,
             until="sfft",
         )
     assert not (tmp_path / "run").exists()

@@ -59,7 +59,7 @@ def test_the_small_preset_runs_every_stage_at_a_few_minutes_size(tmp_path):
         default.firehose.races * default.firehose.problems_per_race
     )
     assert cfg["model"]["base"] == default.model.base and cfg["sft"]["preset"] == default.sft.preset
-    assert cfg["firehose"]["options"] == default.firehose.options  # the same miners
+    assert cfg["firehose"]["options"] == default.firehose.options.model_dump(mode="json")  # the same miners
     listed = CliRunner().invoke(app, ["pipeline", "presets"])
     assert listed.exit_code == 0 and "small: 1,000 products" in listed.stdout
 

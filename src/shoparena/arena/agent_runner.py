@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from shoparena.arena.layout import LOGS_DIR, PROXY_DIR, proxy_log_name, safe_name
+from shoparena.arena.layout import LOGS_DIR, PROXY_DIR, SANDBOX_LOG_NAME, proxy_log_name, safe_name
 from shoparena.arena.proxy import ProxyState
 from shoparena.arena.proxy_log import is_chat_call, read_trusted_log
 from shoparena.arena.sandbox import Sandbox, SandboxResult
@@ -339,4 +339,4 @@ class AgentRunner:
             "result_error": outcome.result_error,
             "traceback": (outcome.result or {}).get("traceback"),
         }
-        append_line(self.out_dir / "sandbox.jsonl", json.dumps(meta), fsync=False)
+        append_line(self.out_dir / SANDBOX_LOG_NAME, json.dumps(meta), fsync=False)

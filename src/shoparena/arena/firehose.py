@@ -37,7 +37,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from shoparena.arena.config import SANDBOX_MEMORY_BYTES
-from shoparena.arena.layout import ArenaRun
+from shoparena.arena.layout import FIREHOSE_CONFIG_NAME, ArenaRun
 from shoparena.arena.miners import miner_path
 from shoparena.runs.identity import Restart, RunIdentity, RunKind, claim_run_dir
 from shoparena.runs.infra import pending_infra, read_infra, stop_if_all_infra
@@ -394,7 +394,7 @@ def run_firehose(
     claim = claim_run_dir(
         config.out,
         firehose_identity(config),
-        own=["firehose.json", "miners", *races],
+        own=[FIREHOSE_CONFIG_NAME, "miners", *races],
         input_paths=[*config.suites, config.index],
         restart=restart,
     )
@@ -406,7 +406,7 @@ def run_firehose(
 
 def _run_firehose(config: FirehoseConfig, search: Any, progress: Any) -> list[Path]:
     assert config.workers is not None and config.parallel_races is not None  # set by machine_defaults
-    (config.out / "firehose.json").write_text(config.model_dump_json(indent=2), encoding="utf-8")
+    (config.out / FIREHOSE_CONFIG_NAME).write_text(config.model_dump_json(indent=2), encoding="utf-8")
     write_miners(config)
     dirs = [config.out / f"race-{race:03d}" for race in range(config.races)]
     todo = [race for race in range(config.races) if not ArenaRun.at(dirs[race]).finished_race()]

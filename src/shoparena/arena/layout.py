@@ -36,6 +36,12 @@ SCORES_NAME = "scores.json"
 INCENTIVES_NAME = "incentives.json"
 RACE_SUITE_NAME = "race_suite.json"
 UNATTRIBUTED_NAME = "_unattributed.jsonl"
+#: An agent folder's sandbox log: exit codes, stderr tails, dropped output bytes (``agent_runner``).
+SANDBOX_LOG_NAME = "sandbox.jsonl"
+#: A race directory's ranked leaderboard (``race_stage``).
+LEADERBOARD_NAME = "leaderboard.json"
+#: A firehose directory's resolved ``FirehoseConfig``.
+FIREHOSE_CONFIG_NAME = "firehose.json"
 
 
 def safe_name(text: str) -> str:

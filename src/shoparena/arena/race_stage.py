@@ -17,7 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from shoparena.arena.layout import ArenaRun, race_path, race_suite_path, weights_path
+from shoparena.arena.layout import LEADERBOARD_NAME, ArenaRun, race_path, race_suite_path, weights_path
 from shoparena.arena.race_rules import (
     Incumbent,
     Qualifier,
@@ -337,7 +337,7 @@ def race_run(
     )
     write_json_record(race_path(out), race_doc)
     weights_path(out).write_bytes(weights_document(race, weights, uid_map, cfg.weights))
-    (out / "leaderboard.json").write_text(
+    (out / LEADERBOARD_NAME).write_text(
         json.dumps([r.model_dump(mode="json") for r in rows], indent=2), encoding="utf-8"
     )
     return result

@@ -76,7 +76,9 @@ def run(
         typer.echo(json.dumps({"config": cfg.model_dump(mode="json"), "plan": plan_run(cfg, out)}, indent=1))
         return
     try:
-        run_pipeline(cfg, out, strict=strict, restart=restart, until=until)
+        from shoparena.report import render_report
+
+        run_pipeline(cfg, out, strict=strict, restart=restart, until=until, report=render_report)
     except PipelineIncompleteError as exc:
         typer.echo(f"error: pipeline incomplete: {exc}", err=True)
         raise typer.Exit(code=1) from None

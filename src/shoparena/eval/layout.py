@@ -21,8 +21,7 @@ from pydantic import Field
 
 from shoparena.arena.layout import PROXY_DIR
 from shoparena.eval.config import EvalConfig, EvalConfigError
-from shoparena.eval.leak import SuiteIdentity
-from shoparena.records.eval import EpisodeRecord, EvalSummary
+from shoparena.records.eval import EpisodeRecord, EvalSummary, SuiteIdentity
 from shoparena.runs.envelopes import ENVELOPE_LOG_NAME
 from shoparena.runs.files import RunFileError, iter_records, read_json_record, read_yaml_record
 from shoparena.runs.layout import EnvelopeLogRun, register_run_kind
@@ -30,6 +29,8 @@ from shoparena.runs.manifest import RunManifest
 
 EPISODES_NAME = "episodes.jsonl"
 LEAK_DIR = "leak"
+#: The leak folder's cluster audit of the suite against the training corpus (``eval.leak``).
+AUDIT_NAME = "audit.json"
 
 
 class EvalManifest(RunManifest):

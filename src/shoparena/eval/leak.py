@@ -13,6 +13,7 @@ from pathlib import Path
 import orjson
 
 from shoparena.corpus.layout import PROBLEMS_NAME
+from shoparena.eval.layout import AUDIT_NAME
 from shoparena.jsonl import iter_raw_lines
 from shoparena.records.eval import LeakCheck, SuiteIdentity
 
@@ -82,7 +83,7 @@ def check_leaks(
         report = audit_files(suite, train_file, index_dir=index_dir)
     except AuditInputError as exc:
         raise ValueError(f"leak audit of {suite} against {corpus}: {exc}") from None
-    (out_dir / "audit.json").write_text(report.model_dump_json(indent=1), encoding="utf-8")
+    (out_dir / AUDIT_NAME).write_text(report.model_dump_json(indent=1), encoding="utf-8")
     examples = [
         {
             "cluster_id": s.cluster_id,
@@ -104,7 +105,7 @@ def check_leaks(
         raise LeakError(
             f"suite {suite} leaks into the train split of {corpus}: "
             f"{report.counts.straddling_clusters} leak cluster(s) straddle them "
-            f"(e.g. {examples[0]['cluster_id']}); see {out_dir / 'audit.json'}. "
+            f"(e.g. {examples[0]['cluster_id']}); see {out_dir / AUDIT_NAME}. "
             "Use a held-out suite, or --allow-leak to report the numbers labelled 'leaked'."
         )
     if report.leak:

@@ -22,6 +22,7 @@ from shoparena.env.knowledge import KnowledgeBase
 from shoparena.records.problem import Problem
 from shoparena.records.trajectory import Trajectory
 from shoparena.records.verdict import Verdict
+from shoparena.runs.manifest import manifest_path
 from shoparena.scoring.bench import ScoringBench
 from shoparena.scoring.similarity import TitleSimilarity
 from shoparena.search import SearchIndex
@@ -76,7 +77,7 @@ class ShopTaskSet:
         suite_path, index_path = Path(suite), Path(index)
         if not suite_path.is_file():
             raise TaskSetError(f"{suite_path}: suite file not found")
-        if not (index_path / "manifest.json").is_file():
+        if not manifest_path(index_path).is_file():
             raise TaskSetError(f"{index_path}: not a search index directory (no manifest.json)")
         problems, summary = load_suite(suite_path)
         if summary.quarantined:

@@ -2,9 +2,10 @@
 as the stage that consumes them will read them, so junk in ``firehose.options`` or ``sft.trainer`` fails in
 seconds, naming the key, instead of after the firehose has spent its minutes.
 
-The ``options`` sections pass further fields to another layer's config class as is; they are validated
-against that class with placeholders for the fields the stage fills in (paths of earlier stages), and only
-the errors of the keys the user wrote are reported.
+The ``options`` sections hold further fields of another layer's config class, each typed by that class
+(``runs.config.config_fields``: a misspelt or ill-typed key fails when the config loads); here they are
+validated together as that class, with placeholders for the fields the stage fills in (paths of earlier
+stages), and only the errors of the keys the user wrote are reported.
 """
 
 from __future__ import annotations
@@ -26,15 +27,17 @@ KNOWN_MODELS = ("student-word", "tiny", "student-cpu", "smollm2")
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 
 
-def _options(where: str, section: str, model: type[BaseModel], options: dict[str, Any], fill: dict[str, Any]):
-    """Validate ``options`` as fields of ``model`` (``fill``: the stage's own fields); raise on the first
-    error that falls on a key of ``options``."""
+def _options(where: str, section: str, model: type[BaseModel], options: Any, fill: dict[str, Any]):
+    """Validate ``options`` (a section's typed fields of ``model``, each checked when the config loaded)
+    together as ``model`` (``fill``: the stage's own fields), so a rule over several fields holds too; raise
+    on the first error that falls on a key of ``options``."""
+    written = options.written()
     try:
-        model.model_validate({**fill, **options})
+        model.model_validate({**fill, **written})
     except ValidationError as exc:
         for err in exc.errors():
             loc = err["loc"]
-            if loc and loc[0] in options:
+            if loc and loc[0] in written:
                 key = ".".join(str(p) for p in loc)
                 raise PipelineConfigError(f"{where}: field {section}.{key}: {err['msg']}") from None
 

@@ -12,12 +12,13 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic.fields import FieldInfo
 
+from shoparena.arena.firehose import FirehoseConfig
 from shoparena.corpus.config import CorpusConfig
 from shoparena.corpus.views import normalize_selection
-from shoparena.eval.config import EvalConfig
+from shoparena.eval.policy_eval import EvalSettings
 from shoparena.formats.profiles import ProfileName, RenderProfile
 from shoparena.pipeline.checks import PipelineConfigError, check_pipeline_config
-from shoparena.runs.config import deep_merge
+from shoparena.runs.config import config_fields, deep_merge
 from shoparena.runs.files import RunFileError, load_yaml
 
 #: Torch's default (every core) unless set: on this 2-core VM one thread made copy pretraining 2.2x slower
@@ -84,6 +85,28 @@ EMBEDDED_POPULATION: list[tuple[str, str, str]] = [
 ]
 
 
+#: The fields of ``firehose.options``: every FirehoseConfig field but the section's own and those the stage
+#: fills in (the partition suites, the index, the directory; workers, executor, Ray from the top level).
+FirehoseOptions = config_fields(
+    FirehoseConfig,
+    exclude={
+        *("suites", "index", "out", "races", "problems_per_race", "seed", "timeout_s"),
+        *("workers", "executor", "ray_address"),
+    },
+    name="FirehoseOptions",
+    doc="Further ``FirehoseConfig`` fields of the firehose stage (teachers, population, parallel_races).",
+)
+
+#: The fields of ``corpus.options``: every CorpusConfig field but the section's own and those the stage fills
+#: in (the race directories, the output directory).
+CorpusOptions = config_fields(
+    CorpusConfig,
+    exclude={"run_dirs", "out", "recover", "render_profile"},
+    name="CorpusOptions",
+    doc="Further ``CorpusConfig`` fields of the corpus stage (filter, gates, split, tokenizer, workers).",
+)
+
+
 class FirehoseSection(_Section):
     """Arena races over the rotating public suites with the miner population (shoparena.arena.firehose)."""
 
@@ -105,9 +128,11 @@ class FirehoseSection(_Section):
             raise ValueError(f"{closed}: the held-out and hidden pools never feed the corpus")
         return value
 
-    options: dict[str, Any] = Field(
-        default_factory=lambda: {"population": [list(m) for m in EMBEDDED_POPULATION]},
-        description="Further FirehoseConfig fields (teachers, population) as is.",
+    options: FirehoseOptions = Field(  # type: ignore[valid-type]
+        default_factory=lambda: FirehoseOptions.model_validate(
+            {"population": [list(m) for m in EMBEDDED_POPULATION]}
+        ),
+        description="Further FirehoseConfig fields (teachers, population), typed by FirehoseConfig.",
     )
 
 
@@ -144,8 +169,9 @@ class CorpusSection(_Section):
         description="Render profile of the views, and of base and student evaluation (upstream | compact).",
     )
 
-    options: dict[str, Any] = Field(
-        default_factory=dict, description="Further CorpusConfig fields (filter, gates, split) as is."
+    options: CorpusOptions = Field(  # type: ignore[valid-type]
+        default_factory=CorpusOptions,
+        description="Further CorpusConfig fields (filter, gates, split), typed by CorpusConfig.",
     )
 
 
@@ -187,64 +213,10 @@ class SFTSection(_Section):
         return normalize_selection(value)
 
 
-#: EvalConfig fields the evaluation stages fill in themselves (the policy, the held-out suite, the index,
-#: the run directory, the leak audit, the render profile): a pipeline.yaml sets none of them.
-EVAL_STAGE_FIELDS = frozenset(
-    {"policy", "suite", "index", "out", "train_corpus", "allow_leak", "render_profile"}
-)
-
-
-def eval_field(name: str, **overrides: Any) -> Any:
-    """``EvalConfig``'s field ``name`` (type constraints and description) with the pipeline's ``overrides``:
-    the section declares no field of its own, only a default that differs."""
-    return FieldInfo.merge_field_infos(EvalConfig.model_fields[name], **overrides)
-
-
-class EvalSection(_Section):
-    """The base and student evaluations: ``EvalConfig``'s fields (:meth:`eval_config` builds it).
-
-    Named here are the fields the pipeline sets often, with ``eval run``'s constraints and descriptions;
-    the defaults that differ from ``eval run``'s, for a CPU day of small students, are ``max_tokens`` 200
-    (512), ``max_steps`` 6 (30) and, in ``options``, ``threads`` 2, ``concurrency`` 16 and ``max_batch`` 16
-    (None, 4, 8). Every other EvalConfig field goes in ``options``; a key there that is a field of this
-    section or one the stages fill in is refused (it used to be overridden silently).
-    """
-
-    samples: int = eval_field("samples", default=1)
-    temperature: float = eval_field("temperature", default=0.0)
-    max_tokens: int = eval_field("max_tokens", default=200)
-    max_steps: int = eval_field("max_steps", default=6)
-    limit: int | None = eval_field("limit", default=None)
-    seed: int = eval_field("seed", default=0)
-    server: str | None = Field(
-        default=None,
-        description="OpenAI-compatible server (vLLM) of the policy: openai:URL#<model> instead of hf:DIR.",
-    )
-    # Two torch threads: the evaluations run alone, one after the other, each batching 16 episodes (a busy
-    # host should pass threads 1: docs/fidelity.md measured 5.8 s vs 60 s for 6 unbatched episodes).
-    options: dict[str, Any] = Field(
-        default_factory=lambda: {"threads": 2, "concurrency": 16, "max_batch": 16},
-        description="Further EvalConfig fields as is (not this section's own nor the stage-filled ones).",
-    )
-
-    @field_validator("options")
-    @classmethod
-    def _no_shadowed_keys(cls, value: dict[str, Any]) -> dict[str, Any]:
-        own = sorted(set(value) & (set(cls.model_fields) - {"options"}))
-        if own:
-            raise ValueError(f"{own}: set them on the eval section itself, not in options")
-        filled = sorted(set(value) & EVAL_STAGE_FIELDS)
-        if filled:
-            raise ValueError(f"{filled}: the evaluation stages set these themselves")
-        return value
-
-    def eval_config(self, **stage: Any) -> EvalConfig:
-        """The ``EvalConfig`` of one evaluation: ``options``, this section's fields, then the ``stage``'s own
-        fields (policy, suite, index, out, ...; ``executor``/``ray_address`` are defaults ``options`` may
-        override)."""
-        defaults = {key: stage.pop(key) for key in ("executor", "ray_address") if key in stage}
-        named = self.model_dump(exclude={"server", "options"})
-        return EvalConfig.model_validate({**defaults, **self.options, **named, **stage})
+class EvalSection(EvalSettings):
+    """The base and student evaluations: :class:`shoparena.eval.policy_eval.EvalSettings`, the settings
+    :func:`~shoparena.eval.policy_eval.evaluate_policy` takes (``EvalConfig``'s fields, the pipeline's
+    defaults)."""
 
 
 class ReportSection(_Section):

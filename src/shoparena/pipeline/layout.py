@@ -24,6 +24,8 @@ from shoparena.runs.layout import RunHandle, register_run_kind
 from shoparena.runs.rundir import from_run_relative
 
 REPORT_HTML_NAME = "report.html"
+#: The bank stage's problem bank (``bank/<hash>/bank.json``, its knowledge file beside it).
+BANK_NAME = "bank.json"
 
 
 @register_run_kind
@@ -68,4 +70,4 @@ class PipelineRun(RunHandle):
         return load_json(self.summary_path, what="pipeline summary") if self.summary_path.is_file() else None
 
 
-__all__ = ["REPORT_HTML_NAME", "PipelineRun"]
+__all__ = ["BANK_NAME", "REPORT_HTML_NAME", "PipelineRun"]

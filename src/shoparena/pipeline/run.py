@@ -1,11 +1,12 @@
-"""``shoparena pipeline run``: the paper's whole pipeline in one resumable run directory, then its report."""
+"""``shoparena pipeline run``: the paper's whole pipeline in one resumable run directory, then its report
+(rendered by the renderer the command hands over: the pipeline imports no report code)."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from rich.console import Console
 from rich.table import Table
@@ -23,10 +24,24 @@ class PipelineIncompleteError(RuntimeError):
     """``strict`` was asked and some stage did not run (unavailable or blocked)."""
 
 
+class ReportRenderer(Protocol):
+    """Writes the HTML report of a pipeline run directory (``shoparena.report.render_report``: the command
+    hands it to :func:`run_pipeline`, so the pipeline imports no report code)."""
+
+    def __call__(
+        self,
+        run_dir: str | Path,
+        out: str | Path,
+        *,
+        notes: Mapping[str, str] | None = ...,
+        examples: int = ...,
+    ) -> Path: ...
+
+
 def dry_run(config: PipelineConfig, out_dir: str | Path | None = None) -> list[dict[str, Any]]:
     """The plan: every stage with its hash and whether ``out_dir`` already holds it. Writes nothing."""
     manifest = None
-    if out_dir is not None and (Path(out_dir) / "manifest.json").exists():
+    if out_dir is not None and PipelineRun.at(out_dir).manifest_path.exists():
         manifest = read_manifest(out_dir)
     stages = {s.name: s for s in pipeline_stages()}
     return [
@@ -42,16 +57,17 @@ def run_pipeline(
     console: Console | None = None,
     stages: Sequence[Stage] | None = None,
     strict: bool = False,
-    report: bool = True,
+    report: ReportRenderer | None = None,
     restart: bool = False,
     until: str | None = None,
 ) -> dict[str, Any]:
-    """Run (or resume) every stage, render ``report.html`` and return the summary.
+    """Run (or resume) every stage, render ``report.html`` with ``report`` and return the summary.
 
     Args:
         stages: The DAG (default: :func:`pipeline_stages`); tests pass fast fakes through the same DAG code.
         strict: Raise when a stage is unavailable or blocked instead of reporting it.
-        report: Render ``out_dir/report.html`` at the end (cheap; always re-rendered from what exists).
+        report: Renders ``out_dir/report.html`` at the end (``shoparena.report.render_report``; cheap, from
+            what exists; None: no report).
         restart: Start over: clear every stage's directory, the report and the bookkeeping first.
         until: Run only this stage and the stages it reads (a pilot stops at ``sft``, before any held-out
             evaluation); the others are reported "not selected" and a later full run resumes what ran.
@@ -87,7 +103,7 @@ def _run(
     started: float,
     *,
     strict: bool,
-    report: bool,
+    report: ReportRenderer | None,
     only: list[str] | None = None,
 ) -> dict[str, Any]:
     results = run_dag(stages, config, run, console=console, only=only)
@@ -96,12 +112,12 @@ def _run(
         "preset": config.preset,
         "stages": {r.name: _result_dict(r) for r in results},
     }
-    if report:
-        summary["report"], summary["report_fingerprint"] = _report(run, config, results, console)
+    if report is not None:
+        summary["report"], summary["report_fingerprint"] = _report(report, run, config, results, console)
     summary["seconds"] = round(time.time() - started, 2)
     run.write_summary(summary)
     _print_table(console, results)
-    if report:
+    if report is not None:
         console.print(f"[green]report: {summary['report']}")
     if strict:
         missing = [
@@ -113,12 +129,11 @@ def _run(
 
 
 def _report(
-    run: RunDir, config: PipelineConfig, results: list[StageResult], console: Console
+    render: ReportRenderer, run: RunDir, config: PipelineConfig, results: list[StageResult], console: Console
 ) -> tuple[str, str]:
     """Render report.html unless the last render saw the same stages, notes and settings (instant resume)."""
     import json
 
-    from shoparena.report import render_report
     from shoparena.runs.rundir import config_hash
 
     notes = {r.name: f"{r.status}: {r.reason}" for r in results if r.status not in {"ran", "resumed"}}
@@ -139,7 +154,7 @@ def _report(
                 return str(path), fingerprint
         except (OSError, ValueError):
             pass  # an unreadable old summary only costs a re-render
-    render_report(run.path, path, notes=notes, examples=config.report.examples)
+    render(run.path, path, notes=notes, examples=config.report.examples)
     return str(path), fingerprint
 
 

@@ -1,15 +1,16 @@
 """The pipeline's stages: catalog → index → bank → partitions → reference / firehose → judge → corpus → SFT →
-evaluation of base and student → report. Each function takes a :class:`StageContext` and returns the outputs
+evaluation of base and student. Each function takes a :class:`StageContext` and returns the outputs
 recorded in the manifest (paths relative to the run directory where possible, plus small summaries).
 
-Stages owned by other packages (firehose, corpus, train, eval) import their library entry points when they
-run; a third-party module of an optional extra that is not installed raises :class:`StageUnavailable`
-naming the extra (:func:`extra_needed`).
+The stages orchestrate; the work is the library's (the firehose ``arena.firehose``, the corpus
+``corpus.build``, training ``train.policy.train_policy``, evaluation ``eval.policy_eval.evaluate_policy``),
+imported when the stage runs. A third-party module of an optional extra that is not installed raises
+:class:`StageUnavailable` naming the extra (:func:`extra_needed`). The report is the command's
+(:func:`shoparena.pipeline.run.run_pipeline` is handed the renderer).
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, is_dataclass
@@ -19,8 +20,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from shoparena.formats.profiles import profile_hash
-from shoparena.pipeline.config import EvalSection
 from shoparena.pipeline.dag import Stage, StageContext, StageUnavailable
+from shoparena.pipeline.layout import BANK_NAME
 from shoparena.pipeline.outputs import (
     BankOutput,
     CatalogOutput,
@@ -90,7 +91,7 @@ def bank_stage(ctx: StageContext) -> BankOutput:
     from shoparena.suites.synth import synthesize_bank
 
     options = SynthOptions(n=ctx.config.bank.problems, seed=ctx.config.bank.seed)
-    path = ctx.dir / "bank.json"
+    path = ctx.dir / BANK_NAME
     report = synthesize_bank(ctx.input(IndexOutput).path, path, options)
     ctx.console.print(
         f"kept {report.kept} of {report.generated} generated; by intent {report.kept_by_intent}"
@@ -184,7 +185,7 @@ def firehose_stage(ctx: StageContext) -> FirehoseOutput:
     suites = [Path(pools[name].path) for name in raced]
     config = FirehoseConfig.model_validate(
         {
-            **section.options,
+            **section.options.written(),
             "suites": suites,
             "index": Path(ctx.input(IndexOutput).path),
             "out": ctx.dir / ctx.stage_hash,
@@ -192,7 +193,7 @@ def firehose_stage(ctx: StageContext) -> FirehoseOutput:
             "problems_per_race": section.problems_per_race,
             "seed": section.seed,
             # None: sandboxes and parallel races from the machine (arena.firehose.machine_defaults), unless
-            # the options name them; neither is in the stage hash nor changes a race's outcomes.
+            # options.parallel_races names them; neither is in the stage hash nor changes a race's outcomes.
             "workers": ctx.config.workers,
             "timeout_s": section.timeout_s,
             # Not in the stage hash: switching executor resumes the same race directories.
@@ -288,13 +289,13 @@ def corpus_stage(ctx: StageContext) -> CorpusOutput:
     section = ctx.config.corpus
     config = CorpusConfig.model_validate(
         {
-            **section.options,
+            **section.options.written(),
             "run_dirs": [Path(d) for d in ctx.input(FirehoseOutput).race_dirs],
             "out": ctx.dir / ctx.stage_hash,
             "recover": section.recover,
+            "render_profile": section.render_profile,
         }
     )
-    config = config.model_copy(update={"render_profile": section.render_profile})
     # The directory is keyed by the stage hash; a leftover of other inputs (a judge re-run) starts over.
     report = build_corpus(
         config, progress=lambda message: ctx.console.print(f"corpus: {message}"), restart="changed"
@@ -304,64 +305,6 @@ def corpus_stage(ctx: StageContext) -> CorpusOutput:
     return CorpusOutput(path=str(config.out), funnel=funnel)
 
 
-@contextmanager
-def torch_threads(threads: int | None) -> Iterator[None]:
-    """Torch's intra-op thread count set to ``threads`` for the block (None: left as it is)."""
-    if threads is None:
-        yield
-        return
-    import torch
-
-    before = torch.get_num_threads()
-    torch.set_num_threads(threads)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
-
-
-def train_policy(
-    *,
-    method: str,
-    preset: str,
-    model: str,
-    corpus: str | Path,
-    select: str,
-    trainer: dict[str, Any],
-    out: str | Path,
-    max_rows: int | None = None,
-    sample_seed: int | None = None,
-    threads: int | None = None,
-    say: Any = None,
-) -> TrainOutput:
-    """Train ``model`` on a corpus view with ``shoparena.train`` (SFT, GRPO or KTO); resumable in ``out``.
-    ``max_rows`` keeps N selected rows: the first N, or a seeded uniform sample with ``sample_seed``;
-    ``threads``: torch intra-op threads while it trains (None: torch's default); ``say``: called with the
-    training's own lines (processes and batch; what became of the rows: used, truncated, dropped)."""
-    with extra_needed("train"):
-        from shoparena.train import load_config
-        from shoparena.train.layout import TrainRun
-        from shoparena.train.runner import train
-
-    overrides = [f"model={model}", f"data.corpus={corpus}", f"data.select={select}"]
-    if max_rows is not None:
-        overrides.append(f"data.max_rows={max_rows}")
-    if sample_seed is not None:
-        overrides.append(f"data.sample_seed={sample_seed}")
-    overrides += [f"trainer.{key}={json.dumps(value)}" for key, value in trainer.items()]  # JSON is YAML
-    with torch_threads(threads):
-        summary = train(
-            load_config(preset, method, overrides), out, progress=True, restart="changed", say=say
-        )
-    return TrainOutput(
-        path=str(out),
-        final=str(TrainRun.at(out).final_dir),
-        train_loss=summary.get("train_loss"),
-        global_step=summary.get("global_step"),
-        rows=summary.get("data", {}),
-    )
-
-
 def model_stage(ctx: StageContext) -> ModelOutput:
     """The student's starting point as a local folder: ``student-word`` is built over this run's catalogue
     and training-side suites (never the held-out or hidden pools); other names resolve as
@@ -369,7 +312,10 @@ def model_stage(ctx: StageContext) -> ModelOutput:
     section = ctx.config.model
     served = bool(ctx.config.eval.server)
     if section.base != "student-word" or served:
-        return ModelOutput(path=base_model_path(section.base, served=served))
+        with extra_needed("train"):
+            from shoparena.train.policy import base_model_path
+
+            return ModelOutput(path=base_model_path(section.base, served=served))
     with extra_needed("train"):
         from shoparena.train.models import build_pipeline_student
 
@@ -393,110 +339,64 @@ def model_stage(ctx: StageContext) -> ModelOutput:
 
 def sft_stage(ctx: StageContext) -> TrainOutput:
     """SFT of the student on the corpus's ``sft`` view with TRL (``shoparena.train``)."""
+    from shoparena.train.policy import train_policy
+
     section = ctx.config.sft
-    return train_policy(
-        method="sft",
-        preset=section.preset,
-        model=ctx.input(ModelOutput).path,
-        corpus=ctx.input(CorpusOutput).path,
-        select=section.select,
-        trainer=section.trainer,
-        out=ctx.dir / ctx.stage_hash,
-        threads=section.threads,
-        say=lambda line: ctx.console.print(line, highlight=False),
-    )
-
-
-def evaluate_policy(
-    section: EvalSection,
-    *,
-    model: str,
-    suite: str | Path,
-    index: str | Path,
-    out: str | Path,
-    train_corpus: str | Path | None = None,
-    allow_leak: bool = False,
-    console: Any = None,
-    executor: str = "process",
-    ray_address: str | None = None,
-    render_profile: str | None = None,
-) -> EvalOutput:
-    """Evaluate ``model`` (a folder, or a name the ``eval.server`` serves) on ``suite`` with the
-    :class:`EvalSection` settings (greedy + ``samples`` sampled episodes); resumable in ``out``.
-
-    ``executor`` applies to a served model only (Ray workers as clients of one vLLM server): a local folder
-    is evaluated in this process, where concurrent episodes share one batched generate instead of each Ray
-    worker loading its own copy of the model."""
-    with extra_needed("train"):  # hf: policies run under transformers and torch
-        from shoparena.eval.run import run_eval
-
-    policy = f"openai:{section.server}#{model}" if section.server else f"hf:{model}"
-    config = section.eval_config(
-        executor=executor if section.server else "process",
-        ray_address=ray_address,
-        policy=policy,
-        suite=Path(suite),
-        index=Path(index),
-        out=Path(out),
-        train_corpus=Path(train_corpus) if train_corpus else None,
-        allow_leak=allow_leak,
-        render_profile=render_profile,
-    )
-    summary = run_eval(config, restart="changed").dump()
-    overall = summary["profiles"]["strict"]["overall"]
-    greedy = overall.get("greedy_asr") or overall.get("pass@1")
-    if console is not None:
-        console.print(
-            f"{policy}: strict greedy ASR {greedy['value']:.3f} "
-            f"[{greedy['ci_low']:.3f}, {greedy['ci_high']:.3f}] ({summary['label']})"
-        )
-    return EvalOutput(path=str(config.out), policy=policy, label=summary["label"], strict_overall=overall)
-
-
-def base_model_path(name: str, served: bool) -> str:
-    """The base model as eval loads it: a built local folder for tiny/student-cpu/smollm2 unless served."""
-    if served:
-        return name
     with extra_needed("train"):
-        from shoparena.train.models import resolve_model
-
-    return resolve_model(name)
+        trained = train_policy(
+            method="sft",
+            preset=section.preset,
+            model=ctx.input(ModelOutput).path,
+            corpus=ctx.input(CorpusOutput).path,
+            select=section.select,
+            trainer=section.trainer,
+            out=ctx.dir / ctx.stage_hash,
+            threads=section.threads,
+            say=lambda line: ctx.console.print(line, highlight=False),
+        )
+    return TrainOutput(**trained.model_dump())
 
 
 def eval_base_stage(ctx: StageContext) -> EvalOutput:
     """The untrained student on the held-out partition (greedy + k samples)."""
-    section = ctx.config.eval
-    return evaluate_policy(
-        section,
-        model=ctx.input(ModelOutput).path,
-        suite=ctx.input(PartitionsOutput).heldout_path,
-        index=ctx.input(IndexOutput).path,
-        out=ctx.dir / ctx.stage_hash,
-        console=ctx.console,
-        executor=ctx.config.executor,
-        ray_address=ctx.config.ray_address,
-        render_profile=ctx.config.corpus.render_profile,
-    )
+    from shoparena.eval.policy_eval import evaluate_policy
+
+    with extra_needed("train"):  # hf: policies run under transformers and torch
+        evaluated = evaluate_policy(
+            ctx.config.eval,
+            model=ctx.input(ModelOutput).path,
+            suite=ctx.input(PartitionsOutput).heldout_path,
+            index=ctx.input(IndexOutput).path,
+            out=ctx.dir / ctx.stage_hash,
+            console=ctx.console,
+            executor=ctx.config.executor,
+            ray_address=ctx.config.ray_address,
+            render_profile=ctx.config.corpus.render_profile,
+        )
+    return EvalOutput(**evaluated.model_dump())
 
 
 def eval_student_stage(ctx: StageContext) -> StudentEvalOutput:
     """The SFT student on the held-out partition, leak-audited against the corpus it was trained on, then
     compared with the base problem by problem (paired difference and McNemar's exact test, greedy)."""
-    evaluated = evaluate_policy(
-        ctx.config.eval,
-        model=ctx.input(TrainOutput).final,
-        suite=ctx.input(PartitionsOutput).heldout_path,
-        index=ctx.input(IndexOutput).path,
-        out=ctx.dir / ctx.stage_hash,
-        train_corpus=ctx.input(CorpusOutput).path,
-        console=ctx.console,
-        executor=ctx.config.executor,
-        ray_address=ctx.config.ray_address,
-        # After training, the model's render stamp is the one source of its render profile (eval run reads
-        # it); a served model has no folder to stamp, so it is evaluated under the corpus's profile.
-        render_profile=ctx.config.corpus.render_profile if ctx.config.eval.server else None,
-    )
     from shoparena.eval.compare import compare_runs, compare_to_shortcut
+    from shoparena.eval.policy_eval import evaluate_policy
+
+    with extra_needed("train"):
+        evaluated = evaluate_policy(
+            ctx.config.eval,
+            model=ctx.input(TrainOutput).final,
+            suite=ctx.input(PartitionsOutput).heldout_path,
+            index=ctx.input(IndexOutput).path,
+            out=ctx.dir / ctx.stage_hash,
+            train_corpus=ctx.input(CorpusOutput).path,
+            console=ctx.console,
+            executor=ctx.config.executor,
+            ray_address=ctx.config.ray_address,
+            # After training, the model's render stamp is the one source of its render profile (eval run
+            # reads it); a served model has no folder to stamp, so it is evaluated under the corpus's profile.
+            render_profile=ctx.config.corpus.render_profile if ctx.config.eval.server else None,
+        )
 
     outputs = StudentEvalOutput(**evaluated.model_dump())
     against = {

@@ -22,6 +22,7 @@ import orjson
 import zstandard
 
 from shoparena.records.catalog import SERVICES, Product, ProductHit, ProductView
+from shoparena.runs.manifest import manifest_path
 from shoparena.search.analysis import LuceneEnglishAnalyzer, sanitize_query
 from shoparena.search.bm25 import lucene_avgdl, norm_inverse_table
 from shoparena.search.docstore import DocstoreReader
@@ -132,7 +133,7 @@ class SearchIndex(Retrieval):
         if version not in READABLE_FORMAT_VERSIONS or self.manifest.stats is None:
             readable = ", ".join(map(str, READABLE_FORMAT_VERSIONS))
             raise IndexFormatError(
-                f"{d / 'manifest.json'}: index format_version {version!r}, this shoparena reads "
+                f"{manifest_path(d)}: index format_version {version!r}, this shoparena reads "
                 f"{readable} (writes {FORMAT_VERSION}); rebuild it with `shoparena catalog index`"
             )
         self._exact = exact

@@ -42,7 +42,14 @@ from pydantic import BaseModel, ConfigDict, Field
 from shoparena.catalog.io import LoadSummary, QuarantinedLine, dump_index_line, iter_index_lines
 from shoparena.jsonl import LineWriter, fewer_gc_passes, sha256_file
 from shoparena.records.catalog import SERVICES
-from shoparena.runs.manifest import FileRef, ManifestError, RunManifest, read_manifest, write_manifest
+from shoparena.runs.manifest import (
+    FileRef,
+    ManifestError,
+    RunManifest,
+    manifest_path,
+    read_manifest,
+    write_manifest,
+)
 from shoparena.runs.stale import pid_alive
 from shoparena.search.analysis import LUCENE_ENGLISH_STOP_WORDS, LuceneEnglishAnalyzer, raw_tokens
 from shoparena.search.bm25 import encode_norm, lucene_avgdl, lucene_idf, norm_inverse_table, term_scores
@@ -51,6 +58,9 @@ from shoparena.search.docstore import DocstoreWriter
 #: The format this version writes (4: the zstd docstore) and the formats it opens (3: the deflate docstore;
 #: every other file is the same in both).
 FORMAT_VERSION = 4
+#: The index directory's own quarantine: catalogue lines that could not be indexed, with the reason (the
+#: corpus directory's ``quarantine.jsonl`` is another layout's, ``corpus.layout``).
+INDEX_QUARANTINE_NAME = "quarantine.jsonl"
 READABLE_FORMAT_VERSIONS = (3, 4)
 CHUNK_DOCS = 50_000
 SERVICE_BITS: dict[str, int] = {name: 1 << i for i, name in enumerate(SERVICES)}
@@ -223,7 +233,7 @@ def clean_stale_builds(out: Path) -> list[Path]:
     if not out.exists():
         # A crash between the two renames of the swap: the previous index is still complete.
         for old, pid in _side_dirs(out, "old"):
-            if not pid_alive(pid) and (old / "manifest.json").exists():
+            if not pid_alive(pid) and manifest_path(old).exists():
                 old.rename(out)
                 break
     for kind in ("build", "old"):
@@ -245,7 +255,7 @@ def _check_paths(catalog_path: Path, out: Path) -> None:
         )
     if out.exists() and not out.is_dir():
         raise IndexBuildError(f"{out} exists and is not a directory")
-    if out.is_dir() and any(out.iterdir()) and not (out / "manifest.json").exists():
+    if out.is_dir() and any(out.iterdir()) and not manifest_path(out).exists():
         raise IndexBuildError(
             f"{out} is a non-empty directory that is not an index (no manifest.json); refusing to replace it"
         )
@@ -445,7 +455,7 @@ def _stream_catalog(catalog_path: Path, out: Path, tmp_dir: Path, sink: _Progres
     chunk_counts = array("i")
     chunk_first = 0
 
-    qfh = LineWriter(out / "quarantine.jsonl")  # closed in finally
+    qfh = LineWriter(out / INDEX_QUARANTINE_NAME)  # closed in finally
     docstore = DocstoreWriter(out)
     try:
 

@@ -11,6 +11,7 @@ key afterwards (``--set sft.learning_rate=1e-4``). Importing this module does no
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
@@ -207,9 +208,21 @@ def _scalar(text: str) -> Any:
     return value
 
 
-def load_config(source: str | Path, method: str, overrides: list[str] | None = None) -> TrainConfig:
+def load_config(
+    source: str | Path,
+    method: str,
+    overrides: list[str] | None = None,
+    *,
+    update: Mapping[str, Any] | None = None,
+) -> TrainConfig:
     """Resolve a config file or preset for ``method``: presets merged, overrides applied, the method's TRL
     section lifted into ``trainer``.
+
+    Args:
+        overrides: ``key.sub=value`` strings of the command line (``train run --set``), values read as YAML.
+        update: Typed values merged over the file after the overrides, as they are (the pipeline's SFT
+            stage and the benchmarks: ``{"data": {"corpus": ...}, "trainer": {"run_name": "2024"}}``; a
+            string stays a string, nothing goes through text).
 
     Raises:
         ConfigError: naming the file and the offending field.
@@ -219,6 +232,8 @@ def load_config(source: str | Path, method: str, overrides: list[str] | None = N
         raise ConfigError(f"unknown training method {method!r}; expected one of {', '.join(names)}")
     raw, label = _read_mapping(source)
     raw = apply_overrides(raw, overrides or [])
+    if update:
+        raw = deep_merge(raw, update)
     sections = {m: raw.pop(m, None) or {} for m in names}
     trainer_section = raw.pop("trainer", None) or {}
     for name, section in [*sections.items(), ("trainer", trainer_section)]:
