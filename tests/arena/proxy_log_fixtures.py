@@ -194,17 +194,27 @@ def _calls(response: Any) -> list[list[str]]:
     return [[c.call_id, c.name, c.arguments] for c in parse_response_tool_calls(response)]
 
 
+def scenario_record(traj: Any, problem_id: str, trusted: list | None) -> Any:
+    """The corpus record of a trajectory with the trusted log ``trusted`` (None: the agent-written calls)."""
+    from shoparena.corpus.ingest import record_from_episode
+    from shoparena.records.episode import Episode, EpisodeOrigin
+    from shoparena.records.proxy_log import proxy_entries
+    from shoparena.scoring.bench import ScoringBench
+
+    origin = EpisodeOrigin(source_format="arena_run", source_path="x", source_line=1, run_id="r", record="r")
+    log = proxy_entries(trusted) if trusted is not None else None
+    episode = Episode(trajectory=traj, problem_id=problem_id, origin=origin, trusted_log=log)
+    return record_from_episode(episode, ScoringBench())
+
+
 def verdicts() -> dict[str, Any]:
     """Every reader's verdict on every scenario, as JSON-able values."""
     from shoparena.arena.richness import pooled_richness, trajectory_richness
     from shoparena.corpus.config import FilterConfig, GateConfig
     from shoparena.corpus.filter import classify
-    from shoparena.corpus.ingest import record_from_trajectory
     from shoparena.formats.oro import from_oro_envelope
     from shoparena.judge.inputs import summarise_proxy_calls
-    from shoparena.records.corpus import CorpusProvenance
     from shoparena.runs.envelopes import bucket_proxy_calls
-    from shoparena.scoring.bench import ScoringBench
 
     out: dict[str, Any] = {}
     per_problem = []
@@ -214,10 +224,7 @@ def verdicts() -> dict[str, Any]:
         log = trusted if trusted is not None else [e for s in scenario.get("claimed") or [] for e in s]
         rich = trajectory_richness(name, [e for e in log if isinstance(e, dict)])
         per_problem.append(rich)
-        record = record_from_trajectory(
-            traj, run_id="r", problem_id=name, rollout_idx=0, trusted=trusted, scoring=ScoringBench(),
-            provenance=CorpusProvenance(source_format="arena_run", source_path="x"),
-        )
+        record = scenario_record(traj, name, trusted)
         classify(record, FilterConfig(), GateConfig())
         assert record.evidence.proxy_log_problem is None
         dicts = [e for e in log if isinstance(e, dict)]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from proxy_log_fixtures import SCENARIOS, envelope, inference, reply
+from proxy_log_fixtures import SCENARIOS, envelope, inference, reply, scenario_record
 
 from shoparena.arena.proxy_log import (
     is_chat_call,
@@ -17,11 +17,8 @@ from shoparena.arena.proxy_log import (
     requested_tool_names,
 )
 from shoparena.arena.richness import trajectory_richness
-from shoparena.corpus.ingest import record_from_trajectory
 from shoparena.formats.oro import from_oro_envelope
-from shoparena.records.corpus import CorpusProvenance
 from shoparena.records.proxy_log import ProxyLogEntry, proxy_entries, proxy_entry
-from shoparena.scoring.bench import ScoringBench
 
 
 def test_parser_reads_native_calls_then_blocks_in_every_published_name_form():
@@ -88,10 +85,7 @@ def test_the_trusted_log_keeps_summaries_and_skips_damage(tmp_path):
 def test_arena_richness_and_the_corpus_walk_agree(name):
     """The published Variant A is one walk: the arena's pending_target is the corpus's richness_pending."""
     trusted = SCENARIOS[name]["trusted"]
-    record = record_from_trajectory(
-        from_oro_envelope(envelope(name)), run_id="r", problem_id=name, rollout_idx=0, trusted=trusted,
-        scoring=ScoringBench(), provenance=CorpusProvenance(source_format="arena_run", source_path="x"),
-    )
+    record = scenario_record(from_oro_envelope(envelope(name)), name, trusted)
     rich = trajectory_richness(name, trusted)
     walk = pending_target_walk([proxy_entries(trusted)])
     assert rich.pending_target == walk.richness and rich.llm_emitted_count == sum(walk.matched)
@@ -109,8 +103,5 @@ def test_arena_richness_and_the_corpus_walk_agree(name):
 def test_agent_written_proxy_calls_that_are_not_objects_never_raise():
     env = envelope("agent_written_log_with_forgeries")
     env["dialogue"][0]["extra_info"]["proxy_calls"].insert(1, "not an object")
-    record = record_from_trajectory(
-        from_oro_envelope(env), run_id="r", problem_id="p", rollout_idx=0, trusted=None,
-        scoring=ScoringBench(), provenance=CorpusProvenance(source_format="oro", source_path="x"),
-    )
+    record = scenario_record(from_oro_envelope(env), "p", None)
     assert record.evidence.dispatches == 3 and record.evidence.forged

@@ -9,10 +9,11 @@ from pathlib import Path
 
 from corpus_helpers import SN15_ROWS
 
+from shoparena.arena.episodes import line_episode
+from shoparena.arena.evidence import message_rule
 from shoparena.corpus.config import FilterConfig, GateConfig
 from shoparena.corpus.filter import classify
-from shoparena.corpus.ingest import _ingest_value
-from shoparena.corpus.structure import message_rule
+from shoparena.corpus.ingest import ingest_episode
 from shoparena.records.corpus import OUTCOME_ORDER, CorpusRecord, Quarantined, StructuralEvidence
 from shoparena.scoring.bench import ScoringBench
 
@@ -91,7 +92,7 @@ def test_fuzz_ten_thousand_inputs_every_one_accounted_for():
         obj = _mutate(copy.deepcopy(rng.choice(bases)), rng)
         for _ in range(rng.randrange(3)):
             obj = _mutate(obj, rng)
-        item = _ingest_value(obj, Path("fuzz.jsonl"), i + 1, "fuzz", {}, context)
+        item = ingest_episode(line_episode(obj, Path("fuzz.jsonl"), i + 1, "fuzz", {}), context)
         if isinstance(item, Quarantined):
             quarantined += 1
             assert item.record.startswith(f"line {i + 1}") and item.field and item.reason

@@ -1,7 +1,7 @@
 """The one reader of proxy logs: the trusted file, its entries' roles, and the published pending walk.
 
 Richness (:mod:`shoparena.arena.richness`), the corpus's structural evidence
-(:mod:`shoparena.corpus.structure`, :mod:`shoparena.corpus.ingest`), the nonce authority
+(:mod:`shoparena.arena.evidence`, :mod:`shoparena.arena.episodes`), the nonce authority
 (:mod:`shoparena.arena.nonce`) and the proxy itself all take from here:
 
 - :func:`read_trusted_log` / :func:`append_entry`: the file ``proxy/<agent>/<problem>.jsonl``, through

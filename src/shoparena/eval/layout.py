@@ -14,13 +14,16 @@ open it with :func:`shoparena.runs.layout.open_run` and read the typed records.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from pydantic import Field
 
+from shoparena.arena.episodes import EpisodeItem, envelope_log_episodes
 from shoparena.arena.layout import PROXY_DIR
 from shoparena.eval.config import EvalConfig, EvalConfigError
+from shoparena.records.episode import ScoringInputs
 from shoparena.records.eval import EpisodeRecord, EvalSummary, SuiteIdentity
 from shoparena.runs.envelopes import ENVELOPE_LOG_NAME
 from shoparena.runs.files import RunFileError, iter_records, read_json_record, read_yaml_record
@@ -71,6 +74,18 @@ class EvalRun(EnvelopeLogRun):
 
     def config(self) -> EvalConfig:
         return read_yaml_record(self.config_path, EvalConfig)
+
+    def scoring_inputs(self) -> ScoringInputs | None:
+        """The suite, index and similarity the run scored under, from its :class:`EvalConfig`."""
+        if not self.config_path.is_file():
+            return None
+        config = self.config()
+        return ScoringInputs(suite=str(config.suite), index=str(config.index), similarity=config.similarity)
+
+    def read_episodes(self) -> Iterator[EpisodeItem]:
+        """The run's envelopes as :class:`~shoparena.records.episode.Episode` records (or quarantine
+        entries): what ``corpus build`` reads of an eval run."""
+        return envelope_log_episodes(self)
 
     def summary(self) -> EvalSummary:
         """``summary.json`` as its record.

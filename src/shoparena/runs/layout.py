@@ -18,15 +18,18 @@ from __future__ import annotations
 from pathlib import Path
 from typing import ClassVar, TypeVar
 
+from shoparena.records.episode import ScoringInputs
 from shoparena.runs.envelopes import envelope_log_path
-from shoparena.runs.files import RunFileError
+from shoparena.runs.files import RunFileError, read_yaml_record
 from shoparena.runs.manifest import (
     CONFIG_NAME,
     SUMMARY_NAME,
     ManifestError,
     RunManifest,
+    manifest_from_data,
     manifest_path,
     read_manifest,
+    read_manifest_data,
 )
 
 H = TypeVar("H", bound="RunHandle")
@@ -62,7 +65,10 @@ class RunHandle:
         Raises:
             ManifestError: no manifest, a torn one, or one of a kind this class does not open.
         """
-        manifest = read_manifest(path, cls.manifest_model)
+        return cls._checked(path, read_manifest(path, cls.manifest_model))
+
+    @classmethod
+    def _checked(cls: type[H], path: str | Path, manifest: RunManifest) -> H:
         if cls.kinds and manifest.kind not in cls.kinds:
             wanted = " or ".join(cls.kinds)
             raise ManifestError(
@@ -111,6 +117,13 @@ class EnvelopeLogRun(RunHandle):
     def envelope_log(self) -> Path:
         return envelope_log_path(self.path)
 
+    def scoring_inputs(self) -> ScoringInputs | None:
+        """The suite, index and similarity of ``config.yaml`` (keys an episodes run and an eval run both
+        write; the owner's handle reads them from its own config model). None: no config."""
+        if not self.config_path.is_file():
+            return None
+        return read_yaml_record(self.config_path, ScoringInputs)
+
 
 #: kind → handle class; filled by the owners' modules (:func:`register_run_kind`).
 _HANDLES: dict[str, type[RunHandle]] = {}
@@ -145,12 +158,14 @@ def open_run(path: str | Path, expect: type[H] = RunHandle) -> H:  # type: ignor
     Raises:
         ManifestError: no ``manifest.json``, a torn one, or a kind that is not ``expect`` (names the file).
     """
-    header = read_manifest(path)
+    data = read_manifest_data(path)  # read once: the header picks the handle, which validates the same object
+    where = manifest_path(path)
+    header = manifest_from_data(data, RunManifest, where)
     cls = handle_class(header.kind)
     if not issubclass(cls, expect):
         wanted = " or ".join(expect.kinds) or expect.__name__
-        raise ManifestError(f"{manifest_path(path)}: kind: a {header.kind!r} run directory, not {wanted}")
-    return cls.open(path)
+        raise ManifestError(f"{where}: kind: a {header.kind!r} run directory, not {wanted}")
+    return cls._checked(path, manifest_from_data(data, cls.manifest_model, where))
 
 
 __all__ = [

@@ -171,6 +171,16 @@ def read_manifest(run_dir: str | Path, model: type[M] = RunManifest) -> M:  # ty
     Raises:
         ManifestError: missing, empty, torn (not JSON), or not a ``model`` (names the first bad field).
     """
+    return manifest_from_data(read_manifest_data(run_dir, model.__name__), model, manifest_path(run_dir))
+
+
+def read_manifest_data(run_dir: str | Path, what: str = RunManifest.__name__) -> dict[str, Any]:
+    """``run_dir/manifest.json`` as a JSON object, read once (a reader that picks the model by its ``kind``
+    validates it with :func:`manifest_from_data`).
+
+    Raises:
+        ManifestError: missing, empty, torn (not JSON) or not an object.
+    """
     path = manifest_path(run_dir)
     if not path.exists():
         raise ManifestError(f"{path}: no manifest")
@@ -182,7 +192,16 @@ def read_manifest(run_dir: str | Path, model: type[M] = RunManifest) -> M:  # ty
     except ValueError as exc:
         raise ManifestError(f"{path}: torn or corrupt manifest, not JSON ({exc})") from None
     if not isinstance(data, dict):
-        raise ManifestError(f"{path}: not a {model.__name__}: expected an object, got {type(data).__name__}")
+        raise ManifestError(f"{path}: not a {what}: expected an object, got {type(data).__name__}")
+    return data
+
+
+def manifest_from_data(data: dict[str, Any], model: type[M], path: Path) -> M:
+    """A manifest object (:func:`read_manifest_data`) as ``model``.
+
+    Raises:
+        ManifestError: not a ``model`` (names ``path`` and the first bad field).
+    """
     if model is RunManifest:
         data = {k: v for k, v in data.items() if k in RunManifest.model_fields}
     try:

@@ -9,8 +9,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
+from shoparena.records.episode import ScoringInputs
 from shoparena.records.problem import Problem
+from shoparena.runs.files import RunFileError
 from shoparena.scoring.bench import ScoringBench
+from shoparena.scoring.lookup import MemoLookup
 from shoparena.scoring.similarity import TitleSimilarity
 from shoparena.search.engine import SearchIndex
 
@@ -83,4 +86,46 @@ def open_bench(
     return bench
 
 
-__all__ = ["BenchCache", "open_bench"]
+def run_bench(
+    inputs: ScoringInputs | None, *, config_path: Path, where: Path, cache: BenchCache
+) -> tuple[ScoringBench, list[str]]:
+    """The bench of a run's :class:`ScoringInputs` (None: the run has no config), with notes on what is
+    missing: a suite or index that does not exist leaves the run's trajectories unscored (noted, not an
+    error).
+
+    Raises:
+        RunFileError: the suite or index exists but cannot be read (names ``config_path`` and the key).
+    """
+    notes: list[str] = []
+    if inputs is None:
+        inputs = ScoringInputs()
+        notes.append(f"{config_path}: missing; trajectories are not scored")
+    bench = ScoringBench(similarity=inputs.similarity)
+    suite = inputs.suite
+    if suite and Path(suite).exists():
+        try:
+            bench.add_problems(cache.suite(suite))
+        except (ValueError, OSError) as exc:
+            raise RunFileError(f"{config_path}: suite: {suite}: {_first_line(exc)}") from None
+    else:
+        notes.append(f"{where}: suite {suite!r} not readable; trajectories are not scored")
+    index = inputs.index
+    if index and Path(index).exists():
+        try:
+            # Products are read once per id for the whole run (both profiles, every miner's trajectory).
+            bench.lookup = MemoLookup(cache.index(index))
+        except (ValueError, OSError) as exc:
+            raise RunFileError(
+                f"{config_path}: index: {index} is not an index ({_first_line(exc)})"
+            ) from None
+    else:
+        notes.append(f"{where}: index {index!r} not readable; trajectories are not scored")
+    return bench, notes
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+__all__ = ["BenchCache", "open_bench", "run_bench"]
