@@ -49,6 +49,6 @@ def test_a_kind_added_as_one_entry_is_built(monkeypatch: pytest.MonkeyPatch) -> 
         seen.append((spec, engine, backend))
         return "a policy"
 
-    monkeypatch.setitem(POLICY_KINDS, "echo", PolicyKind("echo", "echo:X", (), ("echo:",), build))
+    monkeypatch.setitem(POLICY_KINDS, "echo", PolicyKind("echo", (), ("echo:",), build))
     assert build_policy(_config(" echo:1 "), engine="E", knowledge=None, backend="B") == "a policy"
     assert seen == [("echo:1", "E", "B")]

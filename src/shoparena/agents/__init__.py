@@ -7,9 +7,12 @@ from collections.abc import Callable
 from shoparena.agents.base import Agent, AgentAction, ScriptedAgent, tagged_step
 from shoparena.agents.planner import PlannerAgent
 from shoparena.agents.query_parser import ItemSpec, QuerySpec, VoucherSpec, parse_query
+from shoparena.records.actors import ActorRole, actors
 
-#: In-process agents available by name (``shoparena episodes run --agent NAME``).
-AGENTS: dict[str, Callable[[], Agent]] = {"planner": PlannerAgent}
+#: In-process agents available by name (``shoparena episodes run --agent NAME``): the builders of the
+#: registry's agents (:mod:`shoparena.records.actors`, which describes them).
+_BUILDERS: dict[str, Callable[[], Agent]] = {"planner": PlannerAgent}
+AGENTS: dict[str, Callable[[], Agent]] = {name: _BUILDERS[name] for name in actors(ActorRole.AGENT)}
 
 
 def get_agent(name: str) -> Agent:

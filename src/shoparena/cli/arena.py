@@ -17,6 +17,7 @@ from shoparena.arena.run_judging import JudgeKind, ScoreVariant
 from shoparena.cli._guards import refuse_output_over_input
 from shoparena.cli._options import field_option
 from shoparena.judge.llm_judge import BlacklistScope, FailureAccounting, LLMJudgeConfig
+from shoparena.records.actors import ActorRole, describe, usage_line
 from shoparena.records.race import DuplicateHotkeys, NoFinishers, RankBy, TailOnBurnUid, WeightConfig
 
 arena_app = typer.Typer(
@@ -29,14 +30,14 @@ progress_console = Console(stderr=True)
 @arena_app.command("run")
 def run(
     agents: list[str] = typer.Option(
-        ..., "--agents", help="Miner files or built-in miners (agentic, subtask, shortcut, ...); repeat, "
+        ..., "--agents", help=f"Miner files or built-in miners ({describe(ActorRole.MINER)}); repeat, "
         "comma-separate, or list more after it."
     ),
     more_agents: list[str] | None = typer.Argument(None, help="More agents (e.g. --agents agentic subtask)."),
     suite: Path = typer.Option(..., exists=True, dir_okay=False, help="Suite file (ORO JSON or SB JSONL)."),
     out: Path = typer.Option(..., help="Run directory (re-running resumes it)."),
     index: Path | None = typer.Option(None, exists=True, file_okay=False, help="Search index directory."),
-    backend: str | None = typer.Option(None, help="LLM backend spec, e.g. openai:http://host/v1#model."),
+    backend: str | None = typer.Option(None, help=f"LLM backend spec: {describe(ActorRole.BACKEND)}."),
     model: str | None = field_option(ArenaRunConfig, "model"),
     workers: int | None = field_option(ArenaRunConfig, "workers", min=1),
     timeout: float = field_option(ArenaRunConfig, "timeout_s", "--timeout", min=0.1),
@@ -170,7 +171,9 @@ def _progress_printer():
 def judge_cmd(
     run_dir: Path = typer.Argument(..., exists=True, file_okay=False, help="An arena run directory."),
     judge: JudgeKind = typer.Option(JudgeKind.RUBRIC, "--judge", help="rubric (offline) or llm."),
-    backend: str | None = typer.Option(None, help="Backend spec for --judge llm."),
+    backend: str | None = typer.Option(
+        None, help=f"Backend spec for --judge llm: {usage_line(ActorRole.BACKEND)}."
+    ),
     scoring_profile: str = typer.Option(
         "strict", "--scoring-profile", "--profile", help="Scoring profile whose success_rate is the base."
     ),

@@ -8,6 +8,7 @@ import typer
 from rich.console import Console
 
 from shoparena.cli._guards import refuse_output_over_input
+from shoparena.records.actors import ActorRole, describe
 from shoparena.runs.envelopes import ENVELOPE_LOG_NAME
 
 episodes_app = typer.Typer(
@@ -18,7 +19,7 @@ console = Console(stderr=True)
 
 @episodes_app.command("run")
 def run(
-    agent: str = typer.Option("planner", "--agent", help="In-process agent name (planner)."),
+    agent: str = typer.Option("planner", "--agent", help=f"In-process agent: {describe(ActorRole.AGENT)}."),
     suite: Path = typer.Option(
         ..., "--suite", exists=True, dir_okay=False, help="SB JSONL or ORO suite JSON."
     ),

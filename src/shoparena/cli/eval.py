@@ -12,17 +12,19 @@ from rich.table import Table
 
 from shoparena.cli._options import field_default, field_option
 from shoparena.eval.config import EvalConfig
+from shoparena.records.actors import ActorRole, describe, usage_line
 
 eval_app = typer.Typer(
     help="Evaluate policies on held-out suites (pass@k with intervals), compare runs, serve a model.",
     no_args_is_help=True,
 )
 console = Console(stderr=True, width=160)
+POLICY = ActorRole.POLICY
 
 
 @eval_app.command("run")
 def run(
-    policy: str = typer.Option(..., "--policy", help="planner | hf:DIR | openai:URL#model | miner:FILE"),
+    policy: str = typer.Option(..., "--policy", help=f"{usage_line(POLICY)}. {describe(POLICY)}."),
     suite: Path = typer.Option(..., "--suite", exists=True, dir_okay=False, help="Suite file."),
     index: Path = typer.Option(..., "--index", exists=True, file_okay=False, help="Search index directory."),
     out: Path = typer.Option(..., "--out", file_okay=False, help="Run directory (re-run resumes)."),

@@ -1,13 +1,8 @@
 """Policies ``eval run`` can evaluate, behind one interface: play a list of episodes, report each one.
 
-Each kind of spec is one :class:`PolicyKind` entry of :data:`POLICY_KINDS`:
-
-| spec | how it runs |
-|---|---|
-| ``planner`` | the rule-based planner agent, in process (a baseline, no model) |
-| ``hf:DIR`` | a transformers folder in process; concurrent episodes' turns share one batch |
-| ``openai:URL#model`` | an OpenAI-compatible server (vLLM, ``shoparena eval serve``, llama.cpp) over httpx |
-| ``miner:FILE`` | an arena agent file (or built-in miner name) in the sandbox, through the trusted proxy |
+Each kind of spec is one :class:`PolicyKind` entry of :data:`POLICY_KINDS`, keyed by the registry's policy
+kinds (:mod:`shoparena.records.actors`, role ``policy``: ``planner``, ``hf:DIR``, ``openai:URL#model``,
+``miner:FILE``), which describes each one and writes its usage.
 """
 
 from __future__ import annotations
@@ -35,6 +30,7 @@ from shoparena.formats.profiles import (
     template_hash,
 )
 from shoparena.formats.scan import MAX_CALLS_PER_STEP
+from shoparena.records.actors import ActorRole, actor
 from shoparena.records.infra import InfraFailure, InfraReason
 from shoparena.records.problem import Problem
 from shoparena.records.trajectory import EpisodeStatus, Trajectory, TrajectoryError
@@ -514,8 +510,7 @@ class PolicyKind:
     """One kind of ``--policy`` spec.
 
     Attributes:
-        name: The kind (``Policy.kind``, the run's ``describe()``).
-        usage: How a spec of this kind is written (error messages).
+        name: The kind (``Policy.kind``, the run's ``describe()``), a policy kind of the registry.
         exact: Specs that are this kind as written (``planner``).
         prefixes: Spec prefixes that make this kind (``hf:``).
         build: ``(spec, config, engine, knowledge, backend) -> Policy``; ``backend``, when given (tests),
@@ -523,7 +518,6 @@ class PolicyKind:
     """
 
     name: str
-    usage: str
     exact: tuple[str, ...]
     prefixes: tuple[str, ...]
     build: Callable[[str, EvalConfig, Any, KnowledgeBase | None, Any], Policy]
@@ -531,14 +525,23 @@ class PolicyKind:
     def matches(self, spec: str) -> bool:
         return spec in self.exact or spec.startswith(self.prefixes)
 
+    @property
+    def usage(self) -> str:
+        """How a spec of this kind is written (the registry's, for help and error messages)."""
+        return actor(ActorRole.POLICY, self.name).usage
+
+    @property
+    def description(self) -> str:
+        return actor(ActorRole.POLICY, self.name).description
+
 
 POLICY_KINDS: dict[str, PolicyKind] = {
     kind.name: kind
     for kind in (
-        PolicyKind("planner", "planner", ("planner",), (), _planner),
-        PolicyKind("hf", "hf:DIR", (), ("hf:", "transformers:"), _hf),
-        PolicyKind("openai", "openai:URL#model", (), ("openai:", "http://", "https://"), _openai),
-        PolicyKind("miner", "miner:FILE", (), ("miner:",), _miner),
+        PolicyKind("planner", ("planner",), (), _planner),
+        PolicyKind("hf", (), ("hf:", "transformers:"), _hf),
+        PolicyKind("openai", (), ("openai:", "http://", "https://"), _openai),
+        PolicyKind("miner", (), ("miner:",), _miner),
     )
 }
 

@@ -9,8 +9,11 @@ from typing import Any
 from shoparena.llm.openai_compat import OpenAICompatibleBackend
 from shoparena.llm.transformers_backend import TransformersBackend
 from shoparena.llm.types import ChatBackend
+from shoparena.records.actors import ActorRole, actors
 
 API_KEY_ENV = "SHOPARENA_LLM_API_KEY"
+#: The backend kinds a ``KIND:LOCATION`` spec names (the registry's backends; ``planner`` has no location).
+SPEC_KINDS = tuple(name for name in actors(ActorRole.BACKEND) if name != "planner")
 
 
 def parse_backend_spec(spec: str) -> tuple[str, str, str | None]:
@@ -35,8 +38,8 @@ def parse_backend_spec(spec: str) -> tuple[str, str, str | None]:
     location = location.strip()
     if kind == "hf":
         kind = "transformers"
-    if kind not in ("openai", "transformers"):
-        raise ValueError(f"backend spec {spec!r}: unknown kind {kind!r} (openai, transformers)")
+    if kind not in SPEC_KINDS:
+        raise ValueError(f"backend spec {spec!r}: unknown kind {kind!r} ({', '.join(SPEC_KINDS)})")
     if not location:
         raise ValueError(f"backend spec {spec!r}: missing URL or directory")
     if kind == "openai" and not location.startswith(("http://", "https://")):

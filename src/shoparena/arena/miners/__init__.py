@@ -1,35 +1,21 @@
 """Built-in miners: single ORO-style files (``agent_main(problem) -> list[step]``) shipped with shoparena.
 
 Each file runs inside the sandbox and imports only the standard library and :mod:`shoparena.agent_sdk`.
-``shoparena arena run --agents agentic subtask ...`` accepts these names as well as file paths.
-
-| name | behaviour |
-|---|---|
-| ``agentic`` | the LLM emits every tool call; catalogue calls go out with the proxy's nonces |
-| ``subtask`` | deterministic search loop; the LLM only picks and narrates (no nonces) |
-| ``shortcut`` | no LLM: first hit of the query, recommend, terminate |
-| ``crash`` | raises (FAILED, ``MinerCrash``) |
-| ``hang`` | never returns (TIMED_OUT, ``TimeoutError``) |
-| ``malformed`` | returns a list of non-step values (SUCCESS envelope that scores 0) |
-| ``nonlist`` | returns a dict (FAILED, ``InvalidReturnType``) |
+``shoparena arena run --agents agentic subtask ...`` accepts these names as well as file paths. The names and
+what each miner does are the registry's (:mod:`shoparena.records.actors`, role ``miner``); a name there has
+its file here, ``NAME.py`` (``tests/test_actors.py``).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from shoparena.records.actors import ActorRole, actors
+
 MINER_DIR = Path(__file__).resolve().parent
 
-#: Built-in miner name → one-line description.
-BUILTIN_MINERS: dict[str, str] = {
-    "agentic": "LLM emits every tool call; catalogue calls dispatched with proxy nonces",
-    "subtask": "deterministic search loop; LLM only picks among results / narrates",
-    "shortcut": "no LLM: first hit of the query, recommend, terminate",
-    "crash": "faulty: agent_main raises (FAILED, MinerCrash)",
-    "hang": "faulty: never returns (TIMED_OUT)",
-    "malformed": "faulty: returns non-step list items (SUCCESS envelope, scores 0)",
-    "nonlist": "faulty: returns a dict (FAILED, InvalidReturnType)",
-}
+#: Built-in miner name → one-line description (the registry's).
+BUILTIN_MINERS: dict[str, str] = {name: a.description for name, a in actors(ActorRole.MINER).items()}
 
 
 def miner_path(name: str) -> Path:
