@@ -14,6 +14,7 @@ from typing import Any
 
 from shoparena.corpus.layout import CorpusRun
 from shoparena.eval.baskets import BasketTable
+from shoparena.eval.compare import Comparison
 from shoparena.eval.layout import EvalRun
 from shoparena.formats.native import trajectory_to_chat
 from shoparena.jsonl import iter_jsonl
@@ -29,6 +30,7 @@ from shoparena.pipeline.outputs import (
     StudentEvalOutput,
 )
 from shoparena.records.corpus import CorpusReport
+from shoparena.records.eval import Estimate, EvalSummary
 from shoparena.records.trajectory import Trajectory
 from shoparena.runs.files import RunFileError, load_json, load_yaml
 from shoparena.runs.layout import open_run
@@ -53,10 +55,10 @@ class ReportData:
     stage_outputs: dict[str, StageOutput] = field(default_factory=dict)  # stage -> its record, when readable
     corpus_report: CorpusReport | None = None
     races: list[RaceSummary] | None = None
-    evals: dict[str, dict[str, Any]] = field(default_factory=dict)
+    evals: dict[str, EvalSummary] = field(default_factory=dict)  # base / student: their summary.json
     examples: list[tuple[str, list[dict[str, Any]]]] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
-    comparison: dict[str, Any] | None = None  # base vs student, paired (eval.compare), when both ran
+    comparison: Comparison | None = None  # base vs student, paired (eval.compare), when both ran
     comparison_error: str = ""
     missing: dict[str, str] = field(default_factory=dict)  # stage -> which output of a stage that ran is gone
     baskets: BasketTable | None = None  # student, base, shortcut, planner by intent and basket size
@@ -68,20 +70,9 @@ class ReportData:
         return record if isinstance(record, model) else None
 
 
-def metric(block: Any, name: str) -> tuple[float, float, float] | None:
-    """``(value, ci_low, ci_high)`` of a metric written as ``{"value"|"estimate", "ci_low", "ci_high"}``
-    or as a number beside ``<name>_ci_low`` / ``<name>_ci_high``; None when absent."""
-    if not isinstance(block, dict) or name not in block:
-        return None
-    raw = block[name]
-    if isinstance(raw, dict):
-        value = next((raw[k] for k in ("value", "estimate", "mean", "rate") if k in raw), None)
-        if value is None:
-            return None
-        return float(value), float(raw.get("ci_low", value)), float(raw.get("ci_high", value))
-    if isinstance(raw, int | float):
-        return float(raw), float(block.get(f"{name}_ci_low", raw)), float(block.get(f"{name}_ci_high", raw))
-    return None
+def estimate(est: Estimate) -> tuple[float, float, float]:
+    """``(value, ci_low, ci_high)`` of an estimate."""
+    return est.value, est.ci_low, est.ci_high
 
 
 def _read_json(path: Path) -> Any:
@@ -177,9 +168,12 @@ def load_report_data(run_dir: str | Path, examples: int = 3) -> ReportData:
     eval_dirs = {}
     for model, label in ((EvalOutput, "base"), (StudentEvalOutput, "student")):
         eval_dirs[label] = eval_dir = _dir_of(run, data.output(model))
-        summary = _read_json(EvalRun.at(eval_dir).summary_path) if eval_dir is not None else None
-        if summary:
-            data.evals[label] = summary
+        summary = EvalRun.at(eval_dir) if eval_dir is not None else None
+        if summary is not None and summary.summary_path.is_file():
+            try:
+                data.evals[label] = summary.summary()
+            except RunFileError as exc:  # not an EvalSummary: its section says so, naming the field
+                data.missing[model.stage] = str(exc)
         elif data.output(model) is not None:
             name = EvalRun.at(run).summary_path.name
             data.missing[model.stage] = (
@@ -191,7 +185,7 @@ def load_report_data(run_dir: str | Path, examples: int = 3) -> ReportData:
         from shoparena.eval.config import EvalConfigError
 
         try:
-            data.comparison = compare_runs(base_dir, student_dir).model_dump(mode="json")
+            data.comparison = compare_runs(base_dir, student_dir)
         except (CompareError, EvalConfigError, OSError, ValueError) as exc:
             data.comparison_error = str(exc)
         data.baskets = _basket_table(data, base_dir, student_dir)

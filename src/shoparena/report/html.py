@@ -23,8 +23,9 @@ from shoparena.pipeline.outputs import (
     ScoreBlock,
     StudentEvalOutput,
 )
+from shoparena.records.eval import Estimate, EvalSummary, GroupMetrics
 from shoparena.report import charts
-from shoparena.report.data import ReportData, load_report_data, metric
+from shoparena.report.data import ReportData, estimate, load_report_data
 from shoparena.runs.output import write_text_atomic
 from shoparena.scoring.profiles import ScoringProfileName
 
@@ -247,13 +248,12 @@ def _asr_rows(
             c: (v.asr, *wilson_interval(v.successes, v.n)) for c, v in cats.items() if v.n
         }
     for label, summary in data.evals.items():
-        block = summary.get("profiles", summary).get(scoring_profile, {})
-        cats = {c: metric(v, "greedy_asr") for c, v in block.items() if isinstance(v, dict)}
-        per_model[label] = {c: m for c, m in cats.items() if m is not None}
-    floor = (data.evals.get("student") or {}).get("shortcut_floor", {}).get(scoring_profile)
+        block = summary.profiles.get(scoring_profile, {})
+        per_model[label] = {c: estimate(g.greedy_asr) for c, g in block.items() if g.greedy_asr is not None}
+    student = data.evals.get("student")
+    floor = student.shortcut_floor.get(scoring_profile) if student is not None else None
     if floor:  # the no-LLM shortcut on the student's problems (Wilson intervals)
-        shortcut = {c: metric({"e": v}, "e") for c, v in floor.items() if isinstance(v, dict)}
-        per_model["shortcut"] = {c: m for c, m in shortcut.items() if m is not None}
+        per_model["shortcut"] = {c: estimate(e) for c, e in floor.items()}
     categories = sorted({c for m in per_model.values() for c in m}, key=lambda c: (c != "overall", c))
     return categories, {
         name: [values.get(c, (0.0, 0.0, 0.0)) for c in categories] for name, values in per_model.items()
@@ -318,17 +318,18 @@ def headline(data: ReportData) -> str:
             if (data.comparison_error)
             else verdict(data)
         )
-    block = (data.comparison.get("profiles") or {}).get(ScoringProfileName.STRICT) or {}
-    greedy, diff = block.get("greedy"), block.get("greedy_asr")
-    if not greedy or not diff:
+    block = data.comparison.profiles.get(ScoringProfileName.STRICT)
+    greedy = block.greedy if block is not None else None
+    diff = block.greedy_asr if block is not None else None
+    if block is None or greedy is None or diff is None:
         return verdict(data)
-    n = block.get("problems", 0)
-    base, student = greedy["a_only"] + greedy["both"], greedy["b_only"] + greedy["both"]
+    n = block.problems
+    base, student = greedy.a_only + greedy.both, greedy.b_only + greedy.both
     return verdict(data) + (
         f'<p class="detail"><b>student {student}/{n} vs base {base}/{n}</b> (strict, greedy, held-out): '
-        f"difference {diff['diff']:+.3f}, paired 95 % bootstrap interval of the difference "
-        f"[{diff['ci_low']:+.3f}, {diff['ci_high']:+.3f}]; McNemar exact p = {greedy['p_value']:.2g} "
-        f"({greedy['b_only']} problems only the student solves, {greedy['a_only']} only the base)"
+        f"difference {diff.diff:+.3f}, paired 95 % bootstrap interval of the difference "
+        f"[{diff.ci_low:+.3f}, {diff.ci_high:+.3f}]; McNemar exact p = {greedy.p_value:.2g} "
+        f"({greedy.b_only} problems only the student solves, {greedy.a_only} only the base)"
         f"{_versus_shortcut(data)}</p>"
     )
 
@@ -349,19 +350,20 @@ def _versus_shortcut(data: ReportData) -> str:
     )
 
 
-def _solved(summary: dict[str, Any], category: str) -> str:
-    block = summary.get("profiles", summary).get(ScoringProfileName.STRICT, {}).get(category, {})
-    est = block.get("greedy_asr") if isinstance(block, dict) else None
-    if not isinstance(est, dict) or not est.get("n"):
+def _count(est: Estimate | None) -> str:
+    """``9/12`` (the estimate's successes of its problems), or ``-``."""
+    if est is None or not est.n:
         return "-"
-    return f"{round(est['value'] * est['n'])}/{est['n']}"
+    return f"{round(est.value * est.n)}/{est.n}"
 
 
-def _shortcut_solved(summary: dict[str, Any], category: str) -> str:
-    est = (summary.get("shortcut_floor") or {}).get(ScoringProfileName.STRICT, {}).get(category)
-    if not isinstance(est, dict) or not est.get("n"):
-        return "-"
-    return f"{round(est['value'] * est['n'])}/{est['n']}"
+def _solved(summary: EvalSummary, category: str) -> str:
+    block = summary.profiles.get(ScoringProfileName.STRICT, {}).get(category)
+    return _count(block.greedy_asr if block is not None else None)
+
+
+def _shortcut_solved(summary: EvalSummary, category: str) -> str:
+    return _count(summary.shortcut_floor.get(ScoringProfileName.STRICT, {}).get(category))
 
 
 def per_intent_line(data: ReportData) -> str:
@@ -370,8 +372,8 @@ def per_intent_line(data: ReportData) -> str:
     if not {"base", "student"} <= set(data.evals):
         return ""
     student = data.evals["student"]
-    block = student.get("profiles", student).get(ScoringProfileName.STRICT, {})
-    intents = sorted(c for c in block if c != "overall" and isinstance(block[c], dict))
+    block = student.profiles.get(ScoringProfileName.STRICT, {})
+    intents = sorted(c for c in block if c != "overall")
     base = data.evals["base"]
     parts = [
         f"{_esc(c)} {_solved(student, c)} vs {_solved(base, c)} vs {_shortcut_solved(student, c)}"
@@ -456,21 +458,11 @@ def section_asr(data: ReportData, notes: Mapping[str, str]) -> str:
     return "".join(parts)
 
 
-def _pass_at_k_points(overall: dict[str, Any]) -> list[tuple[float, float, float, float]]:
-    """``(k, value, low, high)`` from ``{"pass@k": {"1": est, ...}}`` or flat ``pass@1``, ``pass@2`` keys."""
-    points = []
-    nested = overall.get("pass@k")
-    if isinstance(nested, dict):
-        for k, est in nested.items():
-            m = metric({"x": est}, "x")
-            if m is not None and str(k).isdigit():
-                points.append((float(k), *m))
-    for key in overall:
-        if key.startswith("pass@") and key[5:].isdigit() and not isinstance(nested, dict):
-            m = metric(overall, key)
-            if m is not None:
-                points.append((float(key[5:]), *m))
-    return sorted(points)
+def _pass_at_k_points(overall: GroupMetrics | None) -> list[tuple[float, float, float, float]]:
+    """``(k, value, low, high)`` of the group's pass@k estimates, by k."""
+    if overall is None:
+        return []
+    return sorted((float(k), *estimate(est)) for k, est in overall.pass_at_k.items() if str(k).isdigit())
 
 
 def section_pass_at_k(data: ReportData, notes: Mapping[str, str]) -> str:
@@ -481,14 +473,14 @@ def section_pass_at_k(data: ReportData, notes: Mapping[str, str]) -> str:
     series = {}
     rows = []
     for label, summary in data.evals.items():
-        overall = summary.get("profiles", summary).get(ScoringProfileName.STRICT, {}).get("overall", {})
+        overall = summary.profiles.get(ScoringProfileName.STRICT, {}).get("overall")
         points = _pass_at_k_points(overall)
         if points:
             series[label] = points
             rows += [[label, int(k), v, f"[{lo:.3f}, {hi:.3f}]"] for k, v, lo, hi in points]
     if not series:
         raise SectionNotRun("the evaluation summaries hold no pass@k")
-    decoding = next(iter(data.evals.values())).get("decoding", {})
+    decoding = next(iter(data.evals.values())).decoding
     caption = f"<p>decoding: {_esc(json.dumps(decoding))}</p>" if decoding else ""
     if all(len(points) < 2 for points in series.values()):  # one sample per problem: no curve to draw
         chart = (
