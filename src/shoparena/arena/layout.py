@@ -20,6 +20,7 @@ from typing import Any
 from shoparena.jsonl import LineWriter, read_jsonl_dicts
 from shoparena.records.judge import JudgeVerdict
 from shoparena.records.race import ArenaRunFile, MinerTruth, RaceDocument, WeightsDocument
+from shoparena.records.unicode import dump_json
 from shoparena.runs.envelopes import envelope_log_path
 from shoparena.runs.files import iter_records, read_json_record, read_yaml_record
 from shoparena.runs.layout import RunHandle, register_run_kind
@@ -181,7 +182,7 @@ class ArenaRun(RunHandle):
         path = self.judge_path(agent)
         with LineWriter(path) as out:
             for verdict in verdicts:
-                out.write(verdict.model_dump_json())
+                out.write(dump_json(verdict))
         return path
 
 
