@@ -121,3 +121,4 @@ def test_a_checkpoint_torn_by_a_kill_resumes_from_the_last_whole_one(tiny_path, 
     notes = [line for line in lines if "torn" in line]
     assert len(notes) == 1 and "resuming from checkpoint-4" in notes[0] and "checkpoint-6" in notes[0], lines
     assert (run / "final").is_dir() and (torn / "trainer_state.json").is_file()  # saved again, whole
+    assert (run / "checkpoints" / "torn-checkpoint-6").is_dir()  # the torn one kept aside, not resumed

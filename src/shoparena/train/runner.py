@@ -305,11 +305,14 @@ def _decide(cfg: TrainConfig, run: TrainRunDir, procs: Processes, batch: int) ->
     whole, torn = last_whole_checkpoint(layout.checkpoints_dir)
     last = str(whole) if whole is not None else None
     note = None
-    if torn:  # torn by a kill while written: removed (its step is trained and saved again)
+    if torn:  # torn by a kill while written: set aside (its step is trained and saved again)
         for folder, _ in torn:
-            shutil.rmtree(folder)
+            aside = folder.with_name(f"torn-{folder.name}")  # a name transformers neither resumes nor rotates
+            if aside.exists():
+                shutil.rmtree(aside)
+            folder.rename(aside)
         passed = "; ".join(f"{folder.name} ({why})" for folder, why in torn)
-        note = f"resuming from {whole.name if whole else 'the start'}: removed torn {passed}"
+        note = f"resuming from {whole.name if whole else 'the start'}: set aside torn {passed} as torn-*"
     before = run.manifest.processes
     if last is not None and before != procs.count:
         raise RunDirError(
