@@ -8,7 +8,8 @@ Malformed 200s (issue 52), each the server's fault: ``tokens_word`` (``usage.pro
 ``tokens_huge`` (1e400), ``content_list`` / ``content_dict`` / ``content_int`` (``message.content`` of that
 type), ``deep`` (a body nested 5,000 deep); and ``drip`` (a whole completion, one byte every ``hang_s / 4``
 seconds: each read is quick, the whole answer never comes in time); ``flood`` (one reply of 100 searches,
-then recommend and terminate).
+then recommend and terminate); ``judge`` (a judge's verdict whose explanation holds a lone surrogate as a
+JSON escape, as a model echoing a miner's text writes it).
 """
 
 from __future__ import annotations
@@ -63,6 +64,8 @@ class FaultServer:
 
     def __init__(self, mode: str, hang_s: float = 3.0, seed: int = 0) -> None:
         self.mode, self.hang_s, self.requests = mode, hang_s, 0
+        self.models: list[str] = []  # the "model" each request named (its raw JSON text, not decoded)
+        self.bodies: list[bytes] = []  # each request's body as received
         self.rng = random.Random(seed)
         self._draw = threading.Lock()
         owner = self
@@ -72,9 +75,11 @@ class FaultServer:
                 pass
 
             def do_POST(self) -> None:
-                self.rfile.read(int(self.headers.get("content-length") or 0))
+                raw = self.rfile.read(int(self.headers.get("content-length") or 0))
                 with owner._draw:
                     owner.requests += 1
+                    owner.bodies.append(raw)
+                    owner.models.append(raw.decode("utf-8").partition('"model": ')[2].partition(",")[0])
                     mode = owner.mode
                     if mode == "mixed":
                         mode = owner.rng.choice(["500", "garbage", "surrogate", "ok"])
@@ -88,6 +93,12 @@ class FaultServer:
                     self._send(200, json.dumps(_completion([*flood, *FINISH])).encode())
                 elif mode == "drip":
                     self._drip(json.dumps(_completion(FINISH)).encode(), owner.hang_s / 4)
+                elif mode == "judge":
+                    good = _completion([])
+                    del good["choices"][0]["message"]["tool_calls"]
+                    verdict = json.dumps({"reasoning_quality": 0.8, "explanation": "echoes \ud83d"})
+                    good["choices"][0]["message"]["content"] = verdict
+                    self._send(200, json.dumps(good).encode())
                 elif mode == "500":
                     self._send(500, b'{"error": "internal"}')
                 elif mode == "garbage":

@@ -36,6 +36,16 @@ HOMES = {
         re.compile(r"^_?trajectory_to_(chat|messages|openai)$"),
         {("formats/native.py", "trajectory_to_chat")},
     ),
+    # lone surrogates are found, replaced and escaped in one place (issue 52)
+    "lone surrogates": (
+        re.compile(r"lone_surrogate"),
+        {
+            ("records/unicode.py", "first_lone_surrogate"),
+            ("records/unicode.py", "has_lone_surrogate"),
+            ("records/unicode.py", "replace_lone_surrogates"),
+            ("records/unicode.py", "escape_lone_surrogates"),
+        },
+    ),
     # the planner's items are the request's listed items (agents.query_parser reads them)
     "request-item splitting": (
         re.compile(r"^_?(enumeration|request_lines|listed_items|numbered_items|split_items|split_request)$"),

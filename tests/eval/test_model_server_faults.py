@@ -113,3 +113,22 @@ def test_a_reply_of_100_calls_runs_at_most_the_env_servers_cap(bank, synth, tmp_
     assert len(trajectories) == 3
     for trajectory in trajectories:
         assert len(trajectory.steps[0].tool_calls) == MAX_CALLS_PER_STEP  # 102 ran before the cap
+
+
+def test_a_model_name_with_a_lone_surrogate_runs_and_is_recorded_as_its_escape(bank, synth, tmp_path):
+    """A ``#model`` the shell could not decode (Python holds the byte 0xff as U+DCFF) is sent and recorded as
+    its escape ``\\udcff``: the run writes its episodes, and the same command resumes it (issue 52)."""
+    out = tmp_path / "run"
+    with FaultServer("ok") as server:
+        args = _args(server, bank, synth, out, timeout="60")
+        args[args.index("--policy") + 1] += "\udcff"
+        result = CliRunner().invoke(app, args)
+        assert result.exit_code == 0, result.output
+        assert "Traceback" not in result.output and read_infra(out) == []
+        assert server.models and set(server.models) == {'"m\\\\udcff"'}  # the escape, as JSON text
+        assert len(read_jsonl_dicts(out / "episodes.jsonl")) == 3
+        identity = json.loads((out / "identity.json").read_text(encoding="utf-8"))
+        assert identity["config"]["policy"].endswith("#m\\udcff")
+        again = CliRunner().invoke(app, args)
+    assert again.exit_code == 0, again.output
+    assert len(read_jsonl_dicts(out / "episodes.jsonl")) == 3

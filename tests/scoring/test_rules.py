@@ -173,3 +173,30 @@ def test_verdict_records_backend_and_explains() -> None:
     text = v.explain()
     assert "similarity 0.300 < 0.7" in text and "non-comparable" in text
     assert type(v).model_validate_json(v.model_dump_json()) == v
+
+
+@pytest.mark.parametrize("profile", ["shoppingbench", "strict"])
+def test_the_public_checks_have_one_shape_whether_the_exact_id_or_another_product_passed(profile) -> None:
+    """Issue 52, finding 5: under shoppingbench the ground-truth id short-circuits to rule 1, and its public
+    verdict listed no required check while another passing product's listed one per constraint: the
+    shape told exact matches apart. Both now list the same checks, all passed."""
+    reward = {
+        "product_id": "1",
+        "title": ["a"],
+        "service": ["COD"],
+        "price": [{"greater than": [5, None]}, {"less than": [0, 50]}],
+    }
+    prob = problem([reward])
+    lookup = DictLookup([product("1", title="a", service=["COD"]), product("2", title="a", service=["COD"])])
+    views = []
+    for pid in ("1", "2"):
+        verdict = score_trajectory(
+            prob, recommending(pid), lookup, scoring_profile=profile, similarity=FixedSimilarity(1.0)
+        )
+        assert verdict.success and verdict.gt == float(pid == "1")
+        views.append(verdict.public_view())
+    exact, other = views
+    assert exact["checks"] == other["checks"] and len(exact["checks"]) == 5  # 4 constraints and the rule
+    assert {k: v for k, v in exact.items() if k not in ("recommended_ids",)} == {
+        k: v for k, v in other.items() if k not in ("recommended_ids",)
+    }

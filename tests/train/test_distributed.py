@@ -195,6 +195,27 @@ def test_processes_that_read_other_data_stop_before_training(corpus, tmp_path) -
     assert not (run / "checkpoints").exists() and not (run / "final").exists()
 
 
+@pytest.mark.slow
+def test_a_second_launch_into_a_busy_out_says_so_once_and_every_process_exits_2(corpus, tmp_path) -> None:
+    """Issue 52, finding 6: the main process refused a busy --out in one line, but the others raised
+    MainProcessError with a traceback (RunLockedError was not passed on as a refusal)."""
+    from shoparena.runs.identity import RunLock
+
+    run = tmp_path / "run"
+    sets = [f"data.corpus={corpus}", "sft.max_steps=2"]
+    cli = ["train", "sft", "--config", "tiny", *(a for s in sets for a in ("--set", s)), "--out", str(run)]
+    with RunLock(run):  # another launch training into --out
+        result = launch(cli, tmp_path / "writes")
+    assert result.returncode != 0  # torchrun's own status (1) when any process fails
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and "is in use by another run" in errors[0], result.stderr
+    # Each process exits 2 (a refusal; torchrun may stop the slower one first), none prints a traceback of
+    # its own (torchrun then reports them).
+    assert "exitcode  : 2" in result.stderr and "exitcode  : 1 " not in result.stderr, result.stderr
+    assert "[rank" not in result.stderr and "MainProcessError" not in result.stderr
+    assert sorted(p.name for p in run.iterdir()) == ["run.lock"]
+
+
 def _gpus() -> int:
     import torch
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 
 import pytest
 
@@ -91,3 +92,33 @@ def test_train_out_over_a_corpus_is_refused_before_any_write(corpus, tmp_path) -
     )
     assert result.exit_code == 2 and "is the input" in result.output and "Traceback" not in result.output
     assert {p: p.read_bytes() for p in corpus.rglob("*") if p.is_file()} == before
+
+
+@pytest.mark.parametrize("tear", ["truncate_weights", "drop_weights", "drop_state"])
+def test_a_checkpoint_torn_by_a_kill_resumes_from_the_last_whole_one(tiny_path, corpus, tmp_path, tear):
+    """Issue 52, finding 6: a kill while checkpoint-6 was written left it torn, and every resume stopped at
+    "Can't find a valid checkpoint ... checkpoint-6" although checkpoint-4 was whole."""
+    import shoparena.train.runner as runner
+
+    cfg = load_config("tiny", "sft", [f"data.corpus={corpus}", "sft.max_steps=6", "sft.save_steps=2"])
+    run = tmp_path / "run"
+    runner.train(cfg, run, progress=False)
+    # What a kill while checkpoint-6 was written leaves: no final model, a torn folder (the tiny preset
+    # keeps two checkpoints: 4 and 6).
+    shutil.rmtree(run / "final")
+    (run / "summary.json").unlink()
+    torn = run / "checkpoints" / "checkpoint-6"
+    weights = torn / "model.safetensors"
+    if tear == "truncate_weights":
+        weights.write_bytes(weights.read_bytes()[: weights.stat().st_size // 2])
+    elif tear == "drop_weights":
+        weights.unlink()
+    else:
+        (torn / "trainer_state.json").unlink()
+    lines: list[str] = []
+    summary = runner.train(cfg, run, progress=False, say=lines.append)
+    assert summary["resumed_from"].endswith("checkpoint-4") and summary["global_step"] == 6
+    notes = [line for line in lines if "torn" in line]
+    assert len(notes) == 1 and "resuming from checkpoint-4" in notes[0] and "checkpoint-6" in notes[0], lines
+    assert (run / "final").is_dir() and (torn / "trainer_state.json").is_file()  # saved again, whole
+    assert (run / "checkpoints" / "torn-checkpoint-6").is_dir()  # the torn one kept aside, not resumed

@@ -36,6 +36,7 @@ from shoparena.records.corpus import Quarantined
 from shoparena.records.episode import Episode, EpisodeOrigin, ScoringInputs
 from shoparena.records.judge import JudgeVerdict
 from shoparena.records.race import ArenaRunFile, MinerTruth, RaceDocument, WeightsDocument
+from shoparena.records.unicode import dump_json
 from shoparena.runs.envelopes import envelope_log_path
 from shoparena.runs.files import RunFileError, iter_records, read_json_record, read_yaml_record
 from shoparena.runs.layout import EnvelopeLogRun, RunHandle, open_run, register_run_kind
@@ -303,7 +304,7 @@ class ArenaRun(RunHandle):
         path = self.judge_path(agent)
         with LineWriter(path) as out:
             for verdict in verdicts:
-                out.write(verdict.model_dump_json())
+                out.write(dump_json(verdict))
         return path
 
 

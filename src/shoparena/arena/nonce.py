@@ -48,7 +48,7 @@ def _b64d(text: str) -> bytes:
 
 def args_hash(raw: bytes | str) -> str:
     """Hex SHA-256 of the raw argument bytes."""
-    return hashlib.sha256(raw.encode() if isinstance(raw, str) else raw).hexdigest()
+    return hashlib.sha256(raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else raw).hexdigest()
 
 
 class NonceAuthority:

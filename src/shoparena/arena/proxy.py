@@ -43,6 +43,7 @@ from shoparena.arena.proxy_log import parse_response_tool_calls
 from shoparena.arena.proxy_state import ClientIdentity, EmittedCall, ProxyState, TokenBucket
 from shoparena.records.proxy_log import ParsedCall, ProofKind, ProxyLogEntry
 from shoparena.records.tools import CATALOGUE_TOOLS, SEARCH_TOOLS, WEB_SEARCH
+from shoparena.records.unicode import json_bytes
 from shoparena.runs.stale import private_tempdir
 
 logger = logging.getLogger(__name__)
@@ -89,6 +90,14 @@ def _raw_params(query_string: bytes) -> dict[str, Any]:
         text = unquote(value)
         params[unquote(key)] = int(text) if key == "page" and text.isdigit() else text
     return params
+
+
+class _JSONResponse(JSONResponse):
+    """Starlette's JSON response, a lone surrogate (a miner's request or the model's reply echoing one)
+    written as its escape instead of failing the request with a 500 after its log line."""
+
+    def render(self, content: Any) -> bytes:
+        return json_bytes(content, allow_nan=False, indent=None, separators=(",", ":"))
 
 
 def summarise_response(path: str, response: Any, entry: ProxyLogEntry) -> None:
@@ -342,7 +351,7 @@ class _ProxyRoutes:
         else:
             entry.error = payload
         self.state.write(ident, entry)
-        return JSONResponse(payload, status_code=status, headers=headers)
+        return _JSONResponse(payload, status_code=status, headers=headers)
 
     async def handle(self, path: str, request: Request) -> JSONResponse:
         """Every route: the identity, the rate limit and the log entry around :meth:`answer`."""

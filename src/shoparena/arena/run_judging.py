@@ -37,6 +37,7 @@ from shoparena.judge.coefficient import (
 from shoparena.judge.llm_judge import FailureAccounting
 from shoparena.judge.records import JudgeVerdict
 from shoparena.records.race import ArenaRunFile
+from shoparena.records.unicode import dump_json
 from shoparena.runs.files import iter_records
 from shoparena.runs.manifest import ArenaManifest
 
@@ -222,7 +223,7 @@ def judge_run(
         agents=entries,
         notes=[note] if note else [],
     )
-    run.incentives_path.write_text(report.model_dump_json(indent=2), encoding="utf-8")
+    run.incentives_path.write_text(dump_json(report, indent=2), encoding="utf-8")
     return report
 
 
@@ -314,7 +315,7 @@ class _Judging:
             notes=agent_notes,
         )
         (self.run.agent_dir(name) / self.run.incentives_path.name).write_text(
-            entry.model_dump_json(indent=2), encoding="utf-8"
+            dump_json(entry, indent=2), encoding="utf-8"
         )
         return entry
 

@@ -58,10 +58,12 @@ def serve(
     """Serve reset / step / state over HTTP, one session per episode (client: agent_sdk.EnvClient)."""
     from shoparena.integrations.http import serve as serve_http
     from shoparena.integrations.tasks import ShopTaskSet, TaskSetError
+    from shoparena.runs.ports import check_port_free
 
     for name, value in (("--step-timeout", step_timeout_s), ("--idle-timeout", idle_timeout_s)):
         if not math.isfinite(value) or value <= 0:  # nan passed the old check and disabled the timeout
             raise typer.BadParameter(f"{value} is not a positive number of seconds", param_hint=name)
+    check_port_free(host, port)  # in use: one line, exit 2 (uvicorn's own exit is 3)
 
     try:
         tasks = ShopTaskSet.load(

@@ -248,6 +248,9 @@ def serve(
 
     from shoparena.eval.server import create_app
     from shoparena.llm.types import BackendError
+    from shoparena.runs.ports import check_port_free
+
+    check_port_free(host, port)  # in use: one line, exit 2 (uvicorn's own exit is 3), before loading a model
 
     if spec == "planner":
         from shoparena.llm.planner_backend import PlannerBackend

@@ -27,6 +27,7 @@ from shoparena.runs.files import RunFileError
 from shoparena.runs.identity import RunDirError
 from shoparena.runs.machine import EnvValueError
 from shoparena.runs.output import OutputPathError
+from shoparena.runs.ports import PortInUseError
 
 app = typer.Typer(
     name="shoparena",
@@ -88,7 +89,8 @@ def _guard(callback: Callable[..., Any]) -> Callable[..., Any]:
         except RunDirError as exc:  # --out of another kind or run, over an input, or locked by a live run
             typer.echo(f"error: {exc}", err=True)
             raise typer.Exit(code=2) from None
-        except (EnvValueError, OutputPathError) as exc:  # SHOPARENA_CPUS=abc; an output the guard refuses
+        # SHOPARENA_CPUS=abc; an output the guard refuses; a --port another process holds
+        except (EnvValueError, OutputPathError, PortInUseError) as exc:
             typer.echo(f"error: {exc}", err=True)
             raise typer.Exit(code=2) from None
 

@@ -67,8 +67,10 @@ def serve(
     workers: int = typer.Option(1, min=1, help="Server processes sharing the memory-mapped index."),
 ) -> None:
     """Serve /find_product, /view_product_information, /get_product_raw, /health and / over HTTP."""
+    from shoparena.runs.ports import check_port_free
     from shoparena.search.server import serve as run_server
 
+    check_port_free(host, port)  # in use: one line, exit 2 (uvicorn's own exit is 3)
     console.print(f"serving {index} on http://{host}:{port}", style="dim")
     run_server(index, host, port, retrieve_k=retrieve_k, workers=workers)
 

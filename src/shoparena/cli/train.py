@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -26,6 +27,10 @@ def _run(method: str, config: str, sets: list[str], out: Path, quiet: bool, rest
     def fail(exc: Exception) -> typer.Exit:
         if main:
             typer.echo(f"error: {exc}", err=True)
+        if "torch.distributed" in sys.modules:  # every process refuses; the others wait for the main's line
+            from shoparena.train.distributed import leave_process_group
+
+            leave_process_group()
         return typer.Exit(code=2)
 
     try:

@@ -13,13 +13,17 @@ def view(
     port: int = typer.Option(8765, "--port", min=0, max=65535, help="Port (0: any free port)."),
 ) -> None:
     """List trajectories with outcome, labels and scores; filter, search, open one, compare two runs."""
+    from shoparena.runs.ports import PortInUseError, check_port_free
     from shoparena.viewer import ViewerError, ViewerServer
 
+    check_port_free(host, port)  # in use: one line, exit 2
     try:
         server = ViewerServer(list(run_dirs), host=host, port=port)
     except ViewerError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(code=2) from None
+    except OSError as exc:  # taken between the check and the bind
+        raise PortInUseError(f"--port {port} on {host}: {exc.strerror or exc}") from None
     rows = sum(len(r.items) for r in server.runs)
     typer.echo(f"serving {rows} trajectories of {len(server.runs)} run(s) on {server.url} (Ctrl-C stops)")
     try:

@@ -18,43 +18,16 @@ A policy's action is untrusted text. Two things in it must never reach the harne
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from shoparena.formats.tagged import ParsedStep, ParseIssue
 from shoparena.records.trajectory import Step
-
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-REPLACEMENT = "\ufffd"
-
-
-def first_lone_surrogate(value: Any, where: str = "") -> tuple[str, str] | None:
-    """``(dotted path, escaped code point)`` of the first lone surrogate in a JSON-like value, or None."""
-    if isinstance(value, str):
-        found = _LONE_SURROGATE.search(value)
-        return (where, f"\\u{ord(found.group()):04x}") if found else None
-    if isinstance(value, dict):
-        for key, item in value.items():
-            hit = first_lone_surrogate(key, where) or first_lone_surrogate(item, f"{where}.{key}".lstrip("."))
-            if hit is not None:
-                return hit
-    elif isinstance(value, list | tuple):
-        for i, item in enumerate(value):
-            hit = first_lone_surrogate(item, f"{where}[{i}]")
-            if hit is not None:
-                return hit
-    return None
-
-
-def replace_lone_surrogates(value: Any) -> Any:
-    """``value`` with every lone surrogate (in strings, keys included) replaced by U+FFFD."""
-    if isinstance(value, str):
-        return _LONE_SURROGATE.sub(REPLACEMENT, value) if _LONE_SURROGATE.search(value) else value
-    if isinstance(value, dict):
-        return {replace_lone_surrogates(k): replace_lone_surrogates(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [replace_lone_surrogates(v) for v in value]
-    return value
+from shoparena.records.unicode import (
+    REPLACEMENT,
+    first_lone_surrogate,
+    has_lone_surrogate,
+    replace_lone_surrogates,
+)
 
 
 def action_chars(action: Any, reasoning_content: str | None = None) -> tuple[str, int]:
@@ -99,7 +72,7 @@ def refuse_invalid_output(step: Step, *, max_calls: int | None = None) -> None:
         del step.tool_calls[max_calls:]
     for name in ("think", "response", "content", "reasoning_content"):
         text = getattr(step, name)
-        if _LONE_SURROGATE.search(text):
+        if has_lone_surrogate(text):
             setattr(step, name, replace_lone_surrogates(text))
             step.parse_errors.append(f"{name}: a lone surrogate (invalid Unicode), replaced with U+FFFD")
     step.parse_errors = [replace_lone_surrogates(e) for e in step.parse_errors]

@@ -20,6 +20,7 @@ import uuid
 from typing import Any
 
 from shoparena.llm.types import BackendError, ChatBackend, ChatRequest
+from shoparena.records.unicode import json_bytes
 
 
 def _completion_payload(response: Any, model: str) -> dict[str, Any]:
@@ -48,7 +49,7 @@ def _completion_payload(response: Any, model: str) -> dict[str, Any]:
 
 def create_app(backend: ChatBackend, model_name: str) -> Any:
     """The FastAPI app: ``POST /v1/chat/completions``, ``GET /v1/models``, ``GET /stats``."""
-    from fastapi import FastAPI, HTTPException
+    from fastapi import FastAPI, HTTPException, Response
 
     app = FastAPI(title="shoparena chat server")
 
@@ -63,7 +64,7 @@ def create_app(backend: ChatBackend, model_name: str) -> Any:
         return {k: getattr(counters, k) for k in getattr(counters, "__slots__", ())}
 
     @app.post("/v1/chat/completions")
-    def chat(body: dict[str, Any]) -> dict[str, Any]:
+    def chat(body: dict[str, Any]) -> Any:
         if body.get("stream"):
             raise HTTPException(status_code=400, detail="stream=true is not supported")
         extra = {"top_p": body["top_p"]} if body.get("top_p") is not None else {}
@@ -85,7 +86,8 @@ def create_app(backend: ChatBackend, model_name: str) -> Any:
             response = backend.complete(chat_request)
         except BackendError as exc:
             raise HTTPException(status_code=503 if exc.retryable else 500, detail=str(exc)) from None
-        return _completion_payload(response, model_name)
+        # A lone surrogate the request carried (and the reply echoes) goes back as its escape, not a 500.
+        return Response(json_bytes(_completion_payload(response, model_name)), media_type="application/json")
 
     return app
 

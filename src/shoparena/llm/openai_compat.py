@@ -27,6 +27,7 @@ from shoparena.llm.types import (
     Usage,
     error_for_status,
 )
+from shoparena.records.unicode import json_bytes
 
 
 class BackoffPolicy(BaseModel):
@@ -283,7 +284,11 @@ class OpenAICompatibleBackend:
         deadline = time.monotonic() + timeout
         try:
             with self._client.stream(
-                "POST", f"{self.base_url}/chat/completions", json=body, headers=self._headers, timeout=timeout
+                "POST",
+                f"{self.base_url}/chat/completions",
+                content=json_bytes(body),  # a lone surrogate (a model name, a prompt) goes as its escape
+                headers=self._headers,
+                timeout=timeout,
             ) as response:
                 chunks, size = [], 0
                 for chunk in response.iter_bytes():

@@ -24,6 +24,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from shoparena.records.unicode import json_text
+
 SUMMARY = "summary"
 ATTEMPT = "attempt"
 
@@ -102,8 +104,9 @@ class ProxyLogEntry(BaseModel):
         return {"kind": self.kind, **self.model_dump(exclude_unset=True, exclude={"kind"})}
 
     def to_line(self) -> str:
-        """One JSONL line (no newline); non-JSON values in ``response`` are written as strings."""
-        return json.dumps(self.to_dict(), ensure_ascii=False, default=str)
+        """One JSONL line (no newline); non-JSON values in ``response`` are written as strings, and a lone
+        surrogate a miner's request carried as its escape (the trusted log keeps every line)."""
+        return json_text(self.to_dict(), default=str)
 
 
 def is_summary(value: Mapping[str, Any]) -> bool:

@@ -18,6 +18,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from shoparena.jsonl import iter_raw_lines
+from shoparena.records.unicode import dump_json
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -113,7 +114,7 @@ def write_json_record(path: str | Path, record: BaseModel, *, indent: int = 2) -
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(record.model_dump_json(indent=indent) + "\n")
+        fh.write(dump_json(record, indent=indent) + "\n")
         fh.flush()
         os.fsync(fh.fileno())
     tmp.replace(path)

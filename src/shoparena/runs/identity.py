@@ -33,6 +33,7 @@ from typing import IO, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from shoparena.jsonl import HASH_BLOCK, sha256_file
+from shoparena.records.unicode import dump_json, escape_lone_surrogates
 from shoparena.runs.manifest import CONFIG_NAME, MANIFEST_NAME, SUMMARY_NAME
 
 IDENTITY_NAME = "identity.json"
@@ -86,7 +87,8 @@ class RunIdentity(BaseModel):
     ) -> RunIdentity:
         """The identity of a run of ``kind`` over ``config`` (JSON-able, without input paths and ``out``)
         and ``inputs`` (name -> path, fingerprinted by content; None: not given)."""
-        config = json.loads(json.dumps(dict(config), sort_keys=True, default=str))
+        # A lone surrogate (an argument the shell could not decode) is recorded as its escape.
+        config = escape_lone_surrogates(json.loads(json.dumps(dict(config), sort_keys=True, default=str)))
         prints = {name: fingerprint(path) for name, path in inputs.items() if path is not None}
         return cls(
             kind=RunKind(kind),
@@ -188,7 +190,7 @@ def read_identity(run_dir: str | Path) -> RunIdentity | None:
 def _write_identity(identity: RunIdentity, run_dir: Path) -> None:
     path = run_dir / IDENTITY_NAME
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(identity.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    tmp.write_text(dump_json(identity, indent=2) + "\n", encoding="utf-8")
     os.replace(tmp, path)
 
 

@@ -147,6 +147,12 @@ def score_slot(
     price, shop_id = _opt_float(product.price), product.shop_id
     if gt and scoring_profile.gt_short_circuit:
         checks[0].detail += ": rule 1 immediately, constraints not counted"
+        # One check per constraint all the same, counted as met and not checked: a public verdict (its
+        # required checks) then has the shape another passing product's has, never an exact-id oracle.
+        _constraint_checks(product, item, slot, True, None, threshold, checks)
+        for check in checks[1:]:
+            check.passed, check.actual, check.hits = True, None, check.units
+            check.detail = "ground-truth product: counted as met under this profile, not checked"
         # Keys in SlotVerdict's declaration order (adopted without a copy).
         return trusted(
             SlotVerdict,

@@ -140,9 +140,9 @@ _RAISED = {"RunDirError": RunDirError, "ConfigError": ConfigError}
 def from_main(procs: Processes, decide: Any) -> Any:
     """Run ``decide()`` on the main process only and hand its result to every process.
 
-    A :class:`RunDirError` or :class:`ConfigError` of the main process is raised on every process with the
-    same message (so each exits 2 instead of hanging on a collective); anything else becomes a
-    :class:`MainProcessError` on the others.
+    A :class:`RunDirError` or :class:`ConfigError` (or a subclass) of the main process is raised on every
+    process with the same message (so each exits 2 instead of hanging on a collective); anything else
+    becomes a :class:`MainProcessError` on the others.
     """
     if procs.count <= 1:
         return decide()
@@ -152,7 +152,10 @@ def from_main(procs: Processes, decide: Any) -> Any:
         try:
             result = decide()
         except Exception as exc:
-            broadcast_object_list([("error", type(exc).__name__, str(exc))])
+            # A refusal's subclass (RunLockedError: another launch holds --out) travels as its base class,
+            # so every process exits 2 on it, not only the main one.
+            name = next((n for n, kind in _RAISED.items() if isinstance(exc, kind)), type(exc).__name__)
+            broadcast_object_list([("error", name, str(exc))])
             raise
         broadcast_object_list([("ok", result)])
         return result

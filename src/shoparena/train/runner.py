@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -24,6 +25,7 @@ from shoparena.formats.profiles import template_hash, write_render_stamp
 from shoparena.jsonl import append_line, read_jsonl_dicts, write_jsonl
 from shoparena.runs import RunDir
 from shoparena.runs.identity import Restart, RunDirError, RunIdentity
+from shoparena.train.checkpoints import last_whole_checkpoint
 from shoparena.train.config import ConfigError, TrainConfig
 from shoparena.train.data import corpus_render_profile
 from shoparena.train.distributed import (
@@ -226,6 +228,7 @@ class _Start:
 
     summary: dict[str, Any] | None = None  # a finished run: its summary, nothing to train
     last: str | None = None  # the checkpoint to resume from
+    note: str | None = None  # one line: the torn checkpoints passed over to reach it
     logged: list[dict[str, Any]] = field(default_factory=list)  # the log lines up to it
 
 
@@ -278,6 +281,8 @@ def train(
             raise
 
     start = from_main(procs, claim)
+    if start.note is not None and say is not None and procs.is_main:
+        say(start.note)
     if start.summary is not None:
         if run is not None:
             run.close()
@@ -292,15 +297,22 @@ def train(
 def _decide(cfg: TrainConfig, run: TrainRunDir, procs: Processes, batch: int) -> _Start:
     """On the main process, under the claim: return a finished run's summary, or the checkpoint to resume
     from (refusing one trained by another number of processes), and record this run's processes."""
-    from transformers.trainer_utils import get_last_checkpoint
-
     root = run.path
     layout = TrainRun.at(root)
     done = run.done("train", cfg.model_dump(mode="json"))
     if done is not None and layout.final_dir.is_dir():
         return _Start(summary=json.loads(layout.summary_path.read_text(encoding="utf-8")))
-    checkpoints = layout.checkpoints_dir
-    last = get_last_checkpoint(str(checkpoints)) if checkpoints.is_dir() else None
+    whole, torn = last_whole_checkpoint(layout.checkpoints_dir)
+    last = str(whole) if whole is not None else None
+    note = None
+    if torn:  # torn by a kill while written: set aside (its step is trained and saved again)
+        for folder, _ in torn:
+            aside = folder.with_name(f"torn-{folder.name}")  # a name transformers neither resumes nor rotates
+            if aside.exists():
+                shutil.rmtree(aside)
+            folder.rename(aside)
+        passed = "; ".join(f"{folder.name} ({why})" for folder, why in torn)
+        note = f"resuming from {whole.name if whole else 'the start'}: set aside torn {passed} as torn-*"
     before = run.manifest.processes
     if last is not None and before != procs.count:
         raise RunDirError(
@@ -309,7 +321,7 @@ def _decide(cfg: TrainConfig, run: TrainRunDir, procs: Processes, batch: int) ->
             f"batch and the data order: launch {before} process(es) again, or pass --restart to start over"
         )
     run.record_processes(procs.count, batch)
-    return _Start(last=last, logged=_trim_logs(root, _checkpoint_step(last)))
+    return _Start(last=last, note=note, logged=_trim_logs(root, _checkpoint_step(last)))
 
 
 def _train(

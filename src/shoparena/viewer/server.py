@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from shoparena.integrations.config import host_allowed
+from shoparena.records.unicode import escape_lone_surrogates
 from shoparena.viewer.runs import LoadedRun, episode_detail, load_runs
 
 #: Characters escaped in inline JSON: with no ``<`` no string can open or close a tag or a comment
@@ -25,8 +26,9 @@ _INLINE_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\
 
 def inline_json(data: Any) -> str:
     """``data`` as JSON safe to inline in a ``<script>`` element: the same value when parsed, and no
-    string in it can change the page's structure."""
-    text = json.dumps(data, ensure_ascii=False, default=str)
+    string in it can change the page's structure. A lone surrogate (a miner's text) is written as the JSON
+    escape ``\\ud83d``: the same value, and a page that encodes as UTF-8."""
+    text = escape_lone_surrogates(json.dumps(data, ensure_ascii=False, default=str))
     for char, escape in _INLINE_ESCAPES.items():
         text = text.replace(char, escape)
     return text
