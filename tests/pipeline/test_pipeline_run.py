@@ -9,10 +9,12 @@ import pytest
 from rich.console import Console
 
 from shoparena.pipeline import PipelineConfig, PipelineIncompleteError, Stage, StageUnavailable, run_pipeline
+from shoparena.pipeline.layout import PipelineRun, PipelineSummary
 from shoparena.pipeline.outputs import PartitionsOutput, ReferenceOutput
 from shoparena.pipeline.stages import pipeline_stages
 from shoparena.report import render_report
 from shoparena.runs import RunManifest as Manifest
+from shoparena.runs.files import RunFileError
 
 TINY = {
     "catalog": {"products": 600, "workers": 1, "seed": 5},
@@ -88,6 +90,32 @@ def test_rerun_resumes_without_redoing_anything(tiny_run):
     }
     assert reference.read_text() == before
     assert (out / "report.html").stat().st_mtime_ns == report_mtime  # nothing changed: not even re-rendered
+
+
+def test_the_summary_reads_back_as_a_record(tiny_run):
+    out, _ = tiny_run
+    summary = run_pipeline(  # resumes: the summary of this run is the one on disk
+        PipelineConfig.model_validate(TINY),
+        out,
+        stages=light_stages(),
+        console=_console(),
+        report=render_report,
+    )
+    read = PipelineRun.at(out).summary()
+    assert isinstance(read, PipelineSummary)
+    assert read == PipelineSummary.model_validate(json.loads(json.dumps(summary, default=str)))
+    assert read.stages["reference"].status == "resumed" and read.report == str(out / "report.html")
+    assert read.report_fingerprint and read.stages["reference"].outputs["path"]
+
+
+def test_a_summary_that_is_not_a_record_names_file_and_field(tmp_path):
+    (tmp_path / "summary.json").write_text(
+        json.dumps({"run_dir": "x", "preset": "default", "stages": {"bank": {"outputs": {}}}, "seconds": 1}),
+        encoding="utf-8",
+    )
+    with pytest.raises(RunFileError, match=r"summary\.json: not a PipelineSummary: stages\.bank\.status"):
+        PipelineRun.at(tmp_path).summary()
+    assert PipelineRun.at(tmp_path / "none").summary() is None
 
 
 def test_missing_stage_is_reported_in_summary_and_report_and_strict_fails(tmp_path, tiny_run):

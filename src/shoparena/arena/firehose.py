@@ -113,27 +113,34 @@ class FirehoseConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     suites: list[Path] = Field(min_length=1, description="Problem-bank partitions, rotated per race.")
-    index: Path
-    out: Path
-    races: int = Field(default=1, ge=1)
-    problems_per_race: int = Field(default=20, ge=1)
-    seed: int = 0
+    index: Path = Field(description="Search index directory.")
+    out: Path = Field(description="Output folder (one arena run directory per race; resumable).")
+    races: int = Field(default=1, ge=1, description="Number of races.")
+    problems_per_race: int = Field(default=20, ge=1, description="Problems of the bank drawn per race.")
+    seed: int = Field(
+        default=0, description="Seed of the problem draws (race r draws with seed + r) and of the teachers."
+    )
     workers: int | None = Field(
-        default=None, ge=1, description="Sandboxes at once within a race (None: from the machine)."
+        default=None,
+        ge=1,
+        description="Sandboxes at once within a race (default: from the machine, 4 within memory).",
     )
     parallel_races: int | None = Field(
         default=None,
         ge=1,
         description="Races at once with the process executor, each in its own process (own proxy, own GIL; "
-        "None: from the machine).",
+        "default: from the machine, one per usable CPU within memory; docs/scale.md).",
     )
-    timeout_s: float = Field(default=30.0, gt=0)
+    timeout_s: float = Field(default=30.0, gt=0, description="Per-problem timeout (s).")
     teachers: dict[str, Teacher] = Field(default_factory=lambda: dict(DEFAULT_TEACHERS))
     population: list[tuple[str, str, str]] = Field(default_factory=lambda: list(DEFAULT_POPULATION))
     executor: Literal["process", "ray"] = Field(
-        default="process", description="Where races run: in this process, or one Ray task per race."
+        default="process",
+        description="Where races run: process (here, one after another) | ray (one Ray task per race).",
     )
-    ray_address: str | None = Field(default=None, description="Existing Ray cluster (None: local ray.init).")
+    ray_address: str | None = Field(
+        default=None, description="Running Ray cluster (default: RAY_ADDRESS, else a local ray.init)."
+    )
 
 
 #: Resident memory a race process needs beside its sandboxes (proxy, judge, teachers, index handle, the

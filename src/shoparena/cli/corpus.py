@@ -8,60 +8,55 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
+from shoparena.cli._options import field_argument, field_option
+from shoparena.corpus.config import CorpusConfig
+
 corpus_app = typer.Typer(
     help="Trajectory corpus: filter, gates, recovery, leak-guarded split, views.", no_args_is_help=True
 )
 console = Console()
+C = CorpusConfig
+
+
+#: Options whose parameter name is not the CorpusConfig field they set.
+FIELD_OF_OPTION = {"from_files": "files"}
+#: Options of ``corpus build`` that are no CorpusConfig field.
+NOT_FIELDS = ("ctx", "config_file", "restart")
 
 
 @corpus_app.command("build")
 def build(
-    run_dirs: list[Path] | None = typer.Argument(None, help="Arena run directories (e.g. firehose races)."),
-    from_files: list[Path] = typer.Option(
-        [], "--from", exists=True, dir_okay=False, help="Envelope / rollout / SN15 chat-row JSONL (repeat)."
+    ctx: typer.Context,
+    run_dirs: list[Path] = field_argument(C, "run_dirs", show_default=False),
+    from_files: list[Path] = field_option(
+        C, "files", "--from", more="Repeat per file.", exists=True, dir_okay=False, show_default=False
     ),
-    problems: list[Path] = typer.Option(
-        [],
-        "--problems",
-        exists=True,
-        dir_okay=False,
-        help="Suites with ground truth for --from trajectories (repeat).",
+    problems: list[Path] = field_option(
+        C, "problems", "--problems", more="Repeat per suite.", exists=True, dir_okay=False, show_default=False
     ),
-    index: Path | None = typer.Option(
-        None, exists=True, file_okay=False, help="Index to score --from input."
-    ),
-    out: Path = typer.Option(..., help="Corpus directory (re-running resumes it)."),
+    index: Path | None = field_option(C, "index", "--index", exists=True, file_okay=False),
+    out: Path = field_option(C, "out", "--out"),
     config_file: Path | None = typer.Option(
         None,
         "--config",
         exists=True,
         dir_okay=False,
-        help="corpus.yaml with filter / gates / split settings.",
+        help="corpus.yaml with filter / gates / split settings (the options given here override it).",
     ),
     restart: bool = typer.Option(
         False, "--restart", help="Start OUT over (clears its corpus outputs) instead of resuming it."
     ),
-    # Not field_option: importing CorpusConfig here would import datasketch and scipy for every command.
-    render_profile: str | None = typer.Option(
-        None,
-        "--render-profile",
-        help="Render profile of the views: compact (CorpusConfig's default, as the pipeline renders them) | "
-        "upstream (ShoppingBench's full tool results, for large-context models).",
-    ),
-    workers: int | None = typer.Option(
-        None,
-        min=1,
-        help="Processes ingesting inputs at once, one input each (CorpusConfig.workers; default: one per "
-        "usable CPU, within memory).",
-    ),
+    render_profile: str = field_option(C, "render_profile", "--render-profile"),
+    workers: int | None = field_option(C, "workers", "--workers", min=1),
 ) -> None:
     """Build (or resume) a corpus directory and print its funnel.
 
     A build over other inputs or settings than OUT's is refused (exit 2) unless --restart.
     """
+    options = dict(locals())  # every option by parameter name, before any other local exists
     from pydantic import ValidationError
 
-    from shoparena.corpus import CorpusConfig, build_corpus
+    from shoparena.corpus import build_corpus
     from shoparena.corpus.report import report_table
     from shoparena.runs.files import RunFileError, load_yaml, validation_detail
 
@@ -69,19 +64,11 @@ def build(
     if not isinstance(base, dict):
         kind = type(base).__name__
         raise RunFileError(f"{config_file}: not a corpus config: expected a mapping, got {kind}")
-    base.update(out=out)
-    if run_dirs:
-        base["run_dirs"] = list(run_dirs)
-    if from_files:
-        base["files"] = list(from_files)
-    if problems:
-        base["problems"] = list(problems)
-    if index is not None:
-        base["index"] = index
-    if workers is not None:
-        base["workers"] = workers
-    if render_profile is not None:
-        base["render_profile"] = render_profile
+    # An option given on the command line overrides --config; one left at its default (the field's) does not.
+    # (The source is compared by name: typer's ParameterSource is its own copy of click's.)
+    defaulted = ("DEFAULT", "DEFAULT_MAP")
+    given = [name for name in options if name not in NOT_FIELDS and _source(ctx, name) not in defaulted]
+    base.update({FIELD_OF_OPTION.get(name, name): options[name] for name in given})
     try:
         config = CorpusConfig.model_validate(base)
     except ValidationError as err:
@@ -98,6 +85,11 @@ def build(
     with console.status("building corpus") as status:
         report = build_corpus(config, progress=lambda msg: status.update(msg), restart=restart)
     console.print(report_table(report))
+
+
+def _source(ctx: typer.Context, name: str) -> str | None:
+    source = ctx.get_parameter_source(name)
+    return None if source is None else source.name
 
 
 @corpus_app.command("report")

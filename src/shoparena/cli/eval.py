@@ -103,12 +103,14 @@ def run(
 
 
 #: Options whose parameter name is not the EvalConfig field they set.
-_FIELD_OF_OPTION = {
+FIELD_OF_OPTION = {
     "fmt": "format",
     "episode_timeout": "episode_timeout_s",
     "request_timeout": "request_timeout_s",
     "retry_backoff": "retry_backoff_s",
 }
+#: Options of ``eval run`` that are no EvalConfig field.
+NOT_FIELDS = ("as_json", "restart")
 
 
 def eval_config_from_options(options: dict[str, Any]) -> EvalConfig:
@@ -117,7 +119,7 @@ def eval_config_from_options(options: dict[str, Any]) -> EvalConfig:
     Raises:
         ValidationError: an option value the config refuses.
     """
-    fields = {_FIELD_OF_OPTION.get(name, name): value for name, value in options.items()}
+    fields = {FIELD_OF_OPTION.get(name, name): value for name, value in options.items()}
     return EvalConfig(**{name: value for name, value in fields.items() if name in EvalConfig.model_fields})
 
 

@@ -8,41 +8,37 @@ import typer
 from rich.console import Console
 
 from shoparena.arena.firehose import FirehoseConfig
+from shoparena.cli._options import field_option
 
 console = Console()
-_D = FirehoseConfig.model_fields
+F = FirehoseConfig
+
+#: Options whose parameter name is not the FirehoseConfig field they set.
+FIELD_OF_OPTION = {"timeout": "timeout_s"}
+#: Options that are no FirehoseConfig field.
+NOT_FIELDS = ("restart",)
 
 
 def firehose(
-    suites: list[Path] = typer.Option(
-        ..., "--suite", exists=True, dir_okay=False, help="Problem-bank partition (repeat): rotated per race."
+    suites: list[Path] = field_option(
+        F, "suites", "--suite", more="Repeat per partition.", exists=True, dir_okay=False
     ),
-    index: Path = typer.Option(..., exists=True, file_okay=False, help="Search index directory."),
-    races: int = typer.Option(_D["races"].default, min=1, help="Number of races."),
-    out: Path = typer.Option(..., help="Output folder (one arena run directory per race; resumable)."),
-    problems_per_race: int = typer.Option(_D["problems_per_race"].default, min=1),
-    seed: int = typer.Option(_D["seed"].default),
-    workers: int | None = typer.Option(
-        _D["workers"].default, min=1, help="Parallel sandboxes within a race (default: 4, within memory)."
-    ),
-    parallel_races: int | None = typer.Option(
-        _D["parallel_races"].default,
-        min=1,
-        help="Races at once (process executor), each in its own process (default: one per usable CPU, "
-        "within memory; docs/scale.md).",
-    ),
-    timeout: float = typer.Option(_D["timeout_s"].default, min=0.1, help="Per-problem timeout (s)."),
-    executor: str = typer.Option(
-        _D["executor"].default, help="process (races here, one after another) | ray (one Ray task per race)."
-    ),
-    ray_address: str | None = typer.Option(
-        _D["ray_address"].default, help="Running Ray cluster (default: RAY_ADDRESS, else a local ray.init)."
-    ),
+    index: Path = field_option(F, "index", "--index", exists=True, file_okay=False),
+    races: int = field_option(F, "races", "--races", min=1),
+    out: Path = field_option(F, "out", "--out"),
+    problems_per_race: int = field_option(F, "problems_per_race", "--problems-per-race", min=1),
+    seed: int = field_option(F, "seed", "--seed"),
+    workers: int | None = field_option(F, "workers", "--workers", min=1),
+    parallel_races: int | None = field_option(F, "parallel_races", "--parallel-races", min=1),
+    timeout: float = field_option(F, "timeout_s", "--timeout", min=0.1),
+    executor: str = field_option(F, "executor", "--executor"),
+    ray_address: str | None = field_option(F, "ray_address", "--ray-address"),
     restart: bool = typer.Option(
         False, "--restart", help="Start --out over (removes its races) instead of resuming it."
     ),
 ) -> None:
     """Run RACES races of the default miner population (docs/corpus.md); judge, race and weight each."""
+    options = dict(locals())  # every option by parameter name, before any other local exists
     from rich.progress import Progress
 
     from shoparena.arena.executor import EXECUTORS, ExecutorUnavailableError
@@ -52,19 +48,8 @@ def firehose(
     if executor not in EXECUTORS:
         console.print(f"[red]--executor {executor!r}: choose one of {', '.join(EXECUTORS)}[/red]")
         raise typer.Exit(2)
-    config = FirehoseConfig(
-        suites=suites,
-        index=index,
-        out=out,
-        races=races,
-        problems_per_race=problems_per_race,
-        seed=seed,
-        workers=workers,
-        parallel_races=parallel_races,
-        timeout_s=timeout,
-        executor=executor,
-        ray_address=ray_address,
-    )
+    fields = {FIELD_OF_OPTION.get(name, name): value for name, value in options.items()}
+    config = FirehoseConfig(**{name: value for name, value in fields.items() if name not in NOT_FIELDS})
     try:
         with Progress(console=console) as bar:
             task = bar.add_task(f"races ({executor})", total=races)

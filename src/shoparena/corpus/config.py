@@ -82,11 +82,17 @@ class CorpusConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    run_dirs: list[Path] = Field(default_factory=list)
-    files: list[Path] = Field(default_factory=list, description="Envelope / rollout / chat-row JSONL files.")
-    problems: list[Path] = Field(default_factory=list, description="Suites giving ground truth for --from.")
+    run_dirs: list[Path] = Field(
+        default_factory=list, description="Arena run directories (e.g. firehose races)."
+    )
+    files: list[Path] = Field(
+        default_factory=list, description="Envelope / rollout / SN15 chat-row JSONL files."
+    )
+    problems: list[Path] = Field(
+        default_factory=list, description="Suites giving ground truth for --from trajectories."
+    )
     index: Path | None = Field(default=None, description="Catalogue index to score --from trajectories.")
-    out: Path
+    out: Path = Field(description="Corpus directory (re-running resumes it).")
     filter: FilterConfig = Field(default_factory=FilterConfig)
     gates: GateConfig = Field(default_factory=GateConfig)
     split: SplitConfig = Field(default_factory=SplitConfig)
@@ -98,7 +104,8 @@ class CorpusConfig(BaseModel):
     # full JSON results make rows the tiny and student-word presets' max_length cuts).
     render_profile: ProfileName = Field(
         default=RenderProfile.COMPACT.value,
-        description="Render profile of the views (compact | upstream; shoparena.formats.profiles).",
+        description="Render profile of the views: compact (as the pipeline renders them) | upstream "
+        "(ShoppingBench's full tool results, for large-context models); shoparena.formats.profiles.",
     )
     # Excluded from dumps: it changes no output byte, so it is neither in the build's identity nor in
     # config.yaml (a build resumed with another count is the same build).

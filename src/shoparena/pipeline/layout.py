@@ -16,16 +16,41 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from shoparena.pipeline.outputs import OutputT
-from shoparena.runs.files import RunFileError, load_json, validation_detail
+from shoparena.runs.files import RunFileError, read_json_record, validation_detail
 from shoparena.runs.layout import RunHandle, register_run_kind
 from shoparena.runs.rundir import from_run_relative
 
 REPORT_HTML_NAME = "report.html"
 #: The bank stage's problem bank (``bank/<hash>/bank.json``, its knowledge file beside it).
 BANK_NAME = "bank.json"
+
+
+class StageSummary(BaseModel):
+    """One stage in ``summary.json``: how it ended, its hash and what it recorded."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    status: str  # ran | resumed | unavailable | blocked | failed
+    hash: str | None = None
+    seconds: float = 0.0
+    reason: str = ""
+    outputs: dict[str, Any]
+
+
+class PipelineSummary(BaseModel):
+    """``summary.json`` of a pipeline run (written by ``pipeline.run`` at the end of every run)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    run_dir: str
+    preset: str
+    stages: dict[str, StageSummary]
+    report: str | None = None  # report.html, when the command rendered one
+    report_fingerprint: str | None = None  # what that render saw (an equal one skips the next render)
+    seconds: float
 
 
 @register_run_kind
@@ -65,9 +90,13 @@ class PipelineRun(RunHandle):
         """A recorded output with its ``./`` paths made paths inside this run directory."""
         return from_run_relative(value, self.path)
 
-    def summary(self) -> Any:
-        """``summary.json`` as its JSON value (None when the run has not written one yet)."""
-        return load_json(self.summary_path, what="pipeline summary") if self.summary_path.is_file() else None
+    def summary(self) -> PipelineSummary | None:
+        """``summary.json`` (None when the run has not written one yet).
+
+        Raises:
+            RunFileError: it is torn or not a :class:`PipelineSummary` (names the file and the field).
+        """
+        return read_json_record(self.summary_path, PipelineSummary) if self.summary_path.is_file() else None
 
 
-__all__ = ["BANK_NAME", "REPORT_HTML_NAME", "PipelineRun"]
+__all__ = ["BANK_NAME", "REPORT_HTML_NAME", "PipelineRun", "PipelineSummary", "StageSummary"]

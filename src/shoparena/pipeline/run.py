@@ -132,8 +132,7 @@ def _report(
     render: ReportRenderer, run: RunDir, config: PipelineConfig, results: list[StageResult], console: Console
 ) -> tuple[str, str]:
     """Render report.html unless the last render saw the same stages, notes and settings (instant resume)."""
-    import json
-
+    from shoparena.runs.files import RunFileError
     from shoparena.runs.rundir import config_hash
 
     notes = {r.name: f"{r.status}: {r.reason}" for r in results if r.status not in {"ran", "resumed"}}
@@ -146,14 +145,15 @@ def _report(
         }
     )
     layout = PipelineRun.at(run.path)
-    path, previous = layout.report_html, layout.summary_path
-    if path.exists() and previous.exists():
+    path = layout.report_html
+    if path.exists():
         try:
-            if json.loads(previous.read_text(encoding="utf-8")).get("report_fingerprint") == fingerprint:
-                console.print("[dim]report: unchanged")
-                return str(path), fingerprint
-        except (OSError, ValueError):
-            pass  # an unreadable old summary only costs a re-render
+            previous = layout.summary()
+        except (OSError, RunFileError):
+            previous = None  # an unreadable old summary only costs a re-render
+        if previous is not None and previous.report_fingerprint == fingerprint:
+            console.print("[dim]report: unchanged")
+            return str(path), fingerprint
     render(run.path, path, notes=notes, examples=config.report.examples)
     return str(path), fingerprint
 
