@@ -40,12 +40,12 @@ from pathlib import Path
 from typing import Any
 
 from shoparena.eval.prefix_cache import (
+    KVBuffers,
     PrefixStore,
     cache_layers,
     common_prefix,
-    dynamic_cache,
     row_entry,
-    stack_rows,
+    slot_cache,
 )
 from shoparena.llm.transformers_backend import parse_generated_text
 from shoparena.llm.types import BackendError, ChatRequest, ChatResponse, Usage
@@ -262,6 +262,8 @@ class BatchedGenerator(QueuedGenerator):
         # transformers 5.x names the cache argument ``cache`` (``past_key_values`` before).
         params = inspect.signature(model.forward).parameters
         self._cache_kw = "cache" if "cache" in params else "past_key_values"
+        config = model.config.get_text_config() if hasattr(model.config, "get_text_config") else model.config
+        self._layers = int(config.num_hidden_layers)
         self._thread.start()
 
     def release(self, session: str) -> None:
@@ -272,13 +274,15 @@ class BatchedGenerator(QueuedGenerator):
         cache = kwargs.pop("cache")
         return self.model(**kwargs, use_cache=True, **{self._cache_kw: cache})
 
-    def _prefill(self, job: GenerationJob) -> tuple[list[Any], Any]:
-        """Compute one row's prompt from the longest prefix it can reuse: (layers' states, last logits)."""
+    def _prefill(self, job: GenerationJob, buffers: KVBuffers, row: int, pad: int) -> Any:
+        """Compute one row's prompt from the longest prefix it can reuse, into its window of the batch's
+        buffers (row ``row`` after ``pad`` positions of left padding); returns its last logits."""
         import torch
 
         prompt = job.prompt_ids
         found = self.store.match(prompt, job.session)
-        cache = dynamic_cache(found.entry.head(found.length) if found.entry is not None else None)
+        prefix = found.entry.head(found.length) if found.entry is not None else None
+        cache = slot_cache(buffers, self._layers, slice(row, row + 1), pad, prefix=prefix)
         device = self.model.device
         rest = torch.tensor([prompt[found.length :]], dtype=torch.long, device=device)
         positions = torch.arange(found.length, len(prompt), dtype=torch.long, device=device)[None]
@@ -288,7 +292,7 @@ class BatchedGenerator(QueuedGenerator):
         job.prefilled, job.miss = len(prompt) - found.length, found.miss
         self.stats.prefix_hits += 1 if found.length else 0
         self.stats.prefix_misses += 1 if found.miss else 0
-        return layers, logits[0, -1]
+        return logits[0, -1]
 
     def _pick(self, logits: Any, job: GenerationJob) -> int:
         import torch
@@ -306,16 +310,20 @@ class BatchedGenerator(QueuedGenerator):
         import torch
 
         with torch.no_grad():
-            prefilled = [self._prefill(job) for job in batch]
-            stacked, pads = stack_rows([layers for layers, _ in prefilled])
-            cache = dynamic_cache(stacked)
+            # One buffer per layer for the whole batch, sized for the longest prompt plus the longest reply:
+            # each row is prefilled into its own window (after its left padding) and decoding writes in place.
             rows = len(batch)
-            mask = torch.ones((rows, stacked[0][0].shape[-2]), dtype=torch.long)
+            width = max(len(j.prompt_ids) for j in batch)
+            pads = [width - len(j.prompt_ids) for j in batch]
+            capacity = width + max(j.max_new_tokens for j in batch)
+            buffers = KVBuffers(rows, capacity, pads)
+            logits = torch.stack([self._prefill(job, buffers, r, pads[r]) for r, job in enumerate(batch)])
+            cache = slot_cache(buffers, self._layers, slice(0, rows), filled=width)
+            mask = torch.ones((rows, capacity), dtype=torch.long, device=self.model.device)
             for row, pad in enumerate(pads):
                 mask[row, :pad] = 0  # left padding
-            logits = torch.stack([last for _, last in prefilled])
             next_pos = torch.tensor([len(j.prompt_ids) for j in batch], dtype=torch.long)
-            new = self._decode(batch, cache, mask, logits, next_pos)
+            new = self._decode(batch, cache, mask, width, logits, next_pos)
             self._remember(batch, cache_layers(cache), pads, new)
         results = [(new[row], self._text(new[row], job)) for row, job in enumerate(batch)]
         self.stats.batches += 1
@@ -327,9 +335,10 @@ class BatchedGenerator(QueuedGenerator):
         return results
 
     def _decode(
-        self, batch: list[GenerationJob], cache: Any, mask: Any, logits: Any, next_pos: Any
+        self, batch: list[GenerationJob], cache: Any, mask: Any, width: int, logits: Any, next_pos: Any
     ) -> list[list[int]]:
-        """The batched decoding loop: each row until its EOS, token cap or stop string."""
+        """The batched decoding loop: each row until its EOS, token cap or stop string. ``mask`` covers the
+        whole buffer (``width`` prompt positions, then the reply's); each step attends to its first part."""
         import torch
 
         device = self.model.device
@@ -349,10 +358,10 @@ class BatchedGenerator(QueuedGenerator):
                     done[row] = True
             if all(done):
                 break
-            mask = torch.cat([mask, torch.ones((rows, 1), dtype=torch.long)], dim=-1)
+            width += 1
             logits = self._forward(
                 input_ids=torch.tensor(step, dtype=torch.long, device=device)[:, None],
-                attention_mask=mask.to(device),
+                attention_mask=mask[:, :width],
                 position_ids=next_pos[:, None].to(device),
                 cache=cache,
                 logits_to_keep=1,
