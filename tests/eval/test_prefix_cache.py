@@ -273,3 +273,68 @@ def test_kv_buffers_reject_impossible_shapes() -> None:
         KVBuffers(0, 4)
     with pytest.raises(ValueError, match="pads"):
         KVBuffers(2, 4, [0])
+
+
+def test_draft_tokens_guess_what_followed_the_latest_earlier_occurrence() -> None:
+    from shoparena.eval.batching import draft_tokens
+
+    text = [1, 2, 3, 4, 5, 9, 2, 3, 7, 8, 1, 2, 3]
+    assert draft_tokens(text, 2) == [4, 5]  # the 3-gram "1 2 3" first (though "2 3" is also at 6)
+    assert draft_tokens([*text[:-2], 9, 2, 3], 2) == [7, 8]  # "9 2 3": the latest of its two places
+    assert draft_tokens([5, 6, 7, 1, 2, 5, 6], 3) == [7, 1, 2]  # only the 2-gram "5 6" matches
+    assert draft_tokens([1, 2, 3, 4], 3) == [] and draft_tokens(text, 0) == []
+
+
+def test_lookahead_changes_how_many_steps_decode_takes_never_the_tokens(tiny_model, monkeypatch) -> None:
+    # An oracle drafter guesses each row's true continuation (taken from a lookahead-0 run), wrong at every
+    # third guess: right guesses are kept, wrong ones masked out. Replies, the next turns (which reuse the
+    # stored cache with those holes taken out) and the store's states match decoding one token a step.
+    import threading
+
+    import shoparena.eval.batching as batching
+    from shoparena.eval.batching import BatchedTransformersBackend
+
+    plain = BatchedTransformersBackend(tiny_model, threads=1, max_batch=4)
+    plain.generator.lookahead = 0
+    try:
+        want = {s: _turns(plain, s, turns=3) for s in ("a", "b")}
+    finally:
+        plain.close()
+    truth = {}
+    for replies in want.values():
+        for text, _ in replies:
+            truth[text] = plain.tokenizer(text, add_special_tokens=False)["input_ids"]
+
+    def oracle(text: list[int], limit: int, ngrams: tuple[int, ...] = (3, 2)) -> list[int]:
+        for reply in truth.values():
+            for done in range(len(reply)):
+                if done and text[-done:] == reply[:done] and len(reply) > done:
+                    guess = list(reply[done : done + limit])
+                    if len(guess) >= 3:
+                        guess[2] = (guess[2] + 1) % 100
+                    return guess
+        return []
+
+    monkeypatch.setattr(batching, "draft_tokens", oracle)
+    ahead = BatchedTransformersBackend(tiny_model, threads=1, max_batch=4)
+    got: dict[str, list] = {}
+    try:
+        threads = [
+            threading.Thread(target=lambda s=s: got.update({s: _turns(ahead, s, turns=3)})) for s in want
+        ]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        stats = ahead.generator.stats
+    finally:
+        ahead.close()
+    assert {s: [t for t, _ in r] for s, r in got.items()} == {s: [t for t, _ in r] for s, r in want.items()}
+    assert stats.accepted_tokens > 0 and stats.drafted_tokens > stats.accepted_tokens  # kept and rejected
+    assert stats.prefix_misses == 0
+    # The later turns reused the stored turns as much as without lookahead (the holes were taken out; the
+    # first turns differ only in which episode computed the shared prefix first).
+    for session in want:
+        assert [u.prefilled_tokens for _, u in got[session][1:]] == [
+            u.prefilled_tokens for _, u in want[session][1:]
+        ]

@@ -90,6 +90,9 @@ class BatchStats:
     prefilled_tokens: int = 0
     prefix_hits: int = 0
     prefix_misses: int = 0
+    #: Tokens guessed by greedy rows' lookahead, and how many of them the model confirmed.
+    drafted_tokens: int = 0
+    accepted_tokens: int = 0
     max_batch_seen: int = 0
     busy_s: float = 0.0
 
@@ -234,6 +237,8 @@ class BatchedGenerator(QueuedGenerator):
         min_prefix: Shortest shared prompt prefix worth caching, in tokens.
         prefix_cache: Reuse computed prefixes (False: every prompt is computed whole).
         max_sessions: Most episode caches kept at once (least recently used dropped first).
+        lookahead: Most tokens a greedy row guesses per decoding step from its own text (prompt lookup:
+            the tokens that followed the last place its final tokens appeared); 0: one token a step.
     """
 
     def __init__(
@@ -247,8 +252,12 @@ class BatchedGenerator(QueuedGenerator):
         min_prefix: int = 32,
         prefix_cache: bool = True,
         max_sessions: int = 64,
+        lookahead: int = 4,
     ) -> None:
         super().__init__(max_batch=max_batch, gather_s=gather_s, name="batched-generate")
+        if lookahead < 0:
+            raise ValueError(f"BatchedGenerator.lookahead must be >= 0, got {lookahead}")
+        self.lookahead = lookahead
         self.model, self.tokenizer = model, tokenizer
         pad = getattr(tokenizer, "pad_token_id", None)
         eos = getattr(tokenizer, "eos_token_id", None)
@@ -315,7 +324,8 @@ class BatchedGenerator(QueuedGenerator):
             rows = len(batch)
             width = max(len(j.prompt_ids) for j in batch)
             pads = [width - len(j.prompt_ids) for j in batch]
-            capacity = width + max(j.max_new_tokens for j in batch)
+            # Each step may feed ``lookahead`` guessed tokens per row, whose slots stay (masked) when wrong.
+            capacity = width + max(j.max_new_tokens for j in batch) * (1 + self.lookahead) + 1
             buffers = KVBuffers(rows, capacity, pads)
             logits = torch.stack([self._prefill(job, buffers, r, pads[r]) for r, job in enumerate(batch)])
             cache = slot_cache(buffers, self._layers, slice(0, rows), filled=width)
@@ -324,7 +334,7 @@ class BatchedGenerator(QueuedGenerator):
                 mask[row, :pad] = 0  # left padding
             next_pos = torch.tensor([len(j.prompt_ids) for j in batch], dtype=torch.long)
             new = self._decode(batch, cache, mask, width, logits, next_pos)
-            self._remember(batch, cache_layers(cache), pads, new)
+            self._remember(batch, cache_layers(cache), mask, new)
         results = [(new[row], self._text(new[row], job)) for row, job in enumerate(batch)]
         self.stats.batches += 1
         self.stats.sequences += rows
@@ -337,8 +347,13 @@ class BatchedGenerator(QueuedGenerator):
     def _decode(
         self, batch: list[GenerationJob], cache: Any, mask: Any, width: int, logits: Any, next_pos: Any
     ) -> list[list[int]]:
-        """The batched decoding loop: each row until its EOS, token cap or stop string. ``mask`` covers the
-        whole buffer (``width`` prompt positions, then the reply's); each step attends to its first part."""
+        """The batched decoding loop: each row until its EOS, token cap or stop string.
+
+        ``mask`` covers the whole buffer (``width`` prompt positions, then the reply's). Greedy rows guess
+        their next tokens from their own text (:func:`draft_tokens`) and each step feeds every row its
+        pending token plus its guesses: the guesses the model itself would have picked are kept with the
+        token it picks after them (several tokens for one step), the others' slots are masked out.
+        """
         import torch
 
         device = self.model.device
@@ -346,41 +361,100 @@ class BatchedGenerator(QueuedGenerator):
         eos = _eos_ids(self.model, self.tokenizer)
         new: list[list[int]] = [[] for _ in batch]
         done = [False] * rows
-        for _ in range(max(j.max_new_tokens for j in batch)):
-            step = []
+        texts = [list(job.prompt_ids) for job in batch]  # each row's prompt and reply, to draft from
+        pending = [0] * rows
+
+        def emit(row: int, token: int) -> None:
+            new[row].append(token)
+            texts[row].append(token)
+            pending[row] = token
+            job = batch[row]
+            if token in eos or len(new[row]) >= job.max_new_tokens or self._stopped(new[row], job):
+                done[row] = True
+
+        for row, job in enumerate(batch):
+            emit(row, self._pick(logits[row], job))
+        while not all(done):
+            drafts = [
+                []
+                if done[row] or job.temperature > 0
+                else draft_tokens(texts[row], min(self.lookahead, job.max_new_tokens - len(new[row]) - 1))
+                for row, job in enumerate(batch)
+            ]
+            block = 1 + max(len(d) for d in drafts)
+            ids = torch.full((rows, block), self.pad_id, dtype=torch.long)
+            mask[:, width : width + block] = 0
+            for row in range(rows):
+                if not done[row]:
+                    fed = [pending[row], *drafts[row]]
+                    ids[row, : len(fed)] = torch.tensor(fed, dtype=torch.long)
+                    mask[row, width : width + len(fed)] = 1
+            positions = next_pos[:, None] + torch.arange(block)[None]
+            out = self._forward(
+                input_ids=ids.to(device),
+                attention_mask=mask[:, : width + block],
+                position_ids=positions.to(device),
+                cache=cache,
+                logits_to_keep=block,
+            ).logits
             for row, job in enumerate(batch):
-                token = self.pad_id if done[row] else self._pick(logits[row], job)
-                step.append(token)
                 if done[row]:
                     continue
-                new[row].append(token)
-                if token in eos or len(new[row]) >= job.max_new_tokens or self._stopped(new[row], job):
-                    done[row] = True
-            if all(done):
-                break
-            width += 1
-            logits = self._forward(
-                input_ids=torch.tensor(step, dtype=torch.long, device=device)[:, None],
-                attention_mask=mask[:, :width],
-                position_ids=next_pos[:, None].to(device),
-                cache=cache,
-                logits_to_keep=1,
-            ).logits[:, -1]
-            next_pos = next_pos + 1
+                draft = drafts[row]
+                picked = [self._pick(out[row, 0], job)]
+                if draft:
+                    greedy = out[row, 1 : len(draft) + 1].argmax(dim=-1).tolist()
+                    for guess, after in zip(draft, greedy, strict=True):
+                        if guess != picked[-1]:
+                            break
+                        picked.append(int(after))
+                kept = len(picked) - 1  # guesses that were right: their slots stay
+                mask[row, width + 1 + kept : width + block] = 0
+                next_pos[row] += 1 + kept
+                self.stats.drafted_tokens += len(draft)
+                self.stats.accepted_tokens += kept
+                for token in picked:
+                    emit(row, token)
+                    if done[row]:
+                        break
+            width += block
         return new
 
     def _remember(
-        self, batch: list[GenerationJob], layers: list[Any], pads: list[int], new: list[list[int]]
+        self, batch: list[GenerationJob], layers: list[Any], mask: Any, new: list[list[int]]
     ) -> None:
         """Store each episode row's prompt and the reply tokens whose states the cache holds (all but the
-        last: it was never fed back)."""
+        last: it was never fed back), from the row's unmasked slots (left padding and wrong guesses are not
+        the row's text)."""
         if not self.store.enabled:
             return
         for row, job in enumerate(batch):
             if job.session is not None:
                 tokens = [*job.prompt_ids, *new[row][:-1]]
+                slots = mask[row, : layers[0][0].shape[-2]].nonzero().flatten()[: len(tokens)]
                 history = job.history_len if job.history_len is not None else len(job.prompt_ids)
-                self.store.remember(job.session, row_entry(layers, row, pads[row], tokens, history))
+                self.store.remember(job.session, row_entry(layers, row, slots, tokens, history))
+
+
+def draft_tokens(text: list[int], limit: int, ngrams: tuple[int, ...] = (3, 2)) -> list[int]:
+    """Prompt-lookup guess of the next ``limit`` tokens: find the latest earlier place where ``text``'s last
+    ``n`` tokens appear (longest ``n`` first) and return what followed them there ([] when nothing matches).
+
+    An agent's reply repeats much of its context (tool-call syntax, product ids and names from a tool
+    result, earlier calls' arguments); a right guess lets one decoding step confirm several tokens.
+    """
+    if limit <= 0:
+        return []
+    size = len(text)
+    for n in ngrams:
+        if size <= n:
+            continue
+        tail = text[-n:]
+        last = tail[-1]
+        for end in range(size - 2, n - 2, -1):  # ``end``: the last token of an earlier occurrence
+            if text[end] == last and text[end - n + 1 : end + 1] == tail:
+                return text[end + 1 : end + 1 + limit]
+    return []
 
 
 def _eos_ids(model: Any, tokenizer: Any) -> set[int]:
@@ -563,5 +637,6 @@ __all__ = [
     "GenerationJob",
     "GeneratorChatBackend",
     "QueuedGenerator",
+    "draft_tokens",
     "load_model",
 ]

@@ -273,12 +273,21 @@ def _clone(layers: list[Layer], n: int) -> list[Layer]:
     return [(k[:, :, :n].clone(), v[:, :, :n].clone()) for k, v in layers]
 
 
-def row_entry(layers: list[Layer], row: int, start: int, tokens: list[int], history_len: int) -> KVEntry:
-    """The entry of one batch row: ``len(tokens)`` positions from ``start`` (after its left padding)."""
-    end = start + len(tokens)
-    kept = tuple(
-        (k[row : row + 1, :, start:end].clone(), v[row : row + 1, :, start:end].clone()) for k, v in layers
-    )
+def row_entry(layers: list[Layer], row: int, slots: Any, tokens: list[int], history_len: int) -> KVEntry:
+    """The entry of one batch row (own copies): ``tokens``' states, at the positions ``slots`` (an int: from
+    there on, after the row's left padding; or a 1-D index tensor, in order, one position per token)."""
+    if isinstance(slots, int):
+        end = slots + len(tokens)
+        kept = tuple((k[row : row + 1, :, slots:end].clone(), v[row : row + 1, :, slots:end].clone())
+                     for k, v in layers)
+        return KVEntry(tuple(tokens), kept, history_len)
+    if len(slots) != len(tokens):
+        raise ValueError(f"row_entry got {len(slots)} positions for {len(tokens)} tokens")
+    first = int(slots[0]) if len(slots) else 0
+    if not len(slots) or int(slots[-1]) - first + 1 == len(tokens):  # no holes: a plain slice
+        return row_entry(layers, row, first, tokens, history_len)
+    kept = tuple((k[row : row + 1].index_select(-2, slots), v[row : row + 1].index_select(-2, slots))
+                 for k, v in layers)
     return KVEntry(tuple(tokens), kept, history_len)
 
 
