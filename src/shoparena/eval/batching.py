@@ -12,9 +12,18 @@ On a CPU the prompt, not the reply, is the cost: the native prompt of a shopping
 ~0.03 s per decoded token; batching cannot shrink prefill, which is compute-bound. So the generator keeps
 key/value caches between calls (:mod:`shoparena.eval.prefix_cache`): the shared system turn and tools,
 computed once, and each episode's previous turn (its prompt and reply), so a turn computes only the
-tokens its prompt adds. Each row is prefilled on its own (no row pays for another's padding); decoding
-is a small explicit loop over the rows' caches stacked into one batch (greedy, or temperature with top-p),
-with per-row positions and a padding mask.
+tokens its prompt adds. A batch keeps its key/value states in one preallocated buffer per layer
+(:class:`~shoparena.eval.prefix_cache.KVBuffers`), written in place: each row is prefilled on its own
+into its window (no row pays for another's padding), then the rows are decoded together by a small
+explicit loop (greedy, or temperature with top-p) with per-row positions and a padding mask.
+
+With the prompt computed once, decoding is most of what is left, and on a CPU a decoding step costs
+about as much for a few tokens as for one (the weights are read once per step). So greedy rows guess
+their next tokens from their own text (prompt lookup, :func:`draft_tokens`: an agent's reply repeats
+tool-call syntax, ids and names from its context) and each step checks the guesses: those the model would
+have picked itself are kept with the token it picks after them, the wrong guesses' slots are masked out.
+The tokens are the ones one-token-a-step decoding picks, up to float rounding of a different operation
+order (as with the cache itself).
 
 Threads: a decoded token is thousands of small ops; with torch's default of one OpenMP thread per core,
 each op ends at a barrier that waits for the other thread, and on a shared machine that thread is often
@@ -224,9 +233,10 @@ class BatchedGenerator(QueuedGenerator):
 
     Each row of a batch is prefilled on its own from the longest prefix it can reuse
     (:class:`~shoparena.eval.prefix_cache.PrefixStore`: its episode's previous turn, else the shared system
-    turn and tools), so only its new tokens are computed and no row pays for another's padding; the rows'
-    caches are then left-padded into one batch and decoded together. After decoding, each row that names
-    an episode (``GenerationJob.session``) leaves its prompt and reply in the store for the next turn.
+    turn and tools), so only its new tokens are computed and no row pays for another's padding, into its
+    left-padded window of the batch's buffers; the rows are then decoded together in place, greedy rows
+    with ``lookahead`` guessed tokens a step (see the module docstring). After decoding, each row that
+    names an episode (``GenerationJob.session``) leaves its prompt and reply in the store for the next turn.
 
     Args:
         model: A loaded transformers causal LM (eval mode).

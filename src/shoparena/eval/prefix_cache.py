@@ -189,15 +189,6 @@ def slot_cache(
     return cache
 
 
-def dynamic_cache(layers: list[Layer] | None) -> Any:
-    """A ``DynamicCache`` holding ``layers`` (empty for None or no tokens)."""
-    from transformers import DynamicCache
-
-    if not layers or layers[0][0].shape[-2] == 0:
-        return DynamicCache()
-    return DynamicCache(ddp_cache_data=[(k, v) for k, v in layers])
-
-
 class PrefixStore:
     """The shared entry and the per-episode entries of one engine (see the module docstring).
 
@@ -291,29 +282,6 @@ def row_entry(layers: list[Layer], row: int, slots: Any, tokens: list[int], hist
     return KVEntry(tuple(tokens), kept, history_len)
 
 
-def stack_rows(rows: list[list[Layer]], pad_value: float = 0.0) -> tuple[list[Layer], list[int]]:
-    """Left-pad each row's states to the longest and stack them into one batch; returns the layers and each
-    row's padding (the positions the attention mask must hide)."""
-    import torch
-
-    lengths = [row[0][0].shape[-2] for row in rows]
-    width = max(lengths)
-    pads = [width - n for n in lengths]
-    stacked: list[Layer] = []
-    for layer in range(len(rows[0])):
-        keys, values = [], []
-        for row, pad in zip(rows, pads, strict=True):
-            k, v = row[layer]
-            if pad:
-                shape = (1, k.shape[1], pad, k.shape[3])
-                k = torch.cat([k.new_full(shape, pad_value), k], dim=-2)
-                v = torch.cat([v.new_full((1, v.shape[1], pad, v.shape[3]), pad_value), v], dim=-2)
-            keys.append(k)
-            values.append(v)
-        stacked.append((torch.cat(keys, dim=0), torch.cat(values, dim=0)))
-    return stacked, pads
-
-
 __all__ = [
     "KVBuffers",
     "KVEntry",
@@ -321,8 +289,6 @@ __all__ = [
     "PrefixStore",
     "cache_layers",
     "common_prefix",
-    "dynamic_cache",
     "row_entry",
     "slot_cache",
-    "stack_rows",
 ]
