@@ -11,8 +11,9 @@ a logit tie).
         --model ~/.cache/shoparena/models/smollm2-135m-instruct
 
 ``--quick``: 4 problems, 4 steps, 32 new tokens. The default is the issue's 48 problems, 4 steps, 64 tokens.
-``--student DIR`` adds a second ``hf:`` folder (the ``make run`` student). Prints one JSON object; results
-are recorded in docs/benchmarks.md.
+``--student DIR`` adds a second ``hf:`` folder (the ``make run`` student). ``--only on`` (or ``off``) times
+one side alone (no comparison), e.g. the README's SmolLM2 timing: ``--only on --problems 16 --steps 3
+--concurrency 8 --profiles upstream``. Prints one JSON object; results are recorded in docs/benchmarks.md.
 """
 
 from __future__ import annotations
@@ -132,6 +133,7 @@ def main() -> None:
     parser.add_argument("--profiles", nargs="+", default=["upstream", "compact"])
     parser.add_argument("--order", choices=["on-off", "off-on"], default="on-off")
     parser.add_argument("--timeout", type=float, default=7200.0, help="Request and episode limit, s.")
+    parser.add_argument("--only", choices=["on", "off"], default=None, help="Time one side alone.")
     args = parser.parse_args()
     args.problems = args.problems or (4 if args.quick else 48)
     args.max_tokens = args.max_tokens or (32 if args.quick else 64)
@@ -153,7 +155,12 @@ def main() -> None:
             warm = argparse.Namespace(**{**vars(args), "problems": 1, "steps": 1, "max_tokens": 1})
             one_run(model, args.profiles[0], False, suite, index, root / f"{model.name}-warm-up", warm)
             for profile in args.profiles:
-                result["pairs"].append(compare(model, profile, suite, index, root, args))
+                if args.only:
+                    out = root / f"{model.name}-{profile}-{args.only}"
+                    run = one_run(model, profile, args.only == "on", suite, index, out, args)
+                    result["pairs"].append({"model": model.name, "profile": profile, args.only: run})
+                else:
+                    result["pairs"].append(compare(model, profile, suite, index, root, args))
                 print(json.dumps(result["pairs"][-1]), flush=True)
     result["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
     print(json.dumps(result, indent=2))

@@ -207,3 +207,134 @@ def test_an_openai_policy_records_what_the_server_says_it_computed(make_config, 
     assert all(r["prefilled_tokens"] is not None for r in rows)
     assert sum(r["prefilled_tokens"] for r in rows) < sum(r["prompt_tokens"] for r in rows)
     assert summary["prefix_cache"]["prefilled_tokens"] == backend.generator.stats.prefilled_tokens
+
+
+def test_the_in_place_cache_gives_the_states_and_logits_of_a_dynamic_cache(tiny_model) -> None:
+    # Two prompts of different lengths prefilled into their windows of one buffer (the shorter after its
+    # left padding), then decoded together in place past the buffer's capacity (it doubles): every step's
+    # logits and the final states match each prompt run alone through transformers' own DynamicCache.
+    from transformers import AutoModelForCausalLM, DynamicCache
+
+    from shoparena.eval.prefix_cache import KVBuffers, cache_layers, slot_cache
+
+    model = AutoModelForCausalLM.from_pretrained(tiny_model).eval()
+    layers = model.config.num_hidden_layers
+    prompts = [[5, 9, 13, 2, 7, 11, 3], [8, 4, 6]]
+    steps = [[12, 1, 14, 10, 2], [3, 3, 9, 5, 7]]
+    width = max(map(len, prompts))
+    pads = [width - len(p) for p in prompts]
+    buffers = KVBuffers(2, width + 2, pads)  # room for 2 decoded tokens: the rest forces a doubling
+    want_logits, want_states = [], []
+    with torch.no_grad():
+        for row, prompt in enumerate(prompts):
+            window = slot_cache(buffers, layers, slice(row, row + 1), pads[row])
+            model(input_ids=torch.tensor([prompt]), cache=window, use_cache=True)
+            reference = DynamicCache()
+            model(input_ids=torch.tensor([prompt]), cache=reference, use_cache=True)
+            logits = []
+            for i, token in enumerate(steps[row]):
+                out = model(
+                    input_ids=torch.tensor([[token]]),
+                    position_ids=torch.tensor([[len(prompt) + i]]),
+                    cache=reference,
+                    use_cache=True,
+                )
+                logits.append(out.logits[0, -1])
+            want_logits.append(torch.stack(logits))
+            want_states.append(cache_layers(reference))
+        cache = slot_cache(buffers, layers, slice(0, 2), filled=width)
+        mask = torch.ones((2, width + len(steps[0])), dtype=torch.long)
+        for row, pad in enumerate(pads):
+            mask[row, :pad] = 0
+        got = []
+        for i in range(len(steps[0])):
+            out = model(
+                input_ids=torch.tensor([[steps[0][i]], [steps[1][i]]]),
+                attention_mask=mask[:, : width + i + 1],
+                position_ids=torch.tensor([[len(prompts[0]) + i], [len(prompts[1]) + i]]),
+                cache=cache,
+                use_cache=True,
+            )
+            got.append(out.logits[:, -1])
+    assert buffers.keys[0].shape[-2] >= width + len(steps[0]) > width + 2  # it grew
+    got_logits = torch.stack(got, dim=1)
+    for row, pad in enumerate(pads):
+        torch.testing.assert_close(got_logits[row], want_logits[row], rtol=1e-4, atol=1e-4)
+        for (k, v), (want_k, want_v) in zip(cache_layers(cache), want_states[row], strict=True):
+            torch.testing.assert_close(k[row : row + 1, :, pad:], want_k, rtol=1e-4, atol=1e-4)
+            torch.testing.assert_close(v[row : row + 1, :, pad:], want_v, rtol=1e-4, atol=1e-4)
+            assert not k[row, :, :pad].any()  # left padding stays zero (finite under the mask)
+
+
+def test_kv_buffers_reject_impossible_shapes() -> None:
+    from shoparena.eval.prefix_cache import KVBuffers
+
+    with pytest.raises(ValueError, match="rows >= 1"):
+        KVBuffers(0, 4)
+    with pytest.raises(ValueError, match="pads"):
+        KVBuffers(2, 4, [0])
+
+
+def test_draft_tokens_guess_what_followed_the_latest_earlier_occurrence() -> None:
+    from shoparena.eval.batching import draft_tokens
+
+    text = [1, 2, 3, 4, 5, 9, 2, 3, 7, 8, 1, 2, 3]
+    assert draft_tokens(text, 2) == [4, 5]  # the 3-gram "1 2 3" first (though "2 3" is also at 6)
+    assert draft_tokens([*text[:-2], 9, 2, 3], 2) == [7, 8]  # "9 2 3": the latest of its two places
+    assert draft_tokens([5, 6, 7, 1, 2, 5, 6], 3) == [7, 1, 2]  # only the 2-gram "5 6" matches
+    assert draft_tokens([1, 2, 3, 4], 3) == [] and draft_tokens(text, 0) == []
+
+
+def test_lookahead_changes_how_many_steps_decode_takes_never_the_tokens(tiny_model, monkeypatch) -> None:
+    # An oracle drafter guesses each row's true continuation (taken from a lookahead-0 run), wrong at every
+    # third guess: right guesses are kept, wrong ones masked out. Replies, the next turns (which reuse the
+    # stored cache with those holes taken out) and the store's states match decoding one token a step.
+    import threading
+
+    import shoparena.eval.batching as batching
+    from shoparena.eval.batching import BatchedTransformersBackend
+
+    plain = BatchedTransformersBackend(tiny_model, threads=1, max_batch=4)
+    plain.generator.lookahead = 0
+    try:
+        want = {s: _turns(plain, s, turns=3) for s in ("a", "b")}
+    finally:
+        plain.close()
+    truth = {}
+    for replies in want.values():
+        for text, _ in replies:
+            truth[text] = plain.tokenizer(text, add_special_tokens=False)["input_ids"]
+
+    def oracle(text: list[int], limit: int, ngrams: tuple[int, ...] = (3, 2)) -> list[int]:
+        for reply in truth.values():
+            for done in range(len(reply)):
+                if done and text[-done:] == reply[:done] and len(reply) > done:
+                    guess = list(reply[done : done + limit])
+                    if len(guess) >= 3:
+                        guess[2] = (guess[2] + 1) % 100
+                    return guess
+        return []
+
+    monkeypatch.setattr(batching, "draft_tokens", oracle)
+    ahead = BatchedTransformersBackend(tiny_model, threads=1, max_batch=4)
+    got: dict[str, list] = {}
+    try:
+        threads = [
+            threading.Thread(target=lambda s=s: got.update({s: _turns(ahead, s, turns=3)})) for s in want
+        ]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        stats = ahead.generator.stats
+    finally:
+        ahead.close()
+    assert {s: [t for t, _ in r] for s, r in got.items()} == {s: [t for t, _ in r] for s, r in want.items()}
+    assert stats.accepted_tokens > 0 and stats.drafted_tokens > stats.accepted_tokens  # kept and rejected
+    assert stats.prefix_misses == 0
+    # The later turns reused the stored turns as much as without lookahead (the holes were taken out; the
+    # first turns differ only in which episode computed the shared prefix first).
+    for session in want:
+        assert [u.prefilled_tokens for _, u in got[session][1:]] == [
+            u.prefilled_tokens for _, u in want[session][1:]
+        ]

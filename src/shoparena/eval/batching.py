@@ -12,9 +12,18 @@ On a CPU the prompt, not the reply, is the cost: the native prompt of a shopping
 ~0.03 s per decoded token; batching cannot shrink prefill, which is compute-bound. So the generator keeps
 key/value caches between calls (:mod:`shoparena.eval.prefix_cache`): the shared system turn and tools,
 computed once, and each episode's previous turn (its prompt and reply), so a turn computes only the
-tokens its prompt adds. Each row is prefilled on its own (no row pays for another's padding); decoding
-is a small explicit loop over the rows' caches stacked into one batch (greedy, or temperature with top-p),
-with per-row positions and a padding mask.
+tokens its prompt adds. A batch keeps its key/value states in one preallocated buffer per layer
+(:class:`~shoparena.eval.prefix_cache.KVBuffers`), written in place: each row is prefilled on its own
+into its window (no row pays for another's padding), then the rows are decoded together by a small
+explicit loop (greedy, or temperature with top-p) with per-row positions and a padding mask.
+
+With the prompt computed once, decoding is most of what is left, and on a CPU a decoding step costs
+about as much for a few tokens as for one (the weights are read once per step). So greedy rows guess
+their next tokens from their own text (prompt lookup, :func:`draft_tokens`: an agent's reply repeats
+tool-call syntax, ids and names from its context) and each step checks the guesses: those the model would
+have picked itself are kept with the token it picks after them, the wrong guesses' slots are masked out.
+The tokens are the ones one-token-a-step decoding picks, up to float rounding of a different operation
+order (as with the cache itself).
 
 Threads: a decoded token is thousands of small ops; with torch's default of one OpenMP thread per core,
 each op ends at a barrier that waits for the other thread, and on a shared machine that thread is often
@@ -40,12 +49,12 @@ from pathlib import Path
 from typing import Any
 
 from shoparena.eval.prefix_cache import (
+    KVBuffers,
     PrefixStore,
     cache_layers,
     common_prefix,
-    dynamic_cache,
     row_entry,
-    stack_rows,
+    slot_cache,
 )
 from shoparena.llm.transformers_backend import parse_generated_text
 from shoparena.llm.types import BackendError, ChatRequest, ChatResponse, Usage
@@ -90,6 +99,9 @@ class BatchStats:
     prefilled_tokens: int = 0
     prefix_hits: int = 0
     prefix_misses: int = 0
+    #: Tokens guessed by greedy rows' lookahead, and how many of them the model confirmed.
+    drafted_tokens: int = 0
+    accepted_tokens: int = 0
     max_batch_seen: int = 0
     busy_s: float = 0.0
 
@@ -221,9 +233,10 @@ class BatchedGenerator(QueuedGenerator):
 
     Each row of a batch is prefilled on its own from the longest prefix it can reuse
     (:class:`~shoparena.eval.prefix_cache.PrefixStore`: its episode's previous turn, else the shared system
-    turn and tools), so only its new tokens are computed and no row pays for another's padding; the rows'
-    caches are then left-padded into one batch and decoded together. After decoding, each row that names
-    an episode (``GenerationJob.session``) leaves its prompt and reply in the store for the next turn.
+    turn and tools), so only its new tokens are computed and no row pays for another's padding, into its
+    left-padded window of the batch's buffers; the rows are then decoded together in place, greedy rows
+    with ``lookahead`` guessed tokens a step (see the module docstring). After decoding, each row that
+    names an episode (``GenerationJob.session``) leaves its prompt and reply in the store for the next turn.
 
     Args:
         model: A loaded transformers causal LM (eval mode).
@@ -234,6 +247,8 @@ class BatchedGenerator(QueuedGenerator):
         min_prefix: Shortest shared prompt prefix worth caching, in tokens.
         prefix_cache: Reuse computed prefixes (False: every prompt is computed whole).
         max_sessions: Most episode caches kept at once (least recently used dropped first).
+        lookahead: Most tokens a greedy row guesses per decoding step from its own text (prompt lookup:
+            the tokens that followed the last place its final tokens appeared); 0: one token a step.
     """
 
     def __init__(
@@ -247,8 +262,12 @@ class BatchedGenerator(QueuedGenerator):
         min_prefix: int = 32,
         prefix_cache: bool = True,
         max_sessions: int = 64,
+        lookahead: int = 4,
     ) -> None:
         super().__init__(max_batch=max_batch, gather_s=gather_s, name="batched-generate")
+        if lookahead < 0:
+            raise ValueError(f"BatchedGenerator.lookahead must be >= 0, got {lookahead}")
+        self.lookahead = lookahead
         self.model, self.tokenizer = model, tokenizer
         pad = getattr(tokenizer, "pad_token_id", None)
         eos = getattr(tokenizer, "eos_token_id", None)
@@ -262,6 +281,9 @@ class BatchedGenerator(QueuedGenerator):
         # transformers 5.x names the cache argument ``cache`` (``past_key_values`` before).
         params = inspect.signature(model.forward).parameters
         self._cache_kw = "cache" if "cache" in params else "past_key_values"
+        config = model.config.get_text_config() if hasattr(model.config, "get_text_config") else model.config
+        self._layers = int(config.num_hidden_layers)
+        _grouped_sdpa(model)
         self._thread.start()
 
     def release(self, session: str) -> None:
@@ -272,13 +294,15 @@ class BatchedGenerator(QueuedGenerator):
         cache = kwargs.pop("cache")
         return self.model(**kwargs, use_cache=True, **{self._cache_kw: cache})
 
-    def _prefill(self, job: GenerationJob) -> tuple[list[Any], Any]:
-        """Compute one row's prompt from the longest prefix it can reuse: (layers' states, last logits)."""
+    def _prefill(self, job: GenerationJob, buffers: KVBuffers, row: int, pad: int) -> Any:
+        """Compute one row's prompt from the longest prefix it can reuse, into its window of the batch's
+        buffers (row ``row`` after ``pad`` positions of left padding); returns its last logits."""
         import torch
 
         prompt = job.prompt_ids
         found = self.store.match(prompt, job.session)
-        cache = dynamic_cache(found.entry.head(found.length) if found.entry is not None else None)
+        prefix = found.entry.head(found.length) if found.entry is not None else None
+        cache = slot_cache(buffers, self._layers, slice(row, row + 1), pad, prefix=prefix)
         device = self.model.device
         rest = torch.tensor([prompt[found.length :]], dtype=torch.long, device=device)
         positions = torch.arange(found.length, len(prompt), dtype=torch.long, device=device)[None]
@@ -288,7 +312,7 @@ class BatchedGenerator(QueuedGenerator):
         job.prefilled, job.miss = len(prompt) - found.length, found.miss
         self.stats.prefix_hits += 1 if found.length else 0
         self.stats.prefix_misses += 1 if found.miss else 0
-        return layers, logits[0, -1]
+        return logits[0, -1]
 
     def _pick(self, logits: Any, job: GenerationJob) -> int:
         import torch
@@ -306,17 +330,22 @@ class BatchedGenerator(QueuedGenerator):
         import torch
 
         with torch.no_grad():
-            prefilled = [self._prefill(job) for job in batch]
-            stacked, pads = stack_rows([layers for layers, _ in prefilled])
-            cache = dynamic_cache(stacked)
+            # One buffer per layer for the whole batch, sized for the longest prompt plus the longest reply:
+            # each row is prefilled into its own window (after its left padding) and decoding writes in place.
             rows = len(batch)
-            mask = torch.ones((rows, stacked[0][0].shape[-2]), dtype=torch.long)
+            width = max(len(j.prompt_ids) for j in batch)
+            pads = [width - len(j.prompt_ids) for j in batch]
+            # Each step may feed ``lookahead`` guessed tokens per row, whose slots stay (masked) when wrong.
+            capacity = width + max(j.max_new_tokens for j in batch) * (1 + self.lookahead) + 1
+            buffers = KVBuffers(rows, capacity, pads)
+            logits = torch.stack([self._prefill(job, buffers, r, pads[r]) for r, job in enumerate(batch)])
+            cache = slot_cache(buffers, self._layers, slice(0, rows), filled=width)
+            mask = torch.ones((rows, capacity), dtype=torch.long, device=self.model.device)
             for row, pad in enumerate(pads):
                 mask[row, :pad] = 0  # left padding
-            logits = torch.stack([last for _, last in prefilled])
             next_pos = torch.tensor([len(j.prompt_ids) for j in batch], dtype=torch.long)
-            new = self._decode(batch, cache, mask, logits, next_pos)
-            self._remember(batch, cache_layers(cache), pads, new)
+            new = self._decode(batch, cache, mask, width, logits, next_pos)
+            self._remember(batch, cache_layers(cache), mask, new)
         results = [(new[row], self._text(new[row], job)) for row, job in enumerate(batch)]
         self.stats.batches += 1
         self.stats.sequences += rows
@@ -327,9 +356,15 @@ class BatchedGenerator(QueuedGenerator):
         return results
 
     def _decode(
-        self, batch: list[GenerationJob], cache: Any, mask: Any, logits: Any, next_pos: Any
+        self, batch: list[GenerationJob], cache: Any, mask: Any, width: int, logits: Any, next_pos: Any
     ) -> list[list[int]]:
-        """The batched decoding loop: each row until its EOS, token cap or stop string."""
+        """The batched decoding loop: each row until its EOS, token cap or stop string.
+
+        ``mask`` covers the whole buffer (``width`` prompt positions, then the reply's). Greedy rows guess
+        their next tokens from their own text (:func:`draft_tokens`) and each step feeds every row its
+        pending token plus its guesses: the guesses the model itself would have picked are kept with the
+        token it picks after them (several tokens for one step), the others' slots are masked out.
+        """
         import torch
 
         device = self.model.device
@@ -337,41 +372,149 @@ class BatchedGenerator(QueuedGenerator):
         eos = _eos_ids(self.model, self.tokenizer)
         new: list[list[int]] = [[] for _ in batch]
         done = [False] * rows
-        for _ in range(max(j.max_new_tokens for j in batch)):
-            step = []
+        texts = [list(job.prompt_ids) for job in batch]  # each row's prompt and reply, to draft from
+        pending = [0] * rows
+
+        def emit(row: int, token: int) -> None:
+            new[row].append(token)
+            texts[row].append(token)
+            pending[row] = token
+            job = batch[row]
+            if token in eos or len(new[row]) >= job.max_new_tokens or self._stopped(new[row], job):
+                done[row] = True
+
+        for row, job in enumerate(batch):
+            emit(row, self._pick(logits[row], job))
+        while not all(done):
+            drafts = [
+                []
+                if done[row] or job.temperature > 0
+                else draft_tokens(texts[row], min(self.lookahead, job.max_new_tokens - len(new[row]) - 1))
+                for row, job in enumerate(batch)
+            ]
+            block = 1 + max(len(d) for d in drafts)
+            ids = torch.full((rows, block), self.pad_id, dtype=torch.long)
+            mask[:, width : width + block] = 0
+            for row in range(rows):
+                if not done[row]:
+                    fed = [pending[row], *drafts[row]]
+                    ids[row, : len(fed)] = torch.tensor(fed, dtype=torch.long)
+                    mask[row, width : width + len(fed)] = 1
+            positions = next_pos[:, None] + torch.arange(block)[None]
+            out = self._forward(
+                input_ids=ids.to(device),
+                attention_mask=mask[:, : width + block],
+                position_ids=positions.to(device),
+                cache=cache,
+                logits_to_keep=block,
+            ).logits
             for row, job in enumerate(batch):
-                token = self.pad_id if done[row] else self._pick(logits[row], job)
-                step.append(token)
                 if done[row]:
                     continue
-                new[row].append(token)
-                if token in eos or len(new[row]) >= job.max_new_tokens or self._stopped(new[row], job):
-                    done[row] = True
-            if all(done):
-                break
-            mask = torch.cat([mask, torch.ones((rows, 1), dtype=torch.long)], dim=-1)
-            logits = self._forward(
-                input_ids=torch.tensor(step, dtype=torch.long, device=device)[:, None],
-                attention_mask=mask.to(device),
-                position_ids=next_pos[:, None].to(device),
-                cache=cache,
-                logits_to_keep=1,
-            ).logits[:, -1]
-            next_pos = next_pos + 1
+                draft = drafts[row]
+                picked = [self._pick(out[row, 0], job)]
+                if draft:
+                    greedy = out[row, 1 : len(draft) + 1].argmax(dim=-1).tolist()
+                    for guess, after in zip(draft, greedy, strict=True):
+                        if guess != picked[-1]:
+                            break
+                        picked.append(int(after))
+                kept = len(picked) - 1  # guesses that were right: their slots stay
+                mask[row, width + 1 + kept : width + block] = 0
+                next_pos[row] += 1 + kept
+                self.stats.drafted_tokens += len(draft)
+                self.stats.accepted_tokens += kept
+                for token in picked:
+                    emit(row, token)
+                    if done[row]:
+                        break
+            width += block
         return new
 
     def _remember(
-        self, batch: list[GenerationJob], layers: list[Any], pads: list[int], new: list[list[int]]
+        self, batch: list[GenerationJob], layers: list[Any], mask: Any, new: list[list[int]]
     ) -> None:
         """Store each episode row's prompt and the reply tokens whose states the cache holds (all but the
-        last: it was never fed back)."""
+        last: it was never fed back), from the row's unmasked slots (left padding and wrong guesses are not
+        the row's text)."""
         if not self.store.enabled:
             return
         for row, job in enumerate(batch):
             if job.session is not None:
                 tokens = [*job.prompt_ids, *new[row][:-1]]
+                slots = mask[row, : layers[0][0].shape[-2]].nonzero().flatten()[: len(tokens)]
                 history = job.history_len if job.history_len is not None else len(job.prompt_ids)
-                self.store.remember(job.session, row_entry(layers, row, pads[row], tokens, history))
+                self.store.remember(job.session, row_entry(layers, row, slots, tokens, history))
+
+
+_GROUPED_SDPA = "shoparena_grouped_sdpa"
+
+
+def _grouped_sdpa(model: Any) -> None:
+    """Give an ``sdpa`` model an attention that runs grouped-query heads without copying keys and values.
+
+    transformers' SDPA path calls ``repeat_kv`` (one copy of every layer's keys and values per query-head
+    group) whenever a masked query has more than one token, as a step that checks guessed tokens does on a
+    left-padded batch; torch's own ``enable_gqa`` gives the same numbers without the copies (SmolLM2: 9
+    query heads on 3 key/value heads, ~4x faster attention for such a step). Other calls go to
+    transformers' function unchanged.
+    """
+    config = getattr(model, "config", None)
+    if getattr(config, "_attn_implementation", None) not in ("sdpa", _GROUPED_SDPA):
+        return
+    import torch
+    from transformers import AttentionInterface
+    from transformers.integrations.sdpa_attention import sdpa_attention_forward
+    from transformers.masking_utils import ALL_MASK_ATTENTION_FUNCTIONS, AttentionMaskInterface
+
+    def grouped(module: Any, query: Any, key: Any, value: Any, attention_mask: Any, **kwargs: Any) -> Any:
+        groups = getattr(module, "num_key_value_groups", 1)
+        plain = {k: v for k, v in kwargs.items() if k not in ("dropout", "scaling", "is_causal")}
+        if (
+            groups == 1
+            or query.shape[2] == 1
+            or attention_mask is None
+            or attention_mask.dtype != torch.bool
+            or any(v is not None for k, v in plain.items() if k in ("softcap", "position_bias"))
+            or kwargs.get("output_attentions")
+        ):
+            return sdpa_attention_forward(module, query, key, value, attention_mask, **kwargs)
+        out = torch.nn.functional.scaled_dot_product_attention(
+            query,
+            key,
+            value,
+            attn_mask=attention_mask,
+            dropout_p=kwargs.get("dropout", 0.0),
+            scale=kwargs.get("scaling"),
+            enable_gqa=True,
+        )
+        return out.transpose(1, 2).contiguous(), None
+
+    AttentionInterface.register(_GROUPED_SDPA, grouped)
+    # The masks are built as for sdpa (an implementation without a mask function would get no mask at all).
+    AttentionMaskInterface.register(_GROUPED_SDPA, ALL_MASK_ATTENTION_FUNCTIONS["sdpa"])
+    model.set_attn_implementation(_GROUPED_SDPA)
+
+
+def draft_tokens(text: list[int], limit: int, ngrams: tuple[int, ...] = (3, 2)) -> list[int]:
+    """Prompt-lookup guess of the next ``limit`` tokens: find the latest earlier place where ``text``'s last
+    ``n`` tokens appear (longest ``n`` first) and return what followed them there ([] when nothing matches).
+
+    An agent's reply repeats much of its context (tool-call syntax, product ids and names from a tool
+    result, earlier calls' arguments); a right guess lets one decoding step confirm several tokens.
+    """
+    if limit <= 0:
+        return []
+    size = len(text)
+    for n in ngrams:
+        if size <= n:
+            continue
+        tail = text[-n:]
+        last = tail[-1]
+        for end in range(size - 2, n - 2, -1):  # ``end``: the last token of an earlier occurrence
+            if text[end] == last and text[end - n + 1 : end + 1] == tail:
+                return text[end + 1 : end + 1 + limit]
+    return []
 
 
 def _eos_ids(model: Any, tokenizer: Any) -> set[int]:
@@ -554,5 +697,6 @@ __all__ = [
     "GenerationJob",
     "GeneratorChatBackend",
     "QueuedGenerator",
+    "draft_tokens",
     "load_model",
 ]

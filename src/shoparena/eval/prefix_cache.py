@@ -63,20 +63,130 @@ def common_prefix(a: tuple[int, ...] | list[int], b: list[int], limit: int) -> i
 
 
 def cache_layers(cache: Any) -> list[Layer]:
-    """The (keys, values) of every layer of a transformers ``DynamicCache`` (4.x and 5.x layouts)."""
+    """The (keys, values) of every layer of a transformers cache (5.x ``layers``, 4.x key/value lists)."""
     layers = getattr(cache, "layers", None)
     if layers is not None:
         return [(layer.keys, layer.values) for layer in layers]
     return list(zip(cache.key_cache, cache.value_cache, strict=True))
 
 
-def dynamic_cache(layers: list[Layer] | None) -> Any:
-    """A ``DynamicCache`` holding ``layers`` (empty for None or no tokens)."""
+class KVBuffers:
+    """Preallocated key/value buffers of one batch, one ``[rows, heads, capacity, head_dim]`` pair per layer.
+
+    transformers' ``DynamicCache`` appends a decoded token with ``torch.cat``, copying every layer's whole
+    cache at every step: for SmolLM2-135M (30 layers, 3 key/value heads of 64 floats: 46 KB a token) and 4
+    rows of ~1,000 tokens that is ~180 MB copied per decoded token, a fifth to a third of the step. Here
+    each layer's states live in one buffer allocated for the whole batch (prompt width plus the tokens to
+    decode), written in place; a layer that outgrows it doubles (one copy), so any length works. Buffers
+    are allocated on the first write, when the model's head count, head size, dtype and device are known;
+    only each row's left padding (``pads``: positions the mask hides, but whose values still enter the
+    attention product with weight 0, so they must be finite) is zeroed, the rest is written before it is read.
+    """
+
+    def __init__(self, rows: int, capacity: int, pads: list[int] | None = None) -> None:
+        if rows < 1 or capacity < 1:
+            raise ValueError(f"KVBuffers needs rows >= 1 and capacity >= 1, got {rows} and {capacity}")
+        self.rows, self.capacity = rows, capacity
+        self.pads = list(pads) if pads is not None else [0] * rows
+        if len(self.pads) != rows:
+            raise ValueError(f"KVBuffers got {len(self.pads)} pads for {rows} rows")
+        self.keys: list[Any] = []
+        self.values: list[Any] = []
+
+    def ensure(self, layer: int, like: Any, needed: int) -> None:
+        """Allocate ``layer``'s buffers shaped after ``like`` (one row's states), or double them until
+        ``needed`` positions fit."""
+        import torch
+
+        while len(self.keys) <= layer:
+            self.keys.append(None)
+            self.values.append(None)
+        if self.keys[layer] is None:
+            shape = (self.rows, like.shape[1], max(self.capacity, needed), like.shape[3])
+            for buffers in (self.keys, self.values):
+                buffers[layer] = torch.empty(shape, dtype=like.dtype, device=like.device)
+                for row, pad in enumerate(self.pads):
+                    buffers[layer][row, :, :pad] = 0
+            return
+        size = self.keys[layer].shape[-2]
+        if needed <= size:
+            return
+        while size < needed:
+            size *= 2
+        for buffers in (self.keys, self.values):
+            old = buffers[layer]
+            grown = old.new_empty((*old.shape[:2], size, old.shape[3]))
+            grown[:, :, : old.shape[-2]] = old
+            buffers[layer] = grown
+
+
+def _slot_layer_class() -> type:
+    """:class:`SlotLayer`'s class, built on first use (transformers is imported only by hf: policies)."""
+    global _SLOT_LAYER
+    if _SLOT_LAYER is None:
+        from transformers.cache_utils import DynamicLayer
+
+        class SlotLayer(DynamicLayer):  # type: ignore[misc, valid-type]
+            """One layer of a cache kept in :class:`KVBuffers`: rows ``rows`` from position ``start``,
+            ``length`` tokens so far. ``update`` writes the new states in place and returns views."""
+
+            def __init__(self, buffers: KVBuffers, layer: int, rows: slice, start: int) -> None:
+                super().__init__()
+                self.buffers, self.layer, self.rows, self.start, self.length = buffers, layer, rows, start, 0
+
+            def lazy_initialization(self, key_states: Any, value_states: Any) -> None:
+                self.device, self.is_initialized = key_states.device, True
+
+            def update(self, key_states: Any, value_states: Any, *_: Any, **__: Any) -> tuple[Any, Any]:
+                if not self.is_initialized:
+                    self.lazy_initialization(key_states, value_states)
+                begin = self.start + self.length
+                end = begin + key_states.shape[-2]
+                self.buffers.ensure(self.layer, key_states, end)
+                keys, values = self.buffers.keys[self.layer], self.buffers.values[self.layer]
+                keys[self.rows, :, begin:end] = key_states
+                values[self.rows, :, begin:end] = value_states
+                self.length = end - self.start
+                self.keys = keys[self.rows, :, self.start : end]
+                self.values = values[self.rows, :, self.start : end]
+                return self.keys, self.values
+
+        _SLOT_LAYER = SlotLayer
+    return _SLOT_LAYER
+
+
+_SLOT_LAYER: type | None = None
+
+
+def slot_cache(
+    buffers: KVBuffers,
+    layers: int,
+    rows: slice,
+    start: int = 0,
+    *,
+    prefix: list[Layer] | None = None,
+    filled: int = 0,
+) -> Any:
+    """A transformers cache whose ``layers`` layers write into ``buffers``, rows ``rows`` from position
+    ``start``: holding ``prefix``'s states (copied in) when given, or the ``filled`` positions the buffers
+    already hold (the rows' prompts, each prefilled into its own window)."""
     from transformers import DynamicCache
 
-    if not layers or layers[0][0].shape[-2] == 0:
-        return DynamicCache()
-    return DynamicCache(ddp_cache_data=[(k, v) for k, v in layers])
+    slot = _slot_layer_class()
+    cache = DynamicCache()
+    cache.layers = [slot(buffers, i, rows, start) for i in range(layers)]
+    if filled:
+        if len(buffers.keys) < layers or any(k is None for k in buffers.keys):
+            raise ValueError("slot_cache(filled=...) needs buffers that every layer has written")
+        for layer in cache.layers:
+            end = start + filled
+            layer.length, layer.is_initialized, layer.device = filled, True, buffers.keys[layer.layer].device
+            layer.keys = buffers.keys[layer.layer][rows, :, start:end]
+            layer.values = buffers.values[layer.layer][rows, :, start:end]
+    elif prefix and prefix[0][0].shape[-2]:
+        for layer, (keys, values) in zip(cache.layers, prefix, strict=True):
+            layer.update(keys, values)
+    return cache
 
 
 class PrefixStore:
@@ -154,45 +264,31 @@ def _clone(layers: list[Layer], n: int) -> list[Layer]:
     return [(k[:, :, :n].clone(), v[:, :, :n].clone()) for k, v in layers]
 
 
-def row_entry(layers: list[Layer], row: int, start: int, tokens: list[int], history_len: int) -> KVEntry:
-    """The entry of one batch row: ``len(tokens)`` positions from ``start`` (after its left padding)."""
-    end = start + len(tokens)
-    kept = tuple(
-        (k[row : row + 1, :, start:end].clone(), v[row : row + 1, :, start:end].clone()) for k, v in layers
-    )
+def row_entry(layers: list[Layer], row: int, slots: Any, tokens: list[int], history_len: int) -> KVEntry:
+    """The entry of one batch row (own copies): ``tokens``' states, at the positions ``slots`` (an int: from
+    there on, after the row's left padding; or a 1-D index tensor, in order, one position per token)."""
+    if isinstance(slots, int):
+        end = slots + len(tokens)
+        kept = tuple((k[row : row + 1, :, slots:end].clone(), v[row : row + 1, :, slots:end].clone())
+                     for k, v in layers)
+        return KVEntry(tuple(tokens), kept, history_len)
+    if len(slots) != len(tokens):
+        raise ValueError(f"row_entry got {len(slots)} positions for {len(tokens)} tokens")
+    first = int(slots[0]) if len(slots) else 0
+    if not len(slots) or int(slots[-1]) - first + 1 == len(tokens):  # no holes: a plain slice
+        return row_entry(layers, row, first, tokens, history_len)
+    kept = tuple((k[row : row + 1].index_select(-2, slots), v[row : row + 1].index_select(-2, slots))
+                 for k, v in layers)
     return KVEntry(tuple(tokens), kept, history_len)
 
 
-def stack_rows(rows: list[list[Layer]], pad_value: float = 0.0) -> tuple[list[Layer], list[int]]:
-    """Left-pad each row's states to the longest and stack them into one batch; returns the layers and each
-    row's padding (the positions the attention mask must hide)."""
-    import torch
-
-    lengths = [row[0][0].shape[-2] for row in rows]
-    width = max(lengths)
-    pads = [width - n for n in lengths]
-    stacked: list[Layer] = []
-    for layer in range(len(rows[0])):
-        keys, values = [], []
-        for row, pad in zip(rows, pads, strict=True):
-            k, v = row[layer]
-            if pad:
-                shape = (1, k.shape[1], pad, k.shape[3])
-                k = torch.cat([k.new_full(shape, pad_value), k], dim=-2)
-                v = torch.cat([v.new_full((1, v.shape[1], pad, v.shape[3]), pad_value), v], dim=-2)
-            keys.append(k)
-            values.append(v)
-        stacked.append((torch.cat(keys, dim=0), torch.cat(values, dim=0)))
-    return stacked, pads
-
-
 __all__ = [
+    "KVBuffers",
     "KVEntry",
     "Match",
     "PrefixStore",
     "cache_layers",
     "common_prefix",
-    "dynamic_cache",
     "row_entry",
-    "stack_rows",
+    "slot_cache",
 ]
