@@ -135,6 +135,28 @@ def test_idle_sessions_expire(tasks) -> None:
     assert store.expired == 1 and len(store) == 1 and second.session_id != first.session_id
 
 
+def test_an_ended_episode_releases_its_session_long_before_the_idle_expiry(tasks) -> None:
+    """An ended episode's session (history, trajectory, last observation) is closed ``ended_timeout_s``
+    after its last use, while a live one waits the idle timeout: three ended sessions no longer hold their
+    memory until the idle expiry (issue 52)."""
+    from shoparena.integrations.http import EnvServerError as ServerError
+    from shoparena.integrations.http import ResetRequest
+
+    now = [0.0]
+    store = SessionStore(tasks, idle_timeout_s=600, ended_timeout_s=30, clock=lambda: now[0])
+    live = store.open(ResetRequest(seed=1))
+    ended = store.open(ResetRequest(seed=2))
+    view = store.step(ended.session_id, [{"name": "terminate", "parameters": {"status": "failure"}}])
+    assert view.done and view.verdict is not None
+    now[0] = 20.0
+    assert store.get(ended.session_id).view.done  # the verdict stays readable for a while after the end
+    now[0] = 51.0
+    assert store.reap() == 1 and len(store) == 1
+    with pytest.raises(ServerError):
+        store.get(ended.session_id)
+    assert store.get(live.session_id).view.done is False  # a live episode keeps the idle timeout
+
+
 def test_unreachable_server_is_one_line() -> None:
     with pytest.raises(EnvServerError) as info:
         EnvClient("http://127.0.0.1:9", timeout=2).health()

@@ -9,6 +9,9 @@ DEFAULT_PORT = 5640
 DEFAULT_MAX_SESSIONS = 256
 #: A session unused for this long is closed (reaped on the next request).
 DEFAULT_IDLE_TIMEOUT_S = 600.0
+#: An ended episode's session (its verdict and trajectory still readable) is closed this long after its last
+#: use: a finished episode's history is released in seconds, not at the idle expiry (issue 52).
+DEFAULT_ENDED_TIMEOUT_S = 60.0
 #: A step running longer gets 504 and its session is closed.
 DEFAULT_STEP_TIMEOUT_S = 60.0
 #: Largest request body; 413 above.
@@ -43,6 +46,7 @@ def host_allowed(header: str | None, extra: frozenset[str] | set[str] = frozense
     return host in LOCAL_HOSTS or host in {h.lower() for h in extra}
 
 __all__ = [
+    "DEFAULT_ENDED_TIMEOUT_S",
     "DEFAULT_IDLE_TIMEOUT_S",
     "DEFAULT_MAX_BODY_BYTES",
     "DEFAULT_MAX_CALLS_PER_STEP",

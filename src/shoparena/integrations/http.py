@@ -13,15 +13,15 @@ For trainers that run rollouts in another process or machine (the typed client i
   ``records.Trajectory``; ``DELETE /sessions/{id}`` closes it.
 * ``GET /health``, ``GET /problems`` (the problems' public views).
 
-Limits: at most ``max_sessions`` open sessions (503 beyond; idle ones expire after ``idle_timeout_s`` and are
-reaped on every request), a step runs at most ``step_timeout_s`` (504, and the session is closed), a
-request body is at most ``max_body_bytes`` (413), a step runs at most ``max_calls_per_step`` calls (the rest
-are dropped, noted on the step), an action over 32,768 characters is not parsed (a parse issue, the episode
-ends as an empty step), an observation over ``max_observation_chars`` ends the episode (``agent_error``,
-the observation one line saying so), a problem is started at most ``max_episodes_per_problem`` times (429;
-0: no limit), and a request whose ``Host`` header is not a local name (or one of ``allowed_hosts``) gets 403
-(DNS rebinding). Every error is JSON ``{"error": "...", "status": N}`` with one line that names the session or
-field; no request can crash the server.
+Limits: at most ``max_sessions`` open sessions (503 beyond; idle ones expire after ``idle_timeout_s``, ended
+episodes' sessions ``ended_timeout_s`` after their last use, reaped on every request), a step runs at most
+``step_timeout_s`` (504, and the session is closed), a request body is at most ``max_body_bytes`` (413), a
+step runs at most ``max_calls_per_step`` calls (the rest are dropped, noted on the step), an action over
+32,768 characters is not parsed (a parse issue, the episode ends as an empty step), an observation over
+``max_observation_chars`` ends the episode (``agent_error``, the observation one line saying so), a problem is
+started at most ``max_episodes_per_problem`` times (429; 0: no limit), and a request whose ``Host`` header is
+not a local name (or one of ``allowed_hosts``) gets 403 (DNS rebinding). Every error is JSON ``{"error":
+"...", "status": N}`` with one line that names the session or field; no request can crash the server.
 
 What a client learns: the problems' public views, the observations, and for an ended episode the reward and
 the verdict's public form (:meth:`shoparena.records.verdict.Verdict.public_view`: which checks passed, never
@@ -45,6 +45,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from shoparena.env.environment import ShopEnv, TerminationReason
 from shoparena.integrations.config import (
+    DEFAULT_ENDED_TIMEOUT_S,
     DEFAULT_IDLE_TIMEOUT_S,
     DEFAULT_MAX_BODY_BYTES,
     DEFAULT_MAX_CALLS_PER_STEP,
@@ -142,6 +143,7 @@ class SessionStore:
         *,
         max_sessions: int = DEFAULT_MAX_SESSIONS,
         idle_timeout_s: float = DEFAULT_IDLE_TIMEOUT_S,
+        ended_timeout_s: float = DEFAULT_ENDED_TIMEOUT_S,
         clock: Any = time.monotonic,
         max_calls_per_step: int = DEFAULT_MAX_CALLS_PER_STEP,
         max_episodes_per_problem: int = DEFAULT_MAX_EPISODES_PER_PROBLEM,
@@ -156,6 +158,7 @@ class SessionStore:
         self._episodes: dict[str, int] = {}
         self.max_sessions = max_sessions
         self.idle_timeout_s = idle_timeout_s
+        self.ended_timeout_s = ended_timeout_s
         self._clock = clock
         self._sessions: dict[str, _Session] = {}
         self._lock = threading.Lock()
@@ -165,10 +168,15 @@ class SessionStore:
         return len(self._sessions)
 
     def reap(self) -> int:
-        """Close sessions idle for longer than ``idle_timeout_s``; returns how many."""
+        """Close sessions idle for longer than ``idle_timeout_s`` (an ended episode's: ``ended_timeout_s``,
+        so its history is released soon after the client read the verdict); returns how many."""
         now = self._clock()
         with self._lock:
-            stale = [k for k, s in self._sessions.items() if now - s.last_used > self.idle_timeout_s]
+            stale = [
+                key
+                for key, s in self._sessions.items()
+                if now - s.last_used > (self.ended_timeout_s if s.env.session.done else self.idle_timeout_s)
+            ]
             for key in stale:
                 del self._sessions[key]
             self.expired += len(stale)
