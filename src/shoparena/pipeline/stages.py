@@ -357,22 +357,30 @@ def sft_stage(ctx: StageContext) -> TrainOutput:
     return TrainOutput(**trained.model_dump())
 
 
-def eval_base_stage(ctx: StageContext) -> EvalOutput:
-    """The untrained student on the held-out partition (greedy + k samples)."""
+def _evaluate_held_out(ctx: StageContext, model: str, **extra: Any) -> Any:
+    """``evaluate_policy`` of ``model`` on the held-out partition, in this stage's directory (both evaluation
+    stages; ``extra``: the leak audit's corpus, the render profile)."""
     from shoparena.eval.policy_eval import evaluate_policy
 
     with extra_needed("train"):  # hf: policies run under transformers and torch
-        evaluated = evaluate_policy(
+        return evaluate_policy(
             ctx.config.eval,
-            model=ctx.input(ModelOutput).path,
+            model=model,
             suite=ctx.input(PartitionsOutput).heldout_path,
             index=ctx.input(IndexOutput).path,
             out=ctx.dir / ctx.stage_hash,
             console=ctx.console,
             executor=ctx.config.executor,
             ray_address=ctx.config.ray_address,
-            render_profile=ctx.config.corpus.render_profile,
+            **extra,
         )
+
+
+def eval_base_stage(ctx: StageContext) -> EvalOutput:
+    """The untrained student on the held-out partition (greedy + k samples)."""
+    evaluated = _evaluate_held_out(
+        ctx, ctx.input(ModelOutput).path, render_profile=ctx.config.corpus.render_profile
+    )
     return EvalOutput(**evaluated.model_dump())
 
 
@@ -380,23 +388,15 @@ def eval_student_stage(ctx: StageContext) -> StudentEvalOutput:
     """The SFT student on the held-out partition, leak-audited against the corpus it was trained on, then
     compared with the base problem by problem (paired difference and McNemar's exact test, greedy)."""
     from shoparena.eval.compare import compare_runs, compare_to_shortcut
-    from shoparena.eval.policy_eval import evaluate_policy
 
-    with extra_needed("train"):
-        evaluated = evaluate_policy(
-            ctx.config.eval,
-            model=ctx.input(TrainOutput).final,
-            suite=ctx.input(PartitionsOutput).heldout_path,
-            index=ctx.input(IndexOutput).path,
-            out=ctx.dir / ctx.stage_hash,
-            train_corpus=ctx.input(CorpusOutput).path,
-            console=ctx.console,
-            executor=ctx.config.executor,
-            ray_address=ctx.config.ray_address,
-            # After training, the model's render stamp is the one source of its render profile (eval run
-            # reads it); a served model has no folder to stamp, so it is evaluated under the corpus's profile.
-            render_profile=ctx.config.corpus.render_profile if ctx.config.eval.server else None,
-        )
+    evaluated = _evaluate_held_out(
+        ctx,
+        ctx.input(TrainOutput).final,
+        train_corpus=ctx.input(CorpusOutput).path,
+        # After training, the model's render stamp is the one source of its render profile (eval run
+        # reads it); a served model has no folder to stamp, so it is evaluated under the corpus's profile.
+        render_profile=ctx.config.corpus.render_profile if ctx.config.eval.server else None,
+    )
 
     outputs = StudentEvalOutput(**evaluated.model_dump())
     against = {
