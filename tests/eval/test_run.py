@@ -78,6 +78,19 @@ def test_a_different_run_in_the_directory_is_refused(make_config) -> None:
     run_eval(make_config(limit=2, threads=2))  # nor do intra-op threads
 
 
+def test_the_suites_web_pages_are_part_of_the_runs_identity(make_config, bank, tmp_path) -> None:
+    from shoparena.env.knowledge import knowledge_path_for
+
+    suite = tmp_path / "suite.json"
+    suite.write_bytes(bank.read_bytes())
+    config = make_config(limit=2).model_copy(update={"suite": suite})
+    run_eval(config)
+    page = {"url": "https://kb.example/wiki/a", "title": "A (company)", "content": "Brand: A."}
+    knowledge_path_for(suite).write_text(json.dumps(page) + "\n")  # other pages: other web episodes
+    with pytest.raises(RunDirError, match="suite_knowledge"):
+        run_eval(config)
+
+
 def _corpus(tmp_path, records) -> object:
     corpus = tmp_path / "corpus"
     corpus.mkdir()

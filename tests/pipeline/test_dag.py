@@ -35,7 +35,9 @@ def fake_stages(calls: list[str], unavailable: frozenset[str] = frozenset()) -> 
 
         return fn
 
-    return [Stage(s.name, s.deps, s.sections, make(s.name), s.title) for s in pipeline_stages()]
+    return [
+        Stage(s.name, s.deps, s.sections, make(s.name), s.title, version=s.version) for s in pipeline_stages()
+    ]
 
 
 ALL = [s.name for s in topological(pipeline_stages())]
@@ -248,3 +250,24 @@ def test_a_stage_reads_its_inputs_as_records_and_an_unreadable_record_runs_again
     again = once()
     assert [r.status for r in again] == ["resumed", "resumed"] and again[1].outputs == first[1].outputs
     assert [r.status for r in once(unreadable)] == ["ran", "ran"]
+
+
+def test_a_stage_version_changes_its_hash_and_its_dependents_only():
+    from dataclasses import replace
+
+    from shoparena.pipeline.dag import stage_hash
+
+    def hashes(stages):
+        out: dict[str, str] = {}
+        for stage in topological(stages):
+            out[stage.name] = stage_hash(stage, PipelineConfig(), out)
+        return out
+
+    stages = pipeline_stages()
+    before = hashes(stages)
+    bumped = hashes([replace(s, version=s.version + 1) if s.name == "corpus" else s for s in stages])
+    changed = {name for name in before if before[name] != bumped[name]}
+    assert changed == {"corpus", "sft", "eval_student"}
+    unversioned = hashes([replace(s, version=0) for s in stages])
+    # Version 0 adds nothing: a stage that never changed its output keeps the hash it always had.
+    assert unversioned["catalog"] == before["catalog"] and unversioned["partitions"] != before["partitions"]

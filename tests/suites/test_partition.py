@@ -275,3 +275,36 @@ def test_size_shortfalls_follow_the_filling_order() -> None:
         ("public_v1", 30, 12), ("public_reserve", 30, 0), ("heldout", 10, 0),
     ]  # fmt: skip
     assert size_shortfalls(100, params) == []
+
+
+def test_every_pool_file_carries_the_banks_web_pages(tmp_path: Path) -> None:
+    from shoparena.env.knowledge import knowledge_path_for
+    from shoparena.suites.clusters import ClusterInput
+
+    problems = balanced_singletons(4)
+    banks = [tmp_path / "bank-a.json", tmp_path / "bank-b.json"]
+    pages = [
+        b'{"url":"u1","title":"A (company)","content":"Brand: A."}',
+        b'{"url":"u2","title":"B","content":"x"}\n',
+    ]
+    for bank, text in zip(banks, pages, strict=True):
+        write_oro_suite(problems, bank)
+        knowledge_path_for(bank).write_bytes(text)
+    inputs = [ClusterInput(path=str(b), problems=len(problems)) for b in banks]
+    out = tmp_path / "parts"
+    manifest = partition_bank(
+        problems, out, params=PartitionParams(public_size=6, reserve=12), bank_files=inputs
+    )
+    both = pages[0] + b"\n" + pages[1]  # one page a line, whether or not a bank's file ended its last line
+    assert manifest.knowledge_file is not None and (out / manifest.knowledge_file.path).read_bytes() == both
+    for pool in manifest.pools.values():
+        for ref in pool.files.values():
+            assert knowledge_path_for(out / ref.path).read_bytes() == both, ref.path
+    rotated = rotate_public(out)
+    assert knowledge_path_for(out / rotated.pools[rotated.public_versions[-1]].files["full"].path).is_file()
+    # A bank without pages gives pools without pages (no stale sidecar from an earlier partition).
+    knowledge_path_for(banks[0]).unlink()
+    knowledge_path_for(banks[1]).unlink()
+    bare = partition_bank(problems, out, params=PartitionParams(public_size=6, reserve=12), bank_files=inputs)
+    assert bare.knowledge_file is None and not (out / "knowledge.jsonl").exists()
+    assert not knowledge_path_for(out / bare.pools["heldout"].files["full"].path).exists()

@@ -39,6 +39,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from shoparena.arena.config import SANDBOX_MEMORY_BYTES
 from shoparena.arena.layout import FIREHOSE_CONFIG_NAME, ArenaRun
 from shoparena.arena.miners import miner_path
+from shoparena.env.knowledge import knowledge_path_for
 from shoparena.runs.identity import Restart, RunIdentity, RunKind, claim_run_dir
 from shoparena.runs.infra import pending_infra, read_infra, stop_if_all_infra
 from shoparena.runs.machine import MIB, available_memory, default_workers, usable_cpus
@@ -251,6 +252,12 @@ def _race_suite(config: FirehoseConfig, race: int, race_dir: Path) -> Path:
     picked = sorted(random.Random(config.seed + race).sample(range(len(problems)), count))
     path = ArenaRun.at(race_dir).race_suite_path
     write_oro_suite([problems[i] for i in picked], path)
+    # The race's web problems search the partition's pages (the proxy reads the race suite's sidecar).
+    pages, race_pages = knowledge_path_for(partition), knowledge_path_for(path)
+    if pages.is_file():
+        race_pages.write_bytes(pages.read_bytes())
+    else:
+        race_pages.unlink(missing_ok=True)
     return path
 
 
@@ -370,6 +377,12 @@ def firehose_identity(config: FirehoseConfig) -> RunIdentity:
         exclude={"suites", "index", "out", "races", "workers", "parallel_races", "executor", "ray_address"},
     )
     inputs: dict[str, Path | None] = {f"suites.{i}": p for i, p in enumerate(config.suites)}
+    # A suite's web pages are part of its content: other pages, other web episodes.
+    inputs |= {
+        f"knowledge.{i}": knowledge_path_for(p)
+        for i, p in enumerate(config.suites)
+        if knowledge_path_for(p).is_file()
+    }
     inputs["index"] = config.index
     return RunIdentity.of(RunKind.FIREHOSE, settings, inputs)
 

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from shoparena.env.episodes import suite_hash, suite_knowledge
+from shoparena.env.knowledge import knowledge_path_for
 from shoparena.eval.config import RESUMABLE_CHANGES, EvalConfig, EvalConfigError, load_problems
 from shoparena.eval.layout import EvalManifest, EvalRun
 from shoparena.eval.leak import LeakCheck, SuiteIdentity, check_leaks, partition_of
@@ -131,6 +132,10 @@ def _input_paths(config: EvalConfig) -> dict[str, Path | str | None]:
         "train_corpus": config.train_corpus,
     }
     inputs.update({f"kb.{i}": path for i, path in enumerate(config.kb)})
+    # The suite's own web pages (its sidecar) are read too: other pages, other web episodes.
+    sidecar = knowledge_path_for(config.suite)
+    if sidecar.is_file():
+        inputs["suite_knowledge"] = sidecar
     return inputs
 
 

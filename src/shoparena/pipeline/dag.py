@@ -76,6 +76,9 @@ class Stage:
     title: str = ""
     optional: bool = field(default=False)
     output: type[StageOutput] = StageOutput
+    #: Raised when what the stage writes changes for the same config, so a resumed run never reuses the
+    #: older output (0 adds nothing to the hash: the stages' hashes before versions existed stay valid).
+    version: int = 0
 
 
 @dataclass
@@ -129,7 +132,10 @@ def topological(stages: Sequence[Stage]) -> list[Stage]:
 
 def stage_payload(stage: Stage, config: Any, dep_hashes: Mapping[str, str]) -> dict[str, Any]:
     """What a stage's hash covers: its config section(s) and the hashes of the stages it reads."""
-    return {"config": _jsonable(stage.sections(config)), "inputs": {d: dep_hashes[d] for d in stage.deps}}
+    payload = {"config": _jsonable(stage.sections(config)), "inputs": {d: dep_hashes[d] for d in stage.deps}}
+    if stage.version:
+        payload["version"] = stage.version
+    return payload
 
 
 def _jsonable(value: Any) -> Any:

@@ -457,6 +457,7 @@ def pipeline_stages() -> list[Stage]:
             partitions_stage,
             "public / held-out / hidden",
             output=PartitionsOutput,
+            version=1,  # 1: every pool file carries the bank's web pages as its sidecar
         ),
         Stage(
             "reference",

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from shoparena.env.knowledge import knowledge_path_for
 from shoparena.jsonl import sha256_file
 from shoparena.records.problem import Problem
 from shoparena.runs.manifest import MANIFEST_NAME, FileRef, ManifestError, RunManifest
@@ -40,6 +41,8 @@ from shoparena.suites.clusters import (
 from shoparena.suites.loaders import load_suite, write_oro_suite
 
 CLUSTERS_NAME = "clusters.json"
+#: The bank's web_search pages in a partition directory; each pool file gets a copy as its sidecar.
+KNOWLEDGE_NAME = "knowledge.jsonl"
 RESERVE_POOL = "public_reserve"
 #: Held-out share used when no size is given (distillation spec §4: "about 15 %").
 DEFAULT_HELDOUT_FRACTION = 0.15
@@ -143,6 +146,11 @@ class PartitionManifest(RunManifest):
     pools: dict[str, PoolSummary]
     public_versions: list[str] = Field(default_factory=list, description="Public pool names, oldest first.")
     rotations: list[RotationEvent] = Field(default_factory=list)
+    knowledge_file: FileRef | None = Field(
+        default=None,
+        description="The bank files' web_search pages, also written beside every pool file as its "
+        "``<pool file>.knowledge.jsonl`` sidecar (None: the bank had no pages).",
+    )
 
 
 # ---------------------------------------------------------------------------------------------- planning
@@ -411,10 +419,17 @@ def _with_id(problem: Problem) -> Problem:
 def _write_pool(plan: PoolPlan, problems: Mapping[str, Problem], out_dir: Path) -> PoolSummary:
     chosen = sorted((problems[pid] for pid in plan.problem_ids), key=_suite_order)
     files: dict[str, FileRef] = {}
+    pages = out_dir / KNOWLEDGE_NAME
     for variant, public in (("full", False), ("public", True)):
         path = out_dir / f"{plan.name}.{variant}.json"
         write_oro_suite([_with_id(p) for p in chosen], path, public=public)
         files[variant] = FileRef(path=path.name, sha256=sha256_file(path))
+        # A pool is run wherever its file goes (firehose, eval, env server): its web problems need the
+        # bank's pages beside it, or web_search finds no brand facts.
+        if pages.is_file():
+            knowledge_path_for(path).write_bytes(pages.read_bytes())
+        else:
+            knowledge_path_for(path).unlink(missing_ok=True)
     size = len(chosen)
     return PoolSummary(
         name=plan.name,
@@ -484,6 +499,7 @@ def partition_bank(
         raise PartitionError(f"problem {missing[0]}: not in the cluster report (field assignment)")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    knowledge_file = _write_knowledge([Path(f.path) for f in bank_files], out)
     plans = plan_partition(by_id, report, params)
     pools = {plan.name: _write_pool(plan, by_id, out) for plan in plans}
     clusters_path = out / CLUSTERS_NAME
@@ -510,9 +526,22 @@ def partition_bank(
         clusters_file=FileRef(path=CLUSTERS_NAME, sha256=sha256_file(clusters_path)),
         pools=pools,
         public_versions=[p.name for p in plans if p.kind == "public"],
+        knowledge_file=knowledge_file,
     )
     write_manifest(manifest, out)
     return manifest
+
+
+def _write_knowledge(bank_paths: Sequence[Path], out: Path) -> FileRef | None:
+    """The bank files' knowledge sidecars, one after another, as ``out/knowledge.jsonl``."""
+    sidecars = [knowledge_path_for(p) for p in bank_paths if knowledge_path_for(p).is_file()]
+    path = out / KNOWLEDGE_NAME
+    if not sidecars:
+        path.unlink(missing_ok=True)
+        return None
+    chunks = [s.read_bytes() for s in sidecars]
+    path.write_bytes(b"".join(c if c.endswith(b"\n") or not c else c + b"\n" for c in chunks))
+    return FileRef(path=KNOWLEDGE_NAME, sha256=sha256_file(path))
 
 
 def write_manifest(manifest: PartitionManifest, out_dir: str | Path) -> Path:
