@@ -247,3 +247,41 @@ def test_an_item_list_the_policy_wrote_shows_as_handles_and_nothing_else_does():
     ]
     shown = [m["content"] for m in render_chat(chat, None, "compact")[0] if m["role"] == "assistant"]
     assert shown == ["items: U2,U3", "", "items: U3"]
+
+
+WEB_REQUEST = "Can you find some apricot scented candles from the brand whose mascot is a turtle named Inday?"
+WEB_PAGES = {
+    "observation": [
+        {"url": "u/claza", "title": "Claza", "content": "Brand: Claza. Mascot: a turtle named Inday."},
+        {"url": "u/zeio", "title": "Zeio candle", "content": "Zeio Scented Candle. Brand: zeio. size: 26cm."},
+        {"url": "u/none", "title": "A page", "content": "A page that names no brand."},
+    ],
+    "success": True,
+}
+
+
+def test_a_web_search_for_a_pages_brand_and_a_request_line_is_the_pair_of_handles():
+    call = {"q": f"Claza {WEB_REQUEST}"}
+    messages = [
+        {"role": "user", "content": WEB_REQUEST},
+        {"role": "assistant", "tool_calls": [_call("w", "web_search", {"q": WEB_REQUEST})]},
+        {"role": "tool", "tool_call_id": "w", "content": json.dumps(WEB_PAGES)},
+        {"role": "assistant", "tool_calls": [_call("f", "find_product", call)]},
+    ]
+    view, _ = render_chat(messages, None, "compact")
+    assert view[3]["content"].splitlines()[0] == "W1 Brand: Claza. Mascot: a turtle named Inday."
+    assert json.loads(view[4]["tool_calls"][0]["function"]["arguments"]) == {"q": "W1 U1"}
+    table = handle_table(messages[:3])
+    assert table.pages == ["Claza", "zeio", ""]
+    # Each handle pair resolves to the brand its page names and the line: the call the teacher made.
+    assert resolve_arguments("find_product", {"q": "W1 U1"}, table)["q"] == call["q"]
+    assert resolve_arguments("find_product", {"q": "W2 U1"}, table)["q"] == f"zeio {WEB_REQUEST}"
+    # A page naming no brand, or a page or line not shown, resolves to nothing: the text goes as written.
+    for text in ("W3 U1", "W4 U1", "W1 U2"):
+        assert resolve_arguments("find_product", {"q": text}, table)["q"] == text
+    other = f"Clazo {WEB_REQUEST}"  # no page names this brand: free text
+    assert compact_arguments("find_product", {"q": other}, table)["q"] == other
+
+
+def _call(call_id: str, name: str, arguments: dict) -> dict:
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}

@@ -205,6 +205,10 @@ class PlannerAgent:
             (the compact profile shows it as request-line handles, ``items: U3,U4``), so "which item next, or
             recommend now" is read off the previous turn instead of counted (docs/training.md, "planned
             teachers").
+        web_brand_request: A web request's catalogue search is the brand its page names followed by the
+            whole request (``{brand} {request}``) instead of the brand and the parsed product name: two
+            copies (the page's brand, the request) a small student can make, where the name is a parse
+            (docs/training.md, "web requests").
     """
 
     name = "planner"
@@ -225,6 +229,7 @@ class PlannerAgent:
         one_search_per_step: bool = False,
         running_basket: bool = False,
         plan_items: bool = False,
+        web_brand_request: bool = False,
     ) -> None:
         if search_forms < 1 or top_k < 1:
             raise ValueError(f"planner: search_forms and top_k must be >= 1, got {search_forms}, {top_k}")
@@ -234,6 +239,7 @@ class PlannerAgent:
         self.one_search_per_step = one_search_per_step
         self.running_basket = running_basket
         self.plan_items = plan_items
+        self.web_brand_request = web_brand_request
         self.top_k = top_k
         self.max_shops = max_shops
         self.view_per_item = view_per_item
@@ -697,7 +703,8 @@ class PlannerAgent:
         item = parse_item(name)
         state = ItemState(spec=item, name_tokens=_tokens(name))
         views: dict[str, dict[str, Any]] = {}
-        wanted: list[tuple[int, str, int, str | None, bool]] = [(0, f"{brand} {name}".strip(), 1, None, True)]
+        first = f"{brand} {query[:300]}" if self.web_brand_request else f"{brand} {name}"
+        wanted: list[tuple[int, str, int, str | None, bool]] = [(0, first.strip(), 1, None, True)]
         if brand and self.search_forms > 1:
             wanted += [(0, f"{brand} {name}".strip(), 2, None, True), (0, name, 1, None, True)]
         yield from self._searches(

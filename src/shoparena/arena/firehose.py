@@ -72,6 +72,9 @@ REGULAR_OPTIONS: dict[str, Any] = {
     "max_shops": 2,
     "shop_anchor": True,
     "one_search_per_step": True,
+    # A web request's catalogue search is the page's brand and the request (``W1 U1`` in the compact
+    # profile): copies, where the parsed product name is not (docs/training.md, "web requests").
+    "web_brand_request": True,
 }
 
 DEFAULT_TEACHERS: dict[str, Teacher] = {

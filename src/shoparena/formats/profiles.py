@@ -66,6 +66,10 @@ _COMPACT_WEB_PAGES = 4
 _COMPACT_WEB_CHARS = 240
 _HANDLE_RE = re.compile(r"^(?:P\d+\.\d+|S\d+)$")
 _LINE_HANDLE_RE = re.compile(r"^U(\d+)$")
+#: A web request's catalogue search: the brand a page names, then a request line (``W1 U1``).
+_PAGE_LINE_RE = re.compile(r"^W(\d+) U(\d+)$")
+#: How a knowledge page names its brand (the bank's pages and the catalogue-derived ones).
+_PAGE_BRAND_RE = re.compile(r"Brand: ([^.]+)\.")
 _BULLET_RE = re.compile(r"^(?:[-*\u2022])\s+")
 _NUMBER_MARK_RE = re.compile(r"^\d+[.)]\s+")
 _PAREN_MARK_RE = re.compile(r"\(\d\)\s*")
@@ -80,7 +84,7 @@ _LEAD_IN_RE = re.compile(
 )
 _SENTENCE_END_RE = re.compile(r"[.!?]\s+(?=[A-Z])")
 #: Bumped whenever the compact rendering changes in code (not only in its fixed text), so hashes change too.
-COMPACT_VERSION = 6
+COMPACT_VERSION = 7
 #: A line handle stands for at most this many characters of its line (a search query's length cap).
 LINE_CHARS = 300
 _TEXT_ARGS = {"find_product": "q", "web_search": "q"}
@@ -97,7 +101,8 @@ COMPACT_TOOLS = {
 }
 COMPACT_SYSTEM = (
     "You are a shopping assistant. Request lines are U1, U2, ..., products P<search>.<line> (P2.1: first "
-    "line of the second search) and shops S1, S2, ...; call tools as <tool_call> JSON. Tools: "
+    "line of the second search), shops S1, S2, ... and web pages W1, W2, ... (a search for W1 U1: the "
+    "brand page W1 names, then line U1); call tools as <tool_call> JSON. Tools: "
 )
 
 
@@ -270,6 +275,7 @@ class HandleTable:
     ids: dict[str, str] = field(default_factory=dict)  # real id -> handle (a product's first)
     handles: dict[str, str] = field(default_factory=dict)  # handle -> real id
     lines: list[str] = field(default_factory=list)  # line values, U1 first
+    pages: list[str] = field(default_factory=list)  # brand named by each page of the last web search
     searches: int = 0  # search results shown so far (the <search> of product handles)
     unlisted: int = 0  # products named before any search listed them (P0.<n>)
 
@@ -283,11 +289,26 @@ class HandleTable:
                 return f"U{n}"
         return None
 
+    def page_line_handle(self, text: str) -> str | None:
+        """``W<k> U<n>`` when ``text`` is the brand page k names, a space and request line n, else None."""
+        for k, brand in enumerate(self.pages, start=1):
+            if brand and text.startswith(f"{brand} "):
+                line = self.line_handle(text[len(brand) + 1 :])
+                if line:
+                    return f"W{k} {line}"
+        return None
+
     def resolve_line(self, text: str) -> str:
-        """The line value behind a ``U<n>`` handle; anything else is returned as given."""
+        """The line value behind a ``U<n>`` handle (``W<k> U<n>``: page k's brand, then the line); anything
+        else is returned as given."""
         m = _LINE_HANDLE_RE.match(text.strip())
         if m and 1 <= int(m.group(1)) <= len(self.lines):
             return self.lines[int(m.group(1)) - 1]
+        m = _PAGE_LINE_RE.match(text.strip())
+        if m and 1 <= int(m.group(1)) <= len(self.pages) and 1 <= int(m.group(2)) <= len(self.lines):
+            brand = self.pages[int(m.group(1)) - 1]
+            if brand:
+                return f"{brand} {self.lines[int(m.group(2)) - 1]}"
         return text
 
     def handle(self, kind: str, real: Any) -> str:
@@ -364,15 +385,14 @@ def _view_lines(result: list[Any], table: HandleTable) -> str:
     return "\n".join(lines) if lines else "no products"
 
 
-def _web_lines(result: Any) -> str:
+def _web_lines(result: Any, table: HandleTable) -> str:
     pages = result.get("observation") if isinstance(result, dict) else None
     if not isinstance(pages, list):
         return _json(result)
-    lines = [
-        str(p.get("content", ""))[:_COMPACT_WEB_CHARS]
-        for p in pages[:_COMPACT_WEB_PAGES]
-        if isinstance(p, dict)
-    ]
+    shown = [str(p.get("content", "")) for p in pages[:_COMPACT_WEB_PAGES] if isinstance(p, dict)]
+    # Each page's handle stands for the brand it names, as a product handle stands for its id.
+    table.pages = [m.group(1).strip() if (m := _PAGE_BRAND_RE.search(text)) else "" for text in shown]
+    lines = [f"W{k} {text[:_COMPACT_WEB_CHARS]}" for k, text in enumerate(shown, start=1)]
     return "\n".join(lines) if lines else "no pages"
 
 
@@ -394,7 +414,7 @@ def compact_result(tool: str, content: Any, table: HandleTable) -> str:
     if tool == "view_product_information" and isinstance(result, list):
         return _view_lines(result, table)
     if tool == "web_search":
-        return _web_lines(result)
+        return _web_lines(result, table)
     return _json(result)
 
 
@@ -422,7 +442,7 @@ def compact_arguments(name: str, arguments: Mapping[str, Any], table: HandleTabl
         if kind and isinstance(value, str) and value.strip():
             value = ",".join(table.handle(kind, v.strip()) for v in value.split(",") if v.strip())
         elif key == _TEXT_ARGS.get(name) and isinstance(value, str):
-            value = table.line_handle(value) or value
+            value = table.line_handle(value) or table.page_line_handle(value) or value
         out[key] = value
     return out
 
