@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -285,3 +286,42 @@ def test_a_web_search_for_a_pages_brand_and_a_request_line_is_the_pair_of_handle
 
 def _call(call_id: str, name: str, arguments: dict) -> dict:
     return {"id": call_id, "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}
+
+
+def test_a_web_episode_round_trips_through_the_page_handles(synth):
+    """The regular teacher's web episode (the brand page's brand, then the request) renders as ``W<k> U1``,
+    the evaluation prompt is the corpus view, and the handles replay the teacher's calls exactly."""
+    from shoparena.arena.firehose import REGULAR_OPTIONS
+    from shoparena.env.knowledge import KnowledgeBase, KnowledgePage, pages_from_catalog
+    from shoparena.suites.options import SynthOptions
+    from shoparena.suites.synth import synthesize_problems
+
+    products = list(synth.index.iter_products())
+    result = synthesize_problems(
+        products, SynthOptions(n=2, seed=5, intents=(Intent.WEB,)), engine=synth.index
+    )
+    pages = pages_from_catalog(products) + [KnowledgePage(**page) for page in result.pages]
+    knowledge = KnowledgeBase(pages)
+    searched = []
+    for problem in result.problems:
+        env = ShopEnv(synth.index, knowledge=knowledge)
+        traj = run_episode(PlannerAgent(**REGULAR_OPTIONS), problem, synth.index, env=env)
+        tools = [s.to_openai() for s in env.tool_schemas()]
+        view, _ = render_chat(
+            trajectory_to_chat(traj, tools, system_prompt="a miner's prompt"), tools, "compact"
+        )
+        replay_env = ShopEnv(synth.index, knowledge=knowledge, render_profile="compact")
+        obs = replay_env.reset(problem)
+        agent = ChatAgent(backend=None, render_profile="compact")
+        for i in [i for i, m in enumerate(view) if m["role"] == "assistant"]:
+            assert agent.messages(obs) == view[:i]
+            for call in view[i]["tool_calls"]:
+                if call["function"]["name"] == "find_product":
+                    searched.append(json.loads(call["function"]["arguments"])["q"])
+            step = {"role": "assistant", "content": "", "tool_calls": view[i]["tool_calls"]}
+            obs = replay_env.step(step).observation
+        replay = replay_env.trajectory()
+        assert [(c.name, c.parameters) for s in replay.steps for c in s.tool_calls] == [
+            (c.name, c.parameters) for s in traj.steps for c in s.tool_calls
+        ]
+    assert searched and all(re.fullmatch(r"W\d U1", q) for q in searched), searched
