@@ -29,7 +29,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from shoparena.env.knowledge import knowledge_path_for
+from shoparena.env.knowledge import knowledge_path_for, place_pages
 from shoparena.eval.policy_eval import evaluate_policy
 from shoparena.pipeline.config import load_pipeline_config
 from shoparena.pipeline.layout import PipelineRun
@@ -213,9 +213,7 @@ def main() -> None:
             suite_file = out / f"{name}.json"
             suite_file.write_text(json.dumps(problems, indent=1))
             # The web problems' pages go with the suite, as the pipeline's partitions carry them.
-            pages = knowledge_path_for(partitions.pools["train"].path)
-            if pages.is_file():
-                knowledge_path_for(suite_file).write_bytes(pages.read_bytes())
+            place_pages(knowledge_path_for(partitions.pools["train"].path), suite_file)
             eval_dir = out / f"{folder.name}-{name}"
             evaluate_policy(
                 section,

@@ -39,7 +39,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from shoparena.arena.config import SANDBOX_MEMORY_BYTES
 from shoparena.arena.layout import FIREHOSE_CONFIG_NAME, ArenaRun
 from shoparena.arena.miners import miner_path
-from shoparena.env.knowledge import knowledge_path_for
+from shoparena.env.knowledge import knowledge_path_for, place_pages
 from shoparena.runs.identity import Restart, RunIdentity, RunKind, claim_run_dir
 from shoparena.runs.infra import pending_infra, read_infra, stop_if_all_infra
 from shoparena.runs.machine import MIB, available_memory, default_workers, usable_cpus
@@ -256,11 +256,7 @@ def _race_suite(config: FirehoseConfig, race: int, race_dir: Path) -> Path:
     path = ArenaRun.at(race_dir).race_suite_path
     write_oro_suite([problems[i] for i in picked], path)
     # The race's web problems search the partition's pages (the proxy reads the race suite's sidecar).
-    pages, race_pages = knowledge_path_for(partition), knowledge_path_for(path)
-    if pages.is_file():
-        race_pages.write_bytes(pages.read_bytes())
-    else:
-        race_pages.unlink(missing_ok=True)
+    place_pages(knowledge_path_for(partition), path)
     return path
 
 

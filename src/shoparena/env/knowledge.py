@@ -122,6 +122,16 @@ def knowledge_path_for(out: str | Path) -> Path:
     return out.with_name(out.name + ".knowledge.jsonl")
 
 
+def place_pages(pages: str | Path, suite: str | Path) -> None:
+    """Write the page file ``pages`` as ``suite``'s sidecar, or remove a stale sidecar when there is none: a
+    suite run anywhere (race, evaluation, env server) finds its web problems' pages beside it."""
+    pages, sidecar = Path(pages), knowledge_path_for(suite)
+    if pages.is_file():
+        sidecar.write_bytes(pages.read_bytes())
+    else:
+        sidecar.unlink(missing_ok=True)
+
+
 def read_pages(path: str | Path) -> list[KnowledgePage]:
     """Read a JSONL file of ``{url, title, content}`` pages (lines split on ``\\n`` only).
 
@@ -188,6 +198,7 @@ __all__ = [
     "KnowledgePage",
     "knowledge_path_for",
     "pages_from_catalog",
+    "place_pages",
     "read_pages",
     "visible_brand",
 ]

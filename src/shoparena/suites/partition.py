@@ -25,7 +25,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from shoparena.env.knowledge import knowledge_path_for
+from shoparena.env.knowledge import knowledge_path_for, place_pages
 from shoparena.jsonl import sha256_file
 from shoparena.records.problem import Problem
 from shoparena.runs.manifest import MANIFEST_NAME, FileRef, ManifestError, RunManifest
@@ -424,12 +424,7 @@ def _write_pool(plan: PoolPlan, problems: Mapping[str, Problem], out_dir: Path) 
         path = out_dir / f"{plan.name}.{variant}.json"
         write_oro_suite([_with_id(p) for p in chosen], path, public=public)
         files[variant] = FileRef(path=path.name, sha256=sha256_file(path))
-        # A pool is run wherever its file goes (firehose, eval, env server): its web problems need the
-        # bank's pages beside it, or web_search finds no brand facts.
-        if pages.is_file():
-            knowledge_path_for(path).write_bytes(pages.read_bytes())
-        else:
-            knowledge_path_for(path).unlink(missing_ok=True)
+        place_pages(pages, path)  # or web_search finds no brand facts wherever the pool runs
     size = len(chosen)
     return PoolSummary(
         name=plan.name,
