@@ -21,6 +21,10 @@ the rows it was trained on (same state, same text).
   its handle and resolved back to its text, so a student names the item instead of copying twenty words (a
   2-layer student does not learn verbatim copying in minutes: docs/fidelity.md, pilot table). Any other ``q``
   stays free text. Default arguments (``page`` 1, ``max_results`` 10) are left out and filled back in.
+  A search of a request line ends with a cursor, the line after it as the user turn shows it (its first
+  :data:`CURSOR_WORDS` words, ``next line: U4 | (3) a steel mug``, or ``next line: none`` after the last), so
+  whether a list goes on is read next to the decision rather than found two hops back in the user turn. It
+  copies the request; it never says whether that line is an item (docs/training.md, "The cursor").
 
 Trajectories always store real ids and full results; a profile is a view of them, never a change.
 
@@ -84,7 +88,9 @@ _LEAD_IN_RE = re.compile(
 )
 _SENTENCE_END_RE = re.compile(r"[.!?]\s+(?=[A-Z])")
 #: Bumped whenever the compact rendering changes in code (not only in its fixed text), so hashes change too.
-COMPACT_VERSION = 7
+COMPACT_VERSION = 8
+#: Words of the next request line that a search's cursor shows (its list marker and the item's first words).
+CURSOR_WORDS = 4
 #: A line handle stands for at most this many characters of its line (a search query's length cap).
 LINE_CHARS = 300
 _TEXT_ARGS = {"find_product": "q", "web_search": "q"}
@@ -133,6 +139,7 @@ def profile_hash(name: str) -> str:
             _COMPACT_ATTRS,
             _COMPACT_WEB_PAGES,
             LINE_CHARS,
+            CURSOR_WORDS,
         ]
         if name == RenderProfile.COMPACT
         else [name],
@@ -275,12 +282,15 @@ class HandleTable:
     ids: dict[str, str] = field(default_factory=dict)  # real id -> handle (a product's first)
     handles: dict[str, str] = field(default_factory=dict)  # handle -> real id
     lines: list[str] = field(default_factory=list)  # line values, U1 first
+    shown: list[str] = field(default_factory=list)  # each line as the user turn shows it
     pages: list[str] = field(default_factory=list)  # brand named by each page of the last web search
     searches: int = 0  # search results shown so far (the <search> of product handles)
     unlisted: int = 0  # products named before any search listed them (P0.<n>)
 
     def set_request(self, request: str) -> None:
-        self.lines = [value for _, value in request_items(request)]
+        items = request_items(request)
+        self.lines = [value for _, value in items]
+        self.shown = [shown for shown, _ in items]
 
     def line_handle(self, text: str) -> str | None:
         """``U<n>`` when ``text`` is the value of request line n (the first such line), else None."""
@@ -348,6 +358,24 @@ def _num(value: Any) -> str:
     return str(value)
 
 
+def search_cursor(query: Any, table: HandleTable) -> str:
+    """The line after the request line a search's ``q`` names, as the user turn shows it: ``next line:
+    U<n+1> | <first words>``, or ``next line: none`` after the last; "" when ``q`` names no request line (free
+    text). ``q`` is the line's text (with a page's brand in front) or its handle (``U<n>``, ``W<k> U<n>``): a
+    replayed policy's call keeps the handle it wrote."""
+    if not isinstance(query, str):
+        return ""
+    named = table.line_handle(query) or table.page_line_handle(query)
+    if not named and table.resolve_line(query) != query:
+        named = query.strip()
+    if not named:
+        return ""
+    line = int(named.rsplit("U", 1)[1])
+    if line >= len(table.shown):
+        return "next line: none"
+    return f"next line: U{line + 1} | {' '.join(table.shown[line].split()[:CURSOR_WORDS])}"
+
+
 def _search_lines(result: list[Any], table: HandleTable) -> str:
     hits = [hit for hit in result[:COMPACT_TOP] if isinstance(hit, dict) and "product_id" in hit]
     lines = []
@@ -400,8 +428,18 @@ def _json(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
-def compact_result(tool: str, content: Any, table: HandleTable) -> str:
-    """One tool result as the compact profile shows it (errors and unknown shapes pass through as text)."""
+def compact_result(tool: str, content: Any, table: HandleTable, query: Any = None) -> str:
+    """One tool result as the compact profile shows it (errors and unknown shapes pass through as text).
+
+    ``query`` is the ``q`` the call sent (its real text): a search of a request line ends with its cursor
+    (:func:`search_cursor`), the same whether the search listed products, none or an error.
+    """
+    shown = _compact_result(tool, content, table)
+    cursor = search_cursor(query, table) if tool == "find_product" else ""
+    return f"{shown}\n{cursor}" if cursor else shown
+
+
+def _compact_result(tool: str, content: Any, table: HandleTable) -> str:
     result = text_to_result(content)
     if isinstance(result, str):
         if tool == "recommend_product" and result.startswith("Having recommended"):
@@ -471,6 +509,12 @@ def _call_name(call: Mapping[str, Any]) -> str:
     return str(fn.get("name", ""))
 
 
+def _call_query(call: Mapping[str, Any]) -> Any:
+    """A call's ``q`` as sent (None when it has none or its arguments do not parse)."""
+    fn = call.get("function") if isinstance(call.get("function"), dict) else call
+    return (_arguments(fn.get("arguments")) or {}).get("q")
+
+
 def _compact_call(call: Mapping[str, Any], table: HandleTable) -> dict[str, Any]:
     fn = call.get("function") if isinstance(call.get("function"), dict) else call
     name = str(fn.get("name", ""))
@@ -521,6 +565,7 @@ def render_chat(
     table = HandleTable()
     out: list[dict[str, Any]] = [{"role": "system", "content": compact_system(_tool_names(tools))}]
     pending: dict[str, str] = {}
+    queries: dict[str, Any] = {}
     order: list[str] = []
     for message in messages:
         role = message.get("role")
@@ -542,12 +587,14 @@ def render_chat(
             m["tool_calls"] = [_compact_call(c, table) for c in calls]
             for c in calls:
                 pending[str(c.get("id"))] = _call_name(c)
+                queries[str(c.get("id"))] = _call_query(c)
                 order.append(_call_name(c))
         elif role == "tool":
             name = pending.get(str(m.get("tool_call_id")), "") or (order[0] if order else "")
             if order:
                 order.pop(0)
-            m["content"] = compact_result(name, m.get("content"), table)
+            query = queries.get(str(m.get("tool_call_id")))
+            m["content"] = compact_result(name, m.get("content"), table, query)
         out.append(m)
     return out, None
 
@@ -615,6 +662,7 @@ __all__ = [
     "render_chat",
     "request_items",
     "resolve_arguments",
+    "search_cursor",
     "template_hash",
     "template_kwargs",
     "write_render_stamp",

@@ -62,7 +62,8 @@ class ShopRolloutEnv:
             # The tool message as the profile shows it, numbered with the same handles the env resolved.
             history = Trajectory(query=self._env.session.query, steps=list(self._env.session.steps[:-1]))
             table = handle_table(trajectory_to_chat(history))
-            return compact_result(name, result_to_text(payload), table)
+            sent = calls[0].parameters if calls and isinstance(calls[0].parameters, dict) else {}
+            return compact_result(name, result_to_text(payload), table, sent.get("q"))
         return payload if isinstance(payload, str) else json.dumps(payload, ensure_ascii=False, default=str)
 
     def find_product(
