@@ -25,6 +25,7 @@ from shoparena.formats.profiles import (
     read_render_stamp,
     render_chat,
     resolve_arguments,
+    search_cursor,
     write_render_stamp,
 )
 from shoparena.records.problem import Intent, Problem, RewardItem
@@ -188,6 +189,67 @@ def test_verbatim_teacher_searches_render_as_line_handles_and_replay_exactly(han
     original = [(c.name, c.parameters, c.result) for s in traj.steps for c in s.tool_calls]
     replay = env.trajectory()
     assert [(c.name, c.parameters, c.result) for s in replay.steps for c in s.tool_calls] == original
+
+
+def _searched(view: list[dict]) -> list[tuple[str, str]]:
+    """(q as shown, the result's last line) of each search in a compact view, in order."""
+    calls = {c["id"]: c for m in view if m["role"] == "assistant" for c in m["tool_calls"]}
+    return [
+        (json.loads(calls[m["tool_call_id"]]["function"]["arguments"])["q"], m["content"].splitlines()[-1])
+        for m in view
+        if m["role"] == "tool" and calls[m["tool_call_id"]]["function"]["name"] == "find_product"
+    ]
+
+
+def test_a_search_of_a_request_line_ends_with_the_next_line_as_shown(hand):
+    """The cursor copies the line after the searched one (marker and first words), ``none`` after the last; a
+    free-text search has none; the same text whether the call holds the line or the handle a policy wrote."""
+    request = "Find a shop with these: (1) running socks ankle long; (2) nike shoes. They must share a shop."
+    problem = Problem(
+        problem_id="s2",
+        query=request,
+        intent=Intent.SHOP,
+        category="Shop",
+        reward=[RewardItem(product_id="102", title=["x"]), RewardItem(product_id="101", title=["y"])],
+    )
+    traj, tools = _episode(hand, problem, **VERBATIM)
+    view, _ = render_chat(trajectory_to_chat(traj, tools), tools, "compact")
+    assert _searched(view) and dict(_searched(view)) == {
+        "U2": "next line: U3 | (2) nike shoes.",
+        "U3": "next line: U4 | They must share a",
+    }
+    table = HandleTable()
+    table.set_request(request)
+    assert search_cursor("running socks ankle long", table) == search_cursor("U2", table)
+    assert search_cursor("They must share a shop.", table) == "next line: none"
+    assert search_cursor("U9", table) == search_cursor("running socks", table) == ""
+    assert search_cursor(None, table) == ""
+    free = DECISIVE | {"verbatim": False}
+    traj, tools = _episode(hand, problem, **free)
+    view, _ = render_chat(trajectory_to_chat(traj, tools), tools, "compact")
+    free_text = [last for q, last in _searched(view) if not q.startswith("U")]
+    assert free_text and not any(last.startswith("next line") for last in free_text)
+
+
+def test_the_rollout_env_shows_the_cursor_the_corpus_view_shows(hand):
+    """Online GRPO's tool messages (``ShopRolloutEnv``) carry the same cursor as the rendered episode."""
+    from shoparena.train.online import ShopRolloutEnv
+
+    problem = Problem(
+        problem_id="s1",
+        query=SHOP_REQUEST,
+        intent=Intent.SHOP,
+        category="Shop",
+        reward=[RewardItem(product_id="102", title=["x"]), RewardItem(product_id="101", title=["y"])],
+    )
+    env = ShopRolloutEnv(hand.index, {"s1": problem}, max_steps=6, render_profile="compact")
+    env.reset(problem_id="s1")
+    shown = [env.find_product(q="U2"), env.find_product(q="U3", shop_id="S1")]
+    assert shown[0].endswith("\nnext line: U3 | - running shoes breathable")
+    assert shown[1].endswith("\nnext line: none")
+    history = Trajectory(query=SHOP_REQUEST, steps=list(env._env.session.steps))
+    view, _ = render_chat(trajectory_to_chat(history), None, "compact")
+    assert [m["content"] for m in view if m["role"] == "tool"] == shown
 
 
 def test_handle_table_from_history_matches_render(hand, product_problem):

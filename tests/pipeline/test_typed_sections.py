@@ -61,15 +61,15 @@ def test_typed_options_reach_the_callee_typed_and_hash_as_written():
 #: Stage hashes pinned: a change to how a config is read or hashed must leave them as they are, so a resumable
 #: run of any preset resumes. Pinned at 14d8e0b (before the options were typed, which changed none); re-pinned
 #: at the changes that mean to re-run stages: partitions version 1 (pools carry web pages) and the compact
-#: profile's version 7 (web page handles).
+#: profile's versions 7 (web page handles) and 8 (the search cursor).
 HASHES_BEFORE = {
     "default": {
         "firehose": "528aba52097267e0",
-        "corpus": "cdd5ab0cf8282cb5",
-        "eval_base": "a4c20352deabb2e6",
+        "corpus": "2f6d668cdd446fad",
+        "eval_base": "513444d746dd24bb",
     },
     "paper": {"firehose": "59dbc743314fde31", "corpus": "974b658faa193519", "eval_base": "6d39801e18706eb7"},
-    "custom": {"firehose": "2d5e928157c6a288", "corpus": "aafc84fc0b1cd144", "eval_base": "8931826a68cc0b06"},
+    "custom": {"firehose": "2d5e928157c6a288", "corpus": "585a4ada0b96eae2", "eval_base": "95c2efa39455362b"},
 }
 CUSTOM = {
     "corpus": {"options": {"filter": {"tau": 0.5}, "split": {"eval_fraction": 0.2}}},
