@@ -191,6 +191,11 @@ def test_verbatim_teacher_searches_render_as_line_handles_and_replay_exactly(han
     assert [(c.name, c.parameters, c.result) for s in replay.steps for c in s.tool_calls] == original
 
 
+def _two_item_shop(problem_id: str, request: str) -> Problem:
+    reward = [RewardItem(product_id="102", title=["x"]), RewardItem(product_id="101", title=["y"])]
+    return Problem(problem_id=problem_id, query=request, intent=Intent.SHOP, category="Shop", reward=reward)
+
+
 def _searched(view: list[dict]) -> list[tuple[str, str]]:
     """(q as shown, the result's last line) of each search in a compact view, in order."""
     calls = {c["id"]: c for m in view if m["role"] == "assistant" for c in m["tool_calls"]}
@@ -205,13 +210,7 @@ def test_a_search_of_a_request_line_ends_with_the_next_line_as_shown(hand):
     """The cursor copies the line after the searched one (marker and first words), ``none`` after the last; a
     free-text search has none; the same text whether the call holds the line or the handle a policy wrote."""
     request = "Find a shop with these: (1) running socks ankle long; (2) nike shoes. They must share a shop."
-    problem = Problem(
-        problem_id="s2",
-        query=request,
-        intent=Intent.SHOP,
-        category="Shop",
-        reward=[RewardItem(product_id="102", title=["x"]), RewardItem(product_id="101", title=["y"])],
-    )
+    problem = _two_item_shop("s2", request)
     traj, tools = _episode(hand, problem, **VERBATIM)
     view, _ = render_chat(trajectory_to_chat(traj, tools), tools, "compact")
     assert _searched(view) and dict(_searched(view)) == {
@@ -235,13 +234,7 @@ def test_the_rollout_env_shows_the_cursor_the_corpus_view_shows(hand):
     """Online GRPO's tool messages (``ShopRolloutEnv``) carry the same cursor as the rendered episode."""
     from shoparena.train.online import ShopRolloutEnv
 
-    problem = Problem(
-        problem_id="s1",
-        query=SHOP_REQUEST,
-        intent=Intent.SHOP,
-        category="Shop",
-        reward=[RewardItem(product_id="102", title=["x"]), RewardItem(product_id="101", title=["y"])],
-    )
+    problem = _two_item_shop("s1", SHOP_REQUEST)
     env = ShopRolloutEnv(hand.index, {"s1": problem}, max_steps=6, render_profile="compact")
     env.reset(problem_id="s1")
     shown = [env.find_product(q="U2"), env.find_product(q="U3", shop_id="S1")]
