@@ -431,8 +431,8 @@ def _json(value: Any) -> str:
 def compact_result(tool: str, content: Any, table: HandleTable, query: Any = None) -> str:
     """One tool result as the compact profile shows it (errors and unknown shapes pass through as text).
 
-    ``query`` is the ``q`` the call sent (its real text): a search of a request line ends with its cursor
-    (:func:`search_cursor`), the same whether the search listed products, none or an error.
+    ``query`` is the ``q`` the call sent (a line's text, or the handle a compact policy wrote): a search of a
+    request line ends with its cursor (:func:`search_cursor`), whether it listed products, none or an error.
     """
     shown = _compact_result(tool, content, table)
     cursor = search_cursor(query, table) if tool == "find_product" else ""
