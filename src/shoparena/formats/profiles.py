@@ -308,6 +308,14 @@ class HandleTable:
                     return f"W{k} {line}"
         return None
 
+    def named_line(self, query: str) -> str | None:
+        """The line handle (``U<n>``, ``W<k> U<n>``) that a search's ``q`` names: the line's text (after a
+        page's brand) or the handle itself, as a compact policy writes it; None for anything else."""
+        named = self.line_handle(query) or self.page_line_handle(query)
+        if not named and self.resolve_line(query) != query:
+            named = query
+        return named
+
     def resolve_line(self, text: str) -> str:
         """The line value behind a ``U<n>`` handle (``W<k> U<n>``: page k's brand, then the line); anything
         else is returned as given."""
@@ -363,11 +371,7 @@ def search_cursor(query: Any, table: HandleTable) -> str:
     U<n+1> | <first words>``, or ``next line: none`` after the last; "" when ``q`` names no request line (free
     text). ``q`` is the line's text (with a page's brand in front) or its handle (``U<n>``, ``W<k> U<n>``): a
     replayed policy's call keeps the handle it wrote."""
-    if not isinstance(query, str):
-        return ""
-    named = table.line_handle(query) or table.page_line_handle(query)
-    if not named and table.resolve_line(query) != query:
-        named = query.strip()
+    named = table.named_line(query) if isinstance(query, str) else None
     if not named:
         return ""
     line = int(named.rsplit("U", 1)[1])
@@ -480,7 +484,7 @@ def compact_arguments(name: str, arguments: Mapping[str, Any], table: HandleTabl
         if kind and isinstance(value, str) and value.strip():
             value = ",".join(table.handle(kind, v.strip()) for v in value.split(",") if v.strip())
         elif key == _TEXT_ARGS.get(name) and isinstance(value, str):
-            value = table.line_handle(value) or table.page_line_handle(value) or value
+            value = table.named_line(value) or value
         out[key] = value
     return out
 
@@ -504,19 +508,22 @@ def resolve_arguments(name: str, arguments: Mapping[str, Any], table: HandleTabl
     return out
 
 
+def _function(call: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The ``{name, arguments}`` part of a call (OpenAI's nested ``function``, or the call itself)."""
+    return call["function"] if isinstance(call.get("function"), dict) else call
+
+
 def _call_name(call: Mapping[str, Any]) -> str:
-    fn = call.get("function") if isinstance(call.get("function"), dict) else call
-    return str(fn.get("name", ""))
+    return str(_function(call).get("name", ""))
 
 
 def _call_query(call: Mapping[str, Any]) -> Any:
     """A call's ``q`` as sent (None when it has none or its arguments do not parse)."""
-    fn = call.get("function") if isinstance(call.get("function"), dict) else call
-    return (_arguments(fn.get("arguments")) or {}).get("q")
+    return (_arguments(_function(call).get("arguments")) or {}).get("q")
 
 
 def _compact_call(call: Mapping[str, Any], table: HandleTable) -> dict[str, Any]:
-    fn = call.get("function") if isinstance(call.get("function"), dict) else call
+    fn = _function(call)
     name = str(fn.get("name", ""))
     args = _arguments(fn.get("arguments"))
     if args is None:  # unparseable arguments stay as the model wrote them
@@ -564,8 +571,7 @@ def render_chat(
         return [dict(m) for m in messages], list(tools) if tools is not None else None
     table = HandleTable()
     out: list[dict[str, Any]] = [{"role": "system", "content": compact_system(_tool_names(tools))}]
-    pending: dict[str, str] = {}
-    queries: dict[str, Any] = {}
+    pending: dict[str, Mapping[str, Any]] = {}  # call id -> the call its tool message answers
     order: list[str] = []
     for message in messages:
         role = message.get("role")
@@ -586,14 +592,14 @@ def render_chat(
             m.pop("reasoning_content", None)
             m["tool_calls"] = [_compact_call(c, table) for c in calls]
             for c in calls:
-                pending[str(c.get("id"))] = _call_name(c)
-                queries[str(c.get("id"))] = _call_query(c)
+                pending[str(c.get("id"))] = c
                 order.append(_call_name(c))
         elif role == "tool":
-            name = pending.get(str(m.get("tool_call_id")), "") or (order[0] if order else "")
+            call = pending.get(str(m.get("tool_call_id")))
+            name = (_call_name(call) if call else "") or (order[0] if order else "")
             if order:
                 order.pop(0)
-            query = queries.get(str(m.get("tool_call_id")))
+            query = _call_query(call) if call else None
             m["content"] = compact_result(name, m.get("content"), table, query)
         out.append(m)
     return out, None
